@@ -1,0 +1,70 @@
+// The engine's contracts: what a step asks of a ModelRunner and what comes back, plus the
+// Tokenizer/ChatTemplate seams. Data only: no buffers, no GPU, no DOM.
+
+/** Per-session sampling settings. temperature 0 = greedy (argmax, lowest id on ties). */
+export interface SamplingParams {
+  temperature: number;
+  /** 0 = no top-k cut. */
+  topK: number;
+  /** 1 = no top-p cut. */
+  topP: number;
+  /** Seeds the per-position RNG (see sampleUniform): same seed + position -> same draw. */
+  seed: number;
+}
+
+/** One row of a step: one session's contiguous run of tokens at positions startPos.. */
+export interface StepRow {
+  sessionId: string;
+  /** [numTokens] token ids fed this step (a prefill chunk, or the one decode token). */
+  tokenIds: Int32Array;
+  /** Position of tokenIds[0] in the session's sequence. */
+  startPos: number;
+  /** [numBlocks] KV block ids; position p lives in blockTable[floor(p / blockSize)]. */
+  blockTable: Int32Array;
+  sampling: SamplingParams;
+  /** Sample a token after the last fed token (false for non-final prefill chunks). */
+  sample: boolean;
+}
+
+/** Plain data handed from scheduler to runner; the runner never chooses rows. */
+export interface StepPlan {
+  stepIndex: number;
+  rows: StepRow[];
+  /** Block copies to perform before the forward (copy-on-write of shared tails). */
+  blockCopies?: Array<{ src: number; dst: number }>;
+}
+
+export interface StepResult {
+  /** [rows.length] sampled token id per row, or -1 where the row had sample=false. */
+  sampledIds: Int32Array;
+  /** GPU execution time when timestamp queries exist. */
+  gpuTimeMs?: number;
+}
+
+export interface ModelRunner {
+  /** Token positions per KV block. */
+  readonly blockSize: number;
+  /** Blocks in the preallocated KV pool, block 0 included (it is reserved). */
+  readonly numBlocks: number;
+  /** Most tokens one step can carry (activation arena size). */
+  readonly maxTokensPerStep: number;
+  /** Most rows one step can carry. */
+  readonly maxRows: number;
+  execute(plan: StepPlan): Promise<StepResult>;
+  dispose(): void;
+}
+
+export interface Tokenizer {
+  encode(text: string): number[];
+  decode(ids: ArrayLike<number>): string;
+  readonly eosTokenIds: number[];
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatTemplate {
+  render(messages: ChatMessage[], addGenerationPrompt: boolean): string;
+}
