@@ -58,6 +58,12 @@ export interface Tokenizer {
   encode(text: string): number[];
   decode(ids: ArrayLike<number>): string;
   readonly eosTokenIds: number[];
+  /**
+   * Renders and encodes a chat. Special tokens count only where the template wrote them;
+   * special-token strings typed in messages stay plain text (encode(render()) cannot tell
+   * the two apart). Prefer this over encode(template.render(...)) when present.
+   */
+  encodeChat?(template: ChatTemplate, messages: ChatMessage[], addGenerationPrompt: boolean): number[];
 }
 
 export interface ChatMessage {

@@ -1,0 +1,117 @@
+// Chat messages -> prompt text with the model's Jinja chat template (@huggingface/jinja, an
+// interpreter with no access to JS globals). Not tokenization: see tokenizer-chat.ts.
+
+import { Template } from '@huggingface/jinja';
+import type { ChatMessage, ChatTemplate } from '../engine/types';
+import { ModelFormatError } from './errors';
+import { tokenContent, type JsonObject } from './tokenizer';
+
+/**
+ * ChatML, used when a model ships no template. It only suits models that know
+ * <|im_start|>/<|im_end|>; for others those strings stay plain text and replies may be poor.
+ */
+export const CHATML_TEMPLATE =
+  "{%- for message in messages %}{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{%- endfor %}" +
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
+export const FALLBACK_NOTE =
+  'The model has no chat template; prompts use ChatML (<|im_start|>role ... <|im_end|>), ' +
+  'which may not match how the model was trained.';
+
+export interface ChatTemplateOptions {
+  bosToken?: string | null;
+  eosToken?: string | null;
+  /** Further variables some templates read (pad_token, unk_token, ...). */
+  extraVariables?: Record<string, unknown>;
+  /** Set when `source` is the ChatML fallback rather than the model's own template. */
+  fallbackNote?: string | null;
+}
+
+export class JinjaChatTemplate implements ChatTemplate {
+  readonly source: string;
+  /** Why this template is a stand-in, or null when it is the model's own. */
+  readonly fallbackNote: string | null;
+  private readonly template: Template;
+  private readonly variables: Record<string, unknown>;
+
+  constructor(source: string, options: ChatTemplateOptions = {}) {
+    this.source = source;
+    this.fallbackNote = options.fallbackNote ?? null;
+    try {
+      this.template = new Template(source);
+    } catch (err) {
+      throw new ModelFormatError('chat template', `does not parse (${(err as Error).message})`);
+    }
+    this.variables = {
+      ...options.extraVariables,
+      bos_token: options.bosToken ?? '',
+      eos_token: options.eosToken ?? '',
+    };
+  }
+
+  get isFallback(): boolean {
+    return this.fallbackNote !== null;
+  }
+
+  render(messages: ChatMessage[], addGenerationPrompt: boolean): string {
+    try {
+      return this.template.render({
+        ...this.variables,
+        // Copies: a template can never reach the caller's objects.
+        messages: messages.map((m) => ({ role: m.role, content: m.content })),
+        add_generation_prompt: addGenerationPrompt,
+      });
+    } catch (err) {
+      throw new Error(`chat template failed to render: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** The template in tokenizer_config.json (a string, or a list of named ones), else ChatML. */
+export function chatTemplateFromTokenizerConfig(config: JsonObject): JinjaChatTemplate {
+  const special = (key: string): string | null => tokenContent(config[key]);
+  const options: ChatTemplateOptions = {
+    bosToken: special('bos_token'),
+    eosToken: special('eos_token'),
+    extraVariables: { pad_token: special('pad_token') ?? '', unk_token: special('unk_token') ?? '' },
+  };
+  const source = pickTemplate(config.chat_template);
+  if (source === null) return new JinjaChatTemplate(CHATML_TEMPLATE, { ...options, fallbackNote: FALLBACK_NOTE });
+  return new JinjaChatTemplate(source, options);
+}
+
+/** The template in GGUF metadata (tokenizer.chat_template), else ChatML. */
+export function chatTemplateFromGguf(metadata: Record<string, unknown>): JinjaChatTemplate {
+  const tokens = metadata['tokenizer.ggml.tokens'];
+  const tokenAt = (key: string): string | null => {
+    const raw = metadata[key];
+    const id = typeof raw === 'bigint' ? Number(raw) : raw;
+    if (typeof id !== 'number' || !Array.isArray(tokens)) return null;
+    const token: unknown = tokens[id];
+    return typeof token === 'string' ? token : null;
+  };
+  const options: ChatTemplateOptions = {
+    bosToken: tokenAt('tokenizer.ggml.bos_token_id'),
+    eosToken: tokenAt('tokenizer.ggml.eos_token_id'),
+    extraVariables: {
+      pad_token: tokenAt('tokenizer.ggml.padding_token_id') ?? '',
+      unk_token: tokenAt('tokenizer.ggml.unknown_token_id') ?? '',
+    },
+  };
+  const source = metadata['tokenizer.chat_template'];
+  if (typeof source !== 'string' || source.length === 0) {
+    return new JinjaChatTemplate(CHATML_TEMPLATE, { ...options, fallbackNote: FALLBACK_NOTE });
+  }
+  return new JinjaChatTemplate(source, options);
+}
+
+function pickTemplate(value: unknown): string | null {
+  if (typeof value === 'string' && value.length > 0) return value;
+  if (!Array.isArray(value)) return null;
+  // Newer configs list named templates; "default" is the chat one.
+  const named = value.filter(
+    (t): t is { name: string; template: string } =>
+      t !== null && typeof t === 'object' && typeof t.name === 'string' && typeof t.template === 'string',
+  );
+  return (named.find((t) => t.name === 'default') ?? named[0])?.template ?? null;
+}

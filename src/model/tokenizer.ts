@@ -1,0 +1,325 @@
+// Text <-> token ids from a Hugging Face tokenizer.json (GGUF vocabularies are converted to the
+// same form), on @huggingface/tokenizers. Not the chat template, not streaming decode.
+
+import { Tokenizer as LibTokenizer } from '@huggingface/tokenizers';
+import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
+import { ModelFormatError } from './errors';
+import { encodeChat } from './tokenizer-chat';
+import { TokenSplitter } from './tokenizer-splitter';
+
+export type JsonObject = Record<string, unknown>;
+
+/** The Hugging Face files that describe a tokenizer, parsed or as text. */
+export interface TokenizerFiles {
+  tokenizerJson: JsonObject | string;
+  tokenizerConfig?: JsonObject | string | null;
+  generationConfig?: JsonObject | string | null;
+}
+
+export interface HfTokenizerOptions {
+  /** Prepend BOS to chat prompts whose template did not already put it first. */
+  addBosToken: boolean;
+  bosTokenId: number | null;
+  /** Every id that ends a generation. */
+  eosTokenIds: number[];
+  /** Remove spaces before punctuation when decoding (" ." -> "."); false keeps text exact. */
+  cleanUpTokenizationSpaces: boolean;
+}
+
+export interface DecodeOptions {
+  /** Leave out special tokens such as "<|im_end|>" (default false). */
+  skipSpecialTokens?: boolean;
+}
+
+interface AddedTokenInfo {
+  id: number;
+  content: string;
+  special: boolean;
+  normalized: boolean;
+  lstrip: boolean;
+  rstrip: boolean;
+}
+
+/** One element of a prompt: plain text, or the id of a special token placed by a template. */
+export type PromptPiece = string | number;
+
+type Section = { text: string } | { token: AddedTokenInfo };
+
+export function parseJsonObject(value: JsonObject | string, file: string): JsonObject {
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch (err) {
+      throw new ModelFormatError(file, `is not valid JSON (${(err as Error).message})`);
+    }
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ModelFormatError(file, 'must hold a JSON object');
+  }
+  return parsed as JsonObject;
+}
+
+/** tokenizer_config.json names tokens either as a string or as {content: string}. */
+export function tokenContent(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object' && typeof (value as JsonObject).content === 'string') {
+    return (value as JsonObject).content as string;
+  }
+  return null;
+}
+
+export class HfTokenizer implements Tokenizer {
+  readonly eosTokenIds: number[];
+  readonly bosTokenId: number | null;
+  readonly addBosToken: boolean;
+  /** Largest token id + 1 (the embedding rows a model needs at least). */
+  readonly vocabSize: number;
+  private readonly lib: LibTokenizer;
+  private readonly config: JsonObject;
+  private readonly addedById = new Map<number, AddedTokenInfo>();
+  private readonly addedByContent = new Map<string, AddedTokenInfo>();
+  private readonly specialIds = new Set<number>();
+  /** Non-special added tokens matched in raw text (normalized=false ones). */
+  private readonly plainSplitter: TokenSplitter;
+  /** Non-special added tokens matched after normalization (normalized=true ones). */
+  private readonly normalizedSplitter: TokenSplitter;
+  /** Special tokens: located only in template text, never in what a person typed. */
+  private readonly specialSplitter: TokenSplitter;
+
+  constructor(tokenizerJson: JsonObject, tokenizerConfig: JsonObject, options: HfTokenizerOptions) {
+    this.config = { ...tokenizerConfig, clean_up_tokenization_spaces: options.cleanUpTokenizationSpaces };
+    try {
+      this.lib = new LibTokenizer(tokenizerJson, this.config);
+    } catch (err) {
+      throw new ModelFormatError('tokenizer.json', `cannot be loaded (${(err as Error).message})`);
+    }
+    const normalizedContents: string[] = [];
+    const rawContents: string[] = [];
+    for (const [id, token] of this.lib.get_added_tokens_decoder()) {
+      const info: AddedTokenInfo = {
+        id,
+        content: token.content,
+        special: token.special,
+        normalized: token.normalized,
+        lstrip: token.lstrip,
+        rstrip: token.rstrip,
+      };
+      this.addedById.set(id, info);
+      this.addedByContent.set(info.content, info);
+      if (info.special) {
+        this.specialIds.add(id);
+      } else if (info.normalized && this.lib.normalizer) {
+        const normalizedContent = this.lib.normalizer(info.content);
+        this.addedByContent.set(normalizedContent, info);
+        normalizedContents.push(normalizedContent);
+      } else {
+        rawContents.push(info.content);
+      }
+    }
+    this.plainSplitter = new TokenSplitter(rawContents);
+    this.normalizedSplitter = new TokenSplitter(normalizedContents);
+    this.specialSplitter = new TokenSplitter(
+      [...this.addedById.values()].filter((t) => t.special).map((t) => t.content),
+    );
+    let maxId = -1;
+    for (const id of this.lib.get_vocab(true).values()) maxId = Math.max(maxId, id);
+    this.vocabSize = maxId + 1;
+    this.bosTokenId = options.bosTokenId;
+    this.addBosToken = options.addBosToken && options.bosTokenId !== null;
+    this.eosTokenIds = [...new Set(options.eosTokenIds)];
+  }
+
+  /** Loads tokenizer.json with tokenizer_config.json and generation_config.json beside it. */
+  static fromFiles(files: TokenizerFiles): HfTokenizer {
+    const tokenizerJson = parseJsonObject(files.tokenizerJson, 'tokenizer.json');
+    const config = files.tokenizerConfig ? parseJsonObject(files.tokenizerConfig, 'tokenizer_config.json') : {};
+    const generation = files.generationConfig
+      ? parseJsonObject(files.generationConfig, 'generation_config.json')
+      : {};
+    const idOf = idLookup(tokenizerJson);
+    const bosContent = tokenContent(config.bos_token);
+    const bosTokenId = bosContent === null ? null : (idOf(bosContent) ?? null);
+    const eosTokenIds: number[] = [];
+    const genEos = generation.eos_token_id;
+    for (const id of Array.isArray(genEos) ? genEos : [genEos]) {
+      if (typeof id === 'number' && Number.isInteger(id)) eosTokenIds.push(id);
+    }
+    const eosContent = tokenContent(config.eos_token);
+    const eosId = eosContent === null ? undefined : idOf(eosContent);
+    if (eosId !== undefined) eosTokenIds.push(eosId);
+    const addBosToken =
+      typeof config.add_bos_token === 'boolean'
+        ? config.add_bos_token
+        : bosContent !== null && postProcessorAddsFirst(tokenizerJson.post_processor, bosContent);
+    return new HfTokenizer(tokenizerJson, config, {
+      addBosToken,
+      bosTokenId,
+      eosTokenIds,
+      // Transformers' old default was true; LLM configs set it explicitly, and exact text wins.
+      cleanUpTokenizationSpaces: config.clean_up_tokenization_spaces === true,
+    });
+  }
+
+  /** Plain text -> ids. Special-token strings in the text stay plain text; no BOS is added. */
+  encode(text: string): number[] {
+    return this.encodePieces([text]);
+  }
+
+  /** A chat prompt: template-written specials as special ids, typed text always plain. */
+  encodeChat(template: ChatTemplate, messages: ChatMessage[], addGenerationPrompt: boolean): number[] {
+    return encodeChat(this, template, messages, addGenerationPrompt);
+  }
+
+  /**
+   * Encodes a prompt whose special tokens are already known by id: text pieces are tokenized
+   * as plain text (only non-special added tokens are recognized in them), numbers are emitted
+   * as they are. Adjacent text pieces are joined first, so a piece boundary never changes
+   * how text merges.
+   */
+  encodePieces(pieces: readonly PromptPiece[]): number[] {
+    const sections: Section[] = [];
+    let pendingText = '';
+    const flushText = (): void => {
+      for (const part of this.plainSplitter.split(pendingText)) {
+        const token = this.addedByContent.get(part);
+        sections.push(token && !token.special && !token.normalized ? { token } : { text: part });
+      }
+      pendingText = '';
+    };
+    for (const piece of pieces) {
+      if (typeof piece === 'string') {
+        pendingText += piece;
+        continue;
+      }
+      flushText();
+      const token = this.addedById.get(piece);
+      if (!token) throw new Error(`token id ${piece} is not an added token of this tokenizer`);
+      sections.push({ token });
+    }
+    flushText();
+    applyStrip(sections);
+    const ids: number[] = [];
+    sections.forEach((section, sectionIndex) => {
+      if ('token' in section) ids.push(section.token.id);
+      else ids.push(...this.encodeSection(section.text, sectionIndex));
+    });
+    return ids;
+  }
+
+  /** Where template text puts special tokens: UTF-16 spans and ids, left to right. */
+  specialSpans(text: string): Array<{ start: number; end: number; id: number }> {
+    return this.specialSplitter.matches(text).map(({ start, content }) => ({
+      start,
+      end: start + content.length,
+      id: (this.addedByContent.get(content) as AddedTokenInfo).id,
+    }));
+  }
+
+  decode(ids: ArrayLike<number>, options: DecodeOptions = {}): string {
+    if (ids.length === 0) return '';
+    return this.lib.decode(Array.from(ids), { skip_special_tokens: options.skipSpecialTokens ?? false });
+  }
+
+  isSpecial(id: number): boolean {
+    return this.specialIds.has(id);
+  }
+
+  tokenToId(content: string): number | undefined {
+    return this.lib.token_to_id(content);
+  }
+
+  idToToken(id: number): string | undefined {
+    return this.lib.id_to_token(id);
+  }
+
+  /** The library's own encode of a string with every added token recognized (for tests). */
+  encodeRecognizingSpecials(text: string): number[] {
+    return this.lib.encode(text, { add_special_tokens: false }).ids;
+  }
+
+  /** One run of text between added tokens, through normalizer, pre-tokenizer and model. */
+  private encodeSection(rawText: string, sectionIndex: number): number[] {
+    const lib = this.lib;
+    if (rawText.length === 0) return [];
+    let text = rawText;
+    if (this.config.remove_space === true) text = text.trim().split(/\s+/).join(' ');
+    if (this.config.do_lowercase_and_remove_accent === true) text = text.toLowerCase().replace(/\p{M}/gu, '');
+    if (lib.normalizer) text = lib.normalizer(text);
+    if (text.length === 0) return [];
+    const model = lib.model;
+    if (!model) throw new ModelFormatError('tokenizer.json', 'has no model');
+    const subsections: Section[] = this.normalizedSplitter.split(text).map((part) => {
+      const token = this.addedByContent.get(part);
+      return token && !token.special && token.normalized ? { token } : { text: part };
+    });
+    applyStrip(subsections);
+    const ids: number[] = [];
+    for (const sub of subsections) {
+      if ('token' in sub) {
+        ids.push(sub.token.id);
+        continue;
+      }
+      if (sub.text.length === 0) continue;
+      const preTokens = lib.pre_tokenizer ? lib.pre_tokenizer(sub.text, { section_index: sectionIndex }) : [sub.text];
+      for (const piece of model(preTokens)) {
+        const id = this.addedByContent.get(piece)?.id ?? model.tokens_to_ids.get(piece) ?? model.unk_token_id;
+        // No id and no unknown token: the library drops such pieces too (its ids go undefined).
+        if (id === undefined) continue;
+        // A model that keeps whole words (ignore_merges) could turn typed text into a special
+        // token; refuse rather than let text act as a control token.
+        if (this.specialIds.has(id)) {
+          throw new Error(`plain text "${piece}" would become special token ${id}`);
+        }
+        ids.push(id);
+      }
+    }
+    return ids;
+  }
+}
+
+/** lstrip/rstrip added tokens eat the whitespace beside them, as the library does. */
+function applyStrip(sections: Section[]): void {
+  sections.forEach((section, i) => {
+    if (!('token' in section)) return;
+    const before = sections[i - 1];
+    const after = sections[i + 1];
+    if (section.token.lstrip && before && 'text' in before) before.text = before.text.trimEnd();
+    if (section.token.rstrip && after && 'text' in after) after.text = after.text.trimStart();
+  });
+}
+
+/** content -> id from a raw tokenizer.json (added tokens first, then the model vocabulary). */
+function idLookup(tokenizerJson: JsonObject): (content: string) => number | undefined {
+  const added = new Map<string, number>();
+  for (const t of (tokenizerJson.added_tokens as Array<{ id: number; content: string }> | undefined) ?? []) {
+    added.set(t.content, t.id);
+  }
+  const model = tokenizerJson.model as JsonObject | undefined;
+  const vocab = model?.vocab;
+  return (content) => {
+    const id = added.get(content);
+    if (id !== undefined) return id;
+    if (vocab && !Array.isArray(vocab) && typeof vocab === 'object') {
+      const v = (vocab as Record<string, unknown>)[content];
+      if (typeof v === 'number') return v;
+    }
+    if (Array.isArray(vocab)) {
+      const index = vocab.findIndex((entry) => Array.isArray(entry) && entry[0] === content);
+      if (index >= 0) return index;
+    }
+    return undefined;
+  };
+}
+
+/** Whether a TemplateProcessing post-processor (maybe inside a Sequence) starts with `content`. */
+function postProcessorAddsFirst(processor: unknown, content: string): boolean {
+  if (processor === null || typeof processor !== 'object') return false;
+  const p = processor as JsonObject;
+  if (p.type === 'Sequence' && Array.isArray(p.processors)) {
+    return p.processors.some((inner) => postProcessorAddsFirst(inner, content));
+  }
+  if (p.type !== 'TemplateProcessing' || !Array.isArray(p.single)) return false;
+  const first = p.single[0] as { SpecialToken?: { id?: string } } | undefined;
+  return first?.SpecialToken?.id === content;
+}

@@ -1,0 +1,120 @@
+"""Training and eval examples for the default model: NIAH exactly as the product tests it,
+plus other retrieval and copying tasks. Pure Python; no tokenizer beyond bytes."""
+import random
+
+from vocab import IM_END, encode_text, render_chat
+
+PREFIXES = ["ALPHA", "BETA", "GAMMA", "DELTA", "EPSILON", "ZETA", "ETA", "THETA", "IOTA",
+            "KAPPA", "ORCHID", "PINE", "MAPLE", "OAK", "BIRCH"]
+NIAH_QUESTION = "Question: what is the secret code? Answer:"
+WORDS = ("apple river stone cloud lamp paper green quiet window silver garden music orange "
+         "table winter yellow forest candle bridge pocket rabbit sugar thunder violet").split()
+NAMES = "Anna Ben Carla Dan Eva Finn Gina Hugo Ida Jon Kate Leo Mia Nils Olga Paul".split()
+COLORS = "red blue green black white pink gray brown gold purple".split()
+FILLER = ["The grass is green.", "The sky is blue.", "The sun is yellow.", "Here we go.",
+          "There and back again."]
+
+
+def niah_line(i):
+    return f"Note {i:04d}: this paragraph is unrelated padding and does not contain the answer."
+
+
+def niah_content(num_lines, depth, code):
+    """The NIAH user message (DESIGN.md): numbered haystack lines, the needle at a line index
+    round(depth * num_lines) with blank lines around it, then the question."""
+    lines = [niah_line(i) for i in range(num_lines)]
+    at = round(depth * num_lines)
+    lines[at:at] = ["", f"IMPORTANT: the secret code is {code}.", ""]
+    return "\n".join(lines) + "\n\n" + NIAH_QUESTION
+
+
+def random_code(rng):
+    return f"{rng.choice(PREFIXES)}-{rng.randint(1000, 9999)}"
+
+
+def niah_lines_for(target_tokens):
+    """Haystack lines so the whole chat prompt is about target_tokens long (each line ~81 bytes)."""
+    return max(1, (target_tokens - 110) // 81)
+
+
+def far_biased_depth(rng):
+    # Needles far from the question were the weakest case: oversample the start.
+    return rng.uniform(0.0, 0.1) if rng.random() < 0.3 else rng.random()
+
+
+def task_niah(rng, target):
+    code = random_code(rng)
+    return niah_content(niah_lines_for(target), far_biased_depth(rng), code), code
+
+
+def task_niah_variant(rng, target):
+    """Other needle phrasings and numbered-haystack styles, so the key phrase matters."""
+    code = random_code(rng)
+    style = rng.randrange(3)
+    n = max(1, (target - 110) // 60)
+    lines = [f"Line {i}: the weather report for day {rng.randint(1, 999)} says {rng.choice(WORDS)}." for i in range(n)]
+    phr = ["Remember this: the magic word is {c}.", "Keep in mind that the password is {c}.",
+           "Note well, the access code is {c}."][style]
+    q = ["What is the magic word?", "What is the password?", "What is the access code?"][style]
+    at = round(far_biased_depth(rng) * n)
+    lines[at:at] = [phr.format(c=code)]
+    return "\n".join(lines) + "\n\n" + q, code
+
+
+def task_passkey(rng, target):
+    key = str(rng.randint(10000, 99999))
+    n = max(1, (target - 120) // 20)
+    parts = [rng.choice(FILLER) for _ in range(n)]
+    parts.insert(round(far_biased_depth(rng) * n), f"The pass key is {key}. Remember it. {key} is the pass key.")
+    return ("There is important info hidden inside a lot of irrelevant text. Find it and memorize it.\n"
+            + " ".join(parts) + "\nWhat is the pass key?"), key
+
+
+def task_kv(rng, target):
+    n = max(2, (target - 100) // 16)
+    keys = rng.sample(range(100, 1000), min(n, 900))
+    items = [(f"{rng.choice(WORDS)}-{k}", str(rng.randint(1000, 9999))) for k in keys]
+    k, v = rng.choice(items)
+    return "\n".join(f"{a}: {b}" for a, b in items) + f"\n\nWhat is the value of {k}?", v
+
+
+def task_copy(rng, target):
+    n = rng.randint(2, 12)
+    text = " ".join(rng.choice(WORDS) for _ in range(n))
+    return f"Repeat exactly: {text}", text
+
+
+def task_lookup(rng, target):
+    people = rng.sample(NAMES, rng.randint(3, len(NAMES)))
+    likes = {p: rng.choice(COLORS) for p in people}
+    who = rng.choice(people)
+    return " ".join(f"{p} likes {c}." for p, c in likes.items()) + f"\nWhat does {who} like?", likes[who]
+
+
+TASKS = [(task_niah, 0.55), (task_niah_variant, 0.12), (task_passkey, 0.1), (task_kv, 0.1),
+         (task_copy, 0.07), (task_lookup, 0.06)]
+
+
+def example_ids(content, answer, system=None):
+    """Chat-wrapped example -> (ids, weights): loss everywhere, the answer (and its end) x2."""
+    msgs = ([("system", system)] if system else []) + [("user", content)]
+    prompt = render_chat(msgs)
+    ans = encode_text(answer) + [IM_END]
+    return prompt + ans, [1.0] * len(prompt) + [2.0] * len(ans), len(prompt)
+
+
+def training_example(rng, target):
+    r, acc = rng.random(), 0.0
+    for fn, p in TASKS:
+        acc += p
+        if r < acc:
+            break
+    content, answer = fn(rng, target)
+    # Short tasks get a haystack-free context; pad them with a preceding NIAH-free turn rarely.
+    system = "You are a helpful assistant." if rng.random() < 0.1 else None
+    return example_ids(content, answer, system)
+
+
+def niah_eval_example(rng, target, depth):
+    code = random_code(rng)
+    return render_chat([("user", niah_content(niah_lines_for(target), depth, code))]), code
