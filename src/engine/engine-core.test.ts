@@ -1,0 +1,153 @@
+// Tests of EngineCore's own loop: it runs by itself, yields between steps, idles and wakes, emits
+// one event per step, survives a failing runner or listener, and applies a cancel mid-step.
+import { describe, expect, it } from 'vitest';
+import { EngineCore } from './engine-core';
+import type { StepEvent } from './events';
+import { FakeRunner } from './fake-runner';
+import { ByteTokenizer, PlainChatTemplate } from './test-support';
+import type { ModelRunner, StepPlan, StepResult } from './types';
+
+const tokenizer = new ByteTokenizer();
+
+/** Wraps a FakeRunner: can hold a step until released, or fail the next one. */
+class ControlledRunner implements ModelRunner {
+  readonly inner = new FakeRunner({ numBlocks: 100, blockSize: 4 });
+  readonly blockSize = this.inner.blockSize;
+  readonly numBlocks = this.inner.numBlocks;
+  readonly maxTokensPerStep = this.inner.maxTokensPerStep;
+  readonly maxRows = this.inner.maxRows;
+  failNext = false;
+  hold: Promise<void> | null = null;
+  numCalls = 0;
+  async execute(plan: StepPlan): Promise<StepResult> {
+    this.numCalls++;
+    if (this.hold) await this.hold;
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('device lost');
+    }
+    return this.inner.execute(plan);
+  }
+  dispose(): void {}
+}
+
+function makeEngine(runner: ModelRunner = new FakeRunner({ numBlocks: 100, blockSize: 4 })): EngineCore {
+  return new EngineCore({ runner, tokenizer, chatTemplate: new PlainChatTemplate() });
+}
+
+describe('EngineCore loop', () => {
+  it('runs sends to completion by itself, one event per step, then idles', async () => {
+    const engine = makeEngine();
+    const events: StepEvent[] = [];
+    engine.subscribe((e) => events.push(e));
+    const ids = [engine.createSession({ maxNewTokens: 6 }), engine.createSession({ maxNewTokens: 9 })];
+    for (const id of ids) engine.send(id, 'hello');
+    const results = await Promise.all(ids.map((id) => engine.waitForTurn(id)));
+    await engine.whenIdle();
+    expect(results.map((r) => r.outputTokenIds.length)).toEqual([6, 9]);
+    expect(events.map((e) => e.stepIndex)).toEqual(events.map((_, i) => i));
+    expect(events).toHaveLength(9); // one prefill step, then 8 decode steps
+    expect(events[0]).toMatchObject({ mode: 'batched', queueDepth: 0, numRunning: 2 });
+    expect(events.at(-1)).toMatchObject({ numRunning: 0, kvBlocksUsed: 0 });
+    // idle: nothing more happens until new work arrives, then it wakes
+    await new Promise((r) => setTimeout(r, 5));
+    expect(events).toHaveLength(9);
+    engine.send(ids[0], 'again');
+    await engine.waitForTurn(ids[0]);
+    expect(events.length).toBeGreaterThan(9);
+  });
+
+  it('yields to the event loop between steps', async () => {
+    const engine = makeEngine();
+    let stepsSeenByOtherTask = -1;
+    let numSteps = 0;
+    engine.subscribe(() => numSteps++);
+    const id = engine.createSession({ maxNewTokens: 40 });
+    engine.send(id, 'x');
+    // a macrotask queued now must run while the engine is still mid-turn
+    setTimeout(() => (stepsSeenByOtherTask = numSteps), 0);
+    await engine.waitForTurn(id);
+    expect(stepsSeenByOtherTask).toBeGreaterThanOrEqual(0);
+    expect(stepsSeenByOtherTask).toBeLessThan(40);
+  });
+
+  it('a failing step ends its rows with an error and the engine carries on', async () => {
+    const runner = new ControlledRunner();
+    const engine = makeEngine(runner);
+    const a = engine.createSession({ maxNewTokens: 5 });
+    runner.failNext = true;
+    engine.send(a, 'boom');
+    const failed = await engine.waitForTurn(a);
+    expect(failed).toMatchObject({ finishReason: 'error', error: 'device lost' });
+    expect(engine.sessions.get(a).state).toBe('error');
+    expect(engine.sessions.messages(a)).toEqual([]);
+    engine.send(a, 'fine');
+    expect((await engine.waitForTurn(a)).finishReason).toBe('length');
+    expect(engine.pool.stats().numUsed).toBe(0);
+  });
+
+  it('a throwing listener does not stop other listeners or the loop', async () => {
+    const engine = makeEngine();
+    const errors: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => errors.push(args);
+    try {
+      let numSeen = 0;
+      engine.subscribe(() => {
+        throw new Error('bad listener');
+      });
+      engine.subscribe(() => numSeen++);
+      const id = engine.createSession({ maxNewTokens: 3 });
+      engine.send(id, 'x');
+      await engine.waitForTurn(id);
+      expect(numSeen).toBe(3);
+      expect(errors).toHaveLength(3);
+    } finally {
+      console.error = original;
+    }
+  });
+
+  it('a cancel during a step in flight ends the request in that step without its token', async () => {
+    const runner = new ControlledRunner();
+    const engine = makeEngine(runner);
+    const events: StepEvent[] = [];
+    engine.subscribe((e) => events.push(e));
+    const id = engine.createSession({ maxNewTokens: 100 });
+    let release = (): void => {};
+    runner.hold = new Promise((r) => (release = r));
+    engine.send(id, 'long');
+    while (runner.numCalls === 0) await new Promise((r) => setTimeout(r, 0));
+    engine.cancel(id); // the first step is still executing
+    runner.hold = null;
+    release();
+    const result = await engine.waitForTurn(id);
+    expect(result.finishReason).toBe('cancelled');
+    expect(result.outputTokenIds).toEqual([]);
+    expect(events).toHaveLength(1);
+    expect(events[0].rows[0]).toMatchObject({ finishReason: 'cancelled', newTokenIds: new Int32Array(0) });
+  });
+
+  it('setMode switches the cohort size from the next step', async () => {
+    const engine = makeEngine();
+    const events: StepEvent[] = [];
+    engine.subscribe((e) => events.push(e));
+    engine.setMode('serialized');
+    const ids = [0, 1, 2].map(() => engine.createSession({ maxNewTokens: 4 }));
+    for (const id of ids) engine.send(id, 'q');
+    await Promise.all(ids.map((id) => engine.waitForTurn(id)));
+    expect(events.every((e) => e.rows.length === 1 && e.mode === 'serialized')).toBe(true);
+    expect(events).toHaveLength(12);
+  });
+
+  it('dispose stops the loop', async () => {
+    const engine = makeEngine();
+    const id = engine.createSession({ maxNewTokens: 1000 });
+    let numSteps = 0;
+    engine.subscribe(() => numSteps++);
+    engine.send(id, 'x');
+    engine.dispose();
+    await engine.whenIdle();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(numSteps).toBe(0);
+  });
+});

@@ -1,0 +1,164 @@
+// Tests of the scheduler's rules through a manually stepped engine: limits, order, no starvation,
+// finished rows leaving at once, preemption under a tight pool, cancel, serialized mode.
+import { describe, expect, it } from 'vitest';
+import { EngineCore, type EngineCoreOptions } from './engine-core';
+import type { StepEvent } from './events';
+import { FakeRunner, type FakeRunnerOptions } from './fake-runner';
+import { ByteTokenizer, PlainChatTemplate, makeRandom, runToIdle } from './test-support';
+
+const tokenizer = new ByteTokenizer();
+
+function makeEngine(runner: FakeRunnerOptions, options: Partial<EngineCoreOptions> = {}): EngineCore {
+  return new EngineCore({
+    runner: new FakeRunner(runner),
+    tokenizer,
+    chatTemplate: new PlainChatTemplate(),
+    manualSteps: true,
+    ...options,
+  });
+}
+
+const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => 32 + ((i * 7 + salt * 13) % 90));
+
+describe('Scheduler', () => {
+  it('never exceeds the token budget or row cap, and decodes take one token each', async () => {
+    const engine = makeEngine({ numBlocks: 400, blockSize: 4 }, { maxTokensPerStep: 37, maxRows: 5 });
+    const rnd = makeRandom(7);
+    const ids = Array.from({ length: 12 }, () => engine.createSession({ maxNewTokens: rnd.int(1, 30) }));
+    ids.forEach((id, i) => engine.send(id, prompt(rnd.int(1, 120), i)));
+    const events = await runToIdle(engine);
+    for (const e of events) {
+      expect(e.numTokens).toBeLessThanOrEqual(37);
+      expect(e.rows.length).toBeLessThanOrEqual(5);
+      for (const row of e.rows) if (row.kind === 'decode') expect(row.numTokens).toBe(1);
+    }
+    // full steps: the budget is used whenever prompts are waiting
+    expect(Math.max(...events.map((e) => e.numTokens))).toBe(37);
+    expect(Math.max(...events.map((e) => e.rows.length))).toBe(5);
+    expect(events.flatMap((e) => e.finished)).toHaveLength(12);
+  });
+
+  it('admits waiting requests in arrival order and starves none', async () => {
+    const engine = makeEngine({ numBlocks: 64, blockSize: 4 }, { maxTokensPerStep: 16, maxRows: 3 });
+    const ids = Array.from({ length: 10 }, () => engine.createSession({ maxNewTokens: 8 }));
+    // long and short prompts interleaved: a short one must not overtake a long one ahead of it
+    ids.forEach((id, i) => engine.send(id, prompt(i % 2 === 0 ? 90 : 3, i)));
+    const events = await runToIdle(engine);
+    const firstStep = ids.map((id) => events.findIndex((e) => e.rows.some((r) => r.sessionId === id)));
+    expect(firstStep.every((s) => s >= 0)).toBe(true);
+    for (let i = 1; i < firstStep.length; i++) expect(firstStep[i]).toBeGreaterThanOrEqual(firstStep[i - 1]);
+    expect(events.flatMap((e) => e.finished.map((f) => f.reason))).not.toContain('error');
+  });
+
+  it('lets a finished row leave in the same step, freeing its blocks at once', async () => {
+    const engine = makeEngine({ numBlocks: 200, blockSize: 4, eosEvery: 5 }, { maxRows: 4 });
+    const ids = Array.from({ length: 6 }, (_, i) => engine.createSession({ maxNewTokens: 3 + i * 4 }));
+    ids.forEach((id, i) => engine.send(id, prompt(10 + i, i)));
+    let numChecked = 0;
+    const events: StepEvent[] = [];
+    for (let event = await engine.step(); event; event = await engine.step()) {
+      events.push(event);
+      for (const row of event.rows.filter((r) => r.finishReason)) {
+        expect(event.finished.map((f) => f.requestId)).toContain(row.requestId);
+        expect(engine.kv.blockTable(row.requestId)).toHaveLength(0);
+        numChecked++;
+      }
+    }
+    expect(numChecked).toBe(6);
+    // no row of a finished request ever appears again
+    const finishedAt = new Map(events.flatMap((e) => e.finished.map((f) => [f.requestId, e.stepIndex] as const)));
+    for (const e of events) for (const r of e.rows) expect(e.stepIndex).toBeLessThanOrEqual(finishedAt.get(r.requestId)!);
+  });
+
+  it('preempts the latest arrival when the pool runs dry, recomputes it, and still gives solo tokens', async () => {
+    const runSolo = async (p: number[]): Promise<number[]> => {
+      const solo = makeEngine({ numBlocks: 200, blockSize: 4 });
+      const id = solo.createSession({ maxNewTokens: 40 });
+      solo.send(id, p);
+      await runToIdle(solo);
+      return (await solo.waitForTurn(id)).outputTokenIds;
+    };
+    // 24 usable blocks (96 positions) for 4 requests that need ~60 positions each
+    const engine = makeEngine({ numBlocks: 25, blockSize: 4 }, { maxRows: 4 });
+    const prompts = [0, 1, 2, 3].map((i) => prompt(20, i));
+    const ids = prompts.map(() => engine.createSession({ maxNewTokens: 40 }));
+    ids.forEach((id, i) => engine.send(id, prompts[i]));
+    const events = await runToIdle(engine);
+    const restarts = events.flatMap((e) => e.rows.filter((r) => r.kind === 'prefill' && r.position === 0 && e.stepIndex > 0));
+    expect(restarts.length).toBeGreaterThan(0);
+    // the earliest arrival is never the one preempted
+    expect(restarts.map((r) => r.sessionId)).not.toContain(ids[0]);
+    for (const [i, id] of ids.entries()) {
+      expect((await engine.waitForTurn(id)).outputTokenIds).toEqual(await runSolo(prompts[i]));
+    }
+    expect(engine.pool.stats().numUsed).toBe(0);
+  });
+
+  it('rejects a prompt larger than the whole pool without stalling others', async () => {
+    const engine = makeEngine({ numBlocks: 5, blockSize: 4 });
+    const big = engine.createSession();
+    const small = engine.createSession({ maxNewTokens: 4 });
+    engine.send(big, prompt(17, 0));
+    engine.send(small, prompt(5, 1));
+    await runToIdle(engine);
+    expect((await engine.waitForTurn(big)).finishReason).toBe('error');
+    expect(engine.sessions.get(big).state).toBe('error');
+    expect((await engine.waitForTurn(small)).finishReason).toBe('length');
+  });
+
+  it('stops a request that fills the pool with finish reason length', async () => {
+    const engine = makeEngine({ numBlocks: 5, blockSize: 4 }); // 16 positions
+    const id = engine.createSession({ maxNewTokens: 100 });
+    engine.send(id, prompt(10, 0));
+    await runToIdle(engine);
+    const result = await engine.waitForTurn(id);
+    expect(result.finishReason).toBe('length');
+    expect(result.promptTokenIds.length + result.outputTokenIds.length).toBe(17);
+  });
+
+  it('applies a cancel by the next step', async () => {
+    const engine = makeEngine({ numBlocks: 100, blockSize: 4 });
+    const a = engine.createSession({ maxNewTokens: 50 });
+    const b = engine.createSession({ maxNewTokens: 50 });
+    engine.send(a, prompt(8, 0));
+    engine.send(b, prompt(8, 1));
+    await engine.step();
+    await engine.step();
+    engine.cancel(a);
+    const next = await engine.step();
+    expect(next?.finished).toEqual([expect.objectContaining({ sessionId: a, reason: 'cancelled' })]);
+    expect(next?.rows.map((r) => r.sessionId)).toEqual([b]);
+    expect(engine.sessions.get(a).state).toBe('cancelled');
+    expect((await engine.waitForTurn(a)).outputTokenIds).toHaveLength(2); // prefill sampled one, a decode one
+    await runToIdle(engine);
+    expect(engine.pool.stats().numUsed).toBe(0);
+  });
+
+  it('serialized mode runs one row per step, each request to completion, in arrival order', async () => {
+    const engine = makeEngine({ numBlocks: 200, blockSize: 4 }, { mode: 'serialized', maxTokensPerStep: 8 });
+    const ids = Array.from({ length: 4 }, () => engine.createSession({ maxNewTokens: 6 }));
+    ids.forEach((id, i) => engine.send(id, prompt(10 + 3 * i, i)));
+    const events = await runToIdle(engine);
+    expect(events.every((e) => e.rows.length <= 1 && e.mode === 'serialized')).toBe(true);
+    const order = events.flatMap((e) => e.rows.map((r) => r.sessionId));
+    // contiguous runs in arrival order: a,a,a,...,b,b,...
+    const runs = order.filter((id, i) => i === 0 || order[i - 1] !== id);
+    expect(runs).toEqual(ids);
+  });
+
+  it('switching modes mid-run keeps every request going and changes the cohort size', async () => {
+    const engine = makeEngine({ numBlocks: 200, blockSize: 4 }, { maxRows: 8 });
+    const ids = Array.from({ length: 4 }, () => engine.createSession({ maxNewTokens: 20 }));
+    ids.forEach((id, i) => engine.send(id, prompt(6, i)));
+    for (let i = 0; i < 3; i++) await engine.step();
+    engine.setMode('serialized');
+    const serial = [];
+    for (let i = 0; i < 5; i++) serial.push(await engine.step());
+    expect(serial.every((e) => e?.rows.length === 1 && e.rows[0].sessionId === ids[0])).toBe(true);
+    engine.setMode('batched');
+    const back = await engine.step();
+    expect(back?.rows.length).toBe(4);
+    await runToIdle(engine);
+    for (const id of ids) expect((await engine.waitForTurn(id)).finishReason).toBe('length');
+  });
+});

@@ -1,0 +1,281 @@
+// Scheduler: picks each step's rows under a token budget and a row cap, preempts when the KV
+// pool says no, and applies the runner's sampled tokens. It never sees buffers or sessions' text.
+import type { EngineMode, FinishReason, FinishedEvent, StepRowEvent } from './events';
+import type { KVCacheManager } from './kv-manager';
+import { Request, type RequestParams } from './request';
+import type { StepPlan, StepResult, StepRow, Tokenizer } from './types';
+
+export interface SchedulerConfig {
+  /** Token budget of one step, all rows together. */
+  maxTokensPerStep: number;
+  /** Row cap of one step in batched mode (serialized mode uses 1). */
+  maxRows: number;
+  mode?: EngineMode;
+}
+
+/** What a step did, request by request; the session registry and the engine turn it into events. */
+export interface StepOutput {
+  stepIndex: number;
+  rows: StepRowEvent[];
+  /** Every request that ended since the previous output, each exactly once. */
+  finished: FinishedEvent[];
+  numTokens: number;
+}
+
+interface ScheduledEntry {
+  request: Request;
+  numNewTokens: number;
+}
+
+const NO_TOKENS = new Int32Array(0);
+
+export class Scheduler {
+  readonly kv: KVCacheManager;
+  mode: EngineMode;
+  maxTokensPerStep: number;
+  maxRows: number;
+  private readonly tokenizer: Tokenizer;
+  /** Not holding blocks, in arrival order (preempted requests go back to their place). */
+  private readonly waiting: Request[] = [];
+  /** Holding blocks, in arrival order: the last one is preempted first. */
+  private readonly running: Request[] = [];
+  private readonly requests = new Map<string, Request>();
+  private pendingFinished: FinishedEvent[] = [];
+  private inFlight: { stepIndex: number; entries: ScheduledEntry[] } | null = null;
+  private nextStepIndex = 0;
+  private nextArrivalSeq = 1;
+
+  constructor(kv: KVCacheManager, tokenizer: Tokenizer, config: SchedulerConfig) {
+    if (config.maxTokensPerStep < 1 || config.maxRows < 1) throw new RangeError('token budget and row cap must be >= 1');
+    this.kv = kv;
+    this.tokenizer = tokenizer;
+    this.maxTokensPerStep = config.maxTokensPerStep;
+    this.maxRows = config.maxRows;
+    this.mode = config.mode ?? 'batched';
+  }
+
+  get numWaiting(): number {
+    return this.waiting.length;
+  }
+
+  get numRunning(): number {
+    return this.running.length;
+  }
+
+  /** Rows a step may carry in the current mode. */
+  get rowCap(): number {
+    return this.mode === 'serialized' ? 1 : this.maxRows;
+  }
+
+  getRequest(requestId: string): Request | undefined {
+    return this.requests.get(requestId);
+  }
+
+  /** True while a step would do anything (run rows or report finished requests). */
+  hasWork(): boolean {
+    return this.waiting.length > 0 || this.running.length > 0 || this.pendingFinished.length > 0;
+  }
+
+  addRequest(params: RequestParams): Request {
+    if (this.requests.has(params.requestId)) throw new Error(`duplicate request id ${params.requestId}`);
+    const request = new Request(params, this.tokenizer);
+    request.arrivalSeq = this.nextArrivalSeq++;
+    this.requests.set(request.requestId, request);
+    if (request.numPromptTokens > this.kv.capacityTokens) {
+      this.finish(request, 'error', `prompt of ${request.numPromptTokens} tokens exceeds the KV capacity of ${this.kv.capacityTokens}`);
+    } else {
+      this.waiting.push(request);
+    }
+    return request;
+  }
+
+  /** Takes effect at the next schedule() (or at update() if the request is in the step in flight). */
+  cancel(requestId: string): void {
+    const request = this.requests.get(requestId);
+    if (request && request.status !== 'finished') request.cancelRequested = true;
+  }
+
+  schedule(): StepPlan {
+    if (this.inFlight) throw new Error(`step ${this.inFlight.stepIndex} is still in flight`);
+    for (const request of [...this.waiting, ...this.running]) {
+      if (request.cancelRequested) this.finish(request, 'cancelled');
+    }
+
+    const rowCap = this.rowCap;
+    let budget = this.maxTokensPerStep;
+    const scheduled: ScheduledEntry[] = [];
+    let preempted = false;
+
+    // Running requests first. The row cap admits the earliest arrivals; among those, rows
+    // feeding one token (decodes) go before longer chunks so a big prefill never stalls them.
+    const eligible = this.running.slice(0, rowCap);
+    const remaining = (r: Request): number => r.numTokens - r.numComputedTokens;
+    const ordered = [...eligible.filter((r) => remaining(r) === 1), ...eligible.filter((r) => remaining(r) !== 1)];
+    for (const request of ordered) {
+      if (budget === 0) break;
+      if (request.status !== 'running') continue; // preempted earlier in this pass
+      const numNewTokens = Math.min(remaining(request), budget);
+      while (request.status === 'running' && this.kv.allocateSlots(request, numNewTokens) === null) {
+        const victim = this.running[this.running.length - 1];
+        if (victim === request && this.running.length === 1) {
+          // capacity checks make this unreachable: a lone request always fits the empty pool
+          throw new Error(`request ${request.requestId} does not fit an otherwise empty KV pool`);
+        }
+        budget += this.preempt(victim, scheduled);
+        preempted = true;
+      }
+      if (request.status !== 'running') continue;
+      scheduled.push({ request, numNewTokens });
+      budget -= numNewTokens;
+    }
+
+    // Then waiting requests in arrival order, head of line first (no skipping: no starvation).
+    // A step that had to preempt admits nobody: memory is tight, let running requests finish.
+    while (!preempted && this.waiting.length > 0 && budget > 0 && this.running.length < rowCap) {
+      const request = this.waiting[0];
+      const cachedPrefix = this.kv.findCachedPrefix(request.tokenIds);
+      const numCachedTokens = cachedPrefix.length * this.kv.blockSize;
+      const numNewTokens = Math.min(request.numTokens - numCachedTokens, budget);
+      if (this.kv.allocateSlots(request, numNewTokens, cachedPrefix) === null) break;
+      this.waiting.shift();
+      request.status = 'running';
+      request.numComputedTokens = numCachedTokens;
+      if (request.numPreemptions === 0) request.numCachedTokens = numCachedTokens;
+      insertByArrival(this.running, request);
+      scheduled.push({ request, numNewTokens });
+      budget -= numNewTokens;
+    }
+
+    const stepIndex = this.nextStepIndex++;
+    const rows: StepRow[] = scheduled.map(({ request, numNewTokens }) => {
+      const start = request.numComputedTokens;
+      return {
+        sessionId: request.sessionId,
+        tokenIds: Int32Array.from(request.tokenIds.slice(start, start + numNewTokens)), // [numNewTokens]
+        startPos: start,
+        blockTable: Int32Array.from(this.kv.blockTable(request.requestId)), // [numBlocks of the request]
+        sampling: request.sampling,
+        sample: start + numNewTokens === request.numTokens,
+      };
+    });
+    this.inFlight = { stepIndex, entries: scheduled };
+    return { stepIndex, rows };
+  }
+
+  /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
+  update(plan: StepPlan, result: StepResult): StepOutput {
+    const entries = this.takeInFlight(plan);
+    if (result.sampledIds.length < entries.length) throw new Error('fewer sampled ids than rows');
+    const rows: StepRowEvent[] = [];
+    let numTokens = 0;
+    entries.forEach(({ request, numNewTokens }, i) => {
+      const row = this.advance(request, numNewTokens);
+      numTokens += numNewTokens;
+      if (request.cancelRequested) {
+        this.finish(request, 'cancelled');
+        row.finishReason = 'cancelled';
+      } else if (plan.rows[i].sample) {
+        const tokenId = result.sampledIds[i];
+        if (!Number.isInteger(tokenId) || tokenId < 0) {
+          this.finish(request, 'error', `runner returned token id ${tokenId}`);
+          row.finishReason = 'error';
+        } else {
+          const { delta, finishReason } = request.appendToken(tokenId, this.kv.capacityTokens);
+          row.newTokenIds = Int32Array.of(tokenId);
+          row.newText = delta;
+          if (finishReason) {
+            this.finish(request, finishReason);
+            row.finishReason = finishReason;
+          }
+        }
+      }
+      rows.push(row);
+    });
+    return this.output(plan.stepIndex, rows, numTokens);
+  }
+
+  /** The runner failed: every request of the step ends with an error; the rest carry on. */
+  abortStep(plan: StepPlan, error: unknown): StepOutput {
+    const message = error instanceof Error ? error.message : String(error);
+    const rows = this.takeInFlight(plan).map(({ request, numNewTokens }) => {
+      const row = this.advance(request, 0);
+      row.numTokens = numNewTokens;
+      this.finish(request, 'error', message);
+      row.finishReason = 'error' as FinishReason;
+      return row;
+    });
+    return this.output(plan.stepIndex, rows, 0);
+  }
+
+  private takeInFlight(plan: StepPlan): ScheduledEntry[] {
+    const flight = this.inFlight;
+    if (!flight || flight.stepIndex !== plan.stepIndex) throw new Error(`step ${plan.stepIndex} is not the one in flight`);
+    this.inFlight = null;
+    return flight.entries;
+  }
+
+  private advance(request: Request, numNewTokens: number): StepRowEvent {
+    const start = request.numComputedTokens;
+    // 'decode' = feeding the one token the previous step sampled; prompt and recompute are prefill
+    const isDecode = numNewTokens === 1 && start === request.numTokens - 1 && start >= request.numPromptTokens;
+    request.numComputedTokens = start + numNewTokens;
+    this.kv.cacheComputedBlocks(request);
+    return {
+      sessionId: request.sessionId,
+      requestId: request.requestId,
+      kind: isDecode ? 'decode' : 'prefill',
+      numTokens: numNewTokens,
+      position: start,
+      newTokenIds: NO_TOKENS,
+      newText: '',
+    };
+  }
+
+  private output(stepIndex: number, rows: StepRowEvent[], numTokens: number): StepOutput {
+    const finished = this.pendingFinished;
+    this.pendingFinished = [];
+    return { stepIndex, rows, finished, numTokens };
+  }
+
+  /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
+  private preempt(victim: Request, scheduled: ScheduledEntry[]): number {
+    this.kv.free(victim.requestId);
+    remove(this.running, victim);
+    victim.status = 'waiting';
+    victim.numComputedTokens = 0;
+    victim.numPreemptions++;
+    insertByArrival(this.waiting, victim);
+    const at = scheduled.findIndex((e) => e.request === victim);
+    if (at < 0) return 0;
+    return scheduled.splice(at, 1)[0].numNewTokens;
+  }
+
+  private finish(request: Request, reason: FinishReason, error?: string): void {
+    if (request.status === 'finished') return;
+    remove(this.waiting, request);
+    remove(this.running, request);
+    this.kv.free(request.requestId);
+    this.requests.delete(request.requestId);
+    request.status = 'finished';
+    request.finishReason = reason;
+    request.error = error;
+    this.pendingFinished.push({
+      sessionId: request.sessionId,
+      requestId: request.requestId,
+      reason,
+      newText: request.flushText(),
+      ...(error !== undefined ? { error } : {}),
+    });
+  }
+}
+
+function remove(list: Request[], request: Request): void {
+  const at = list.indexOf(request);
+  if (at >= 0) list.splice(at, 1);
+}
+
+function insertByArrival(list: Request[], request: Request): void {
+  let at = list.length;
+  while (at > 0 && list[at - 1].arrivalSeq > request.arrivalSeq) at--;
+  list.splice(at, 0, request);
+}
