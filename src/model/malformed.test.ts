@@ -1,0 +1,162 @@
+// Malformed and hostile model files: each must fail fast with a ModelFormatError that names
+// the file and the problem, without hanging or allocating more than the file implies.
+import { describe, expect, it } from 'vitest';
+import { bytesSource, mapOpener } from './byte-source';
+import { ModelFormatError } from './errors';
+import { loadGgufModel } from './gguf-loader';
+import { loadHfModel } from './hf-loader';
+import { ggufContents, hfToGguf } from '../../tools/models/hf-to-gguf';
+import { arr, str, u32, writeGguf, type GgufValue } from '../../tools/models/gguf-writer';
+import { hfFiles, syntheticModel } from '../../tools/models/synth';
+import { writeSafetensors } from '../../tools/models/safetensors-writer';
+
+const tiny = () => syntheticModel({ arch: 'llama', seed: 9, dims: { hidden: 64, intermediate: 128, layers: 1, heads: 2, kvHeads: 1, headDim: 32 } });
+const enc = (s: string) => new TextEncoder().encode(s);
+
+async function expectGgufError(bytes: Uint8Array, problem: RegExp): Promise<void> {
+  const err = await loadGgufModel(bytesSource('bad.gguf', bytes)).then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ModelFormatError);
+  expect((err as ModelFormatError).file).toBe('bad.gguf');
+  expect((err as ModelFormatError).problem).toMatch(problem);
+}
+
+async function expectHfError(files: Map<string, Uint8Array>, file: string, problem: RegExp): Promise<void> {
+  const err = await loadHfModel(mapOpener(files)).then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ModelFormatError);
+  expect((err as ModelFormatError).file).toBe(file);
+  expect((err as ModelFormatError).problem).toMatch(problem);
+}
+
+/** Byte offset just past a tensor info's name (where n_dims starts). */
+function tensorInfoAt(bytes: Uint8Array, name: string): number {
+  const needle = enc(name);
+  outer: for (let i = 8; i < bytes.length - needle.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
+    const view = new DataView(bytes.buffer, bytes.byteOffset);
+    if (view.getBigUint64(i - 8, true) === BigInt(needle.length) && bytes[i + needle.length] <= 4) return i + needle.length;
+  }
+  throw new Error(`no tensor info ${name}`);
+}
+
+function patched(bytes: Uint8Array, edit: (view: DataView) => void): Uint8Array {
+  const copy = bytes.slice();
+  edit(new DataView(copy.buffer));
+  return copy;
+}
+
+function ggufWith(editMeta: (m: Array<[string, GgufValue]>) => Array<[string, GgufValue]>): Uint8Array {
+  const { metadata, tensors } = ggufContents(tiny(), 'f32');
+  return writeGguf(editMeta(metadata), tensors);
+}
+
+const setMeta = (key: string, v: GgufValue) => (m: Array<[string, GgufValue]>) => m.map(([k, old]): [string, GgufValue] => [k, k === key ? v : old]);
+
+describe('malformed GGUF', () => {
+  const good = hfToGguf(tiny(), 'f32');
+
+  it('accepts the unmodified file (the cases below differ from it in one way)', async () => {
+    await expect(loadGgufModel(bytesSource('good.gguf', good))).resolves.toBeTruthy();
+  });
+  it('empty file', () => expectGgufError(new Uint8Array(0), /truncated/));
+  it('wrong magic', () => expectGgufError(patched(good, (v) => v.setUint32(0, 0x46554746, true)), /not a GGUF file/));
+  it('unknown version 4', () => expectGgufError(patched(good, (v) => v.setUint32(4, 4, true)), /unsupported GGUF version 4/));
+  it('version 1 (32-bit counts)', () => expectGgufError(patched(good, (v) => v.setUint32(4, 1, true)), /unsupported GGUF version 1/));
+  it('header cut in the middle of the metadata', () => expectGgufError(good.slice(0, 3000), /truncated|malformed/));
+  it('tensor data past the end of the file', () => expectGgufError(good.slice(0, good.length - 100), /runs past the end/));
+  it('absurd tensor count', () => expectGgufError(patched(good, (v) => v.setBigUint64(8, 1n << 60n, true)), /tensor count .* impossible/));
+  it('absurd metadata count', () => expectGgufError(patched(good, (v) => v.setBigUint64(16, 1n << 40n, true)), /metadata count .* impossible/));
+  it('unknown tensor type', () => {
+    const at = tensorInfoAt(good, 'blk.0.ffn_up.weight');
+    return expectGgufError(patched(good, (v) => v.setUint32(at + 4 + 16, 13, true)), /"blk.0.ffn_up.weight" has unsupported GGML type 13/);
+  });
+  it('rows that are not whole blocks of their type', () => {
+    const at = tensorInfoAt(good, 'blk.0.ffn_up.weight');
+    return expectGgufError(patched(good, (v) => v.setUint32(at + 4 + 16, 12, true)), /not whole q4_K blocks/);
+  });
+  it('absurd dimension', () => {
+    const at = tensorInfoAt(good, 'token_embd.weight');
+    return expectGgufError(patched(good, (v) => v.setBigUint64(at + 4 + 8, 1n << 40n, true)), /dimension|exceeds|invalid/);
+  });
+  it('misaligned tensor offset', () => {
+    const at = tensorInfoAt(good, 'output.weight');
+    return expectGgufError(patched(good, (v) => v.setBigUint64(at + 4 + 16 + 4, v.getBigUint64(at + 4 + 16 + 4, true) + 4n, true)), /not aligned/);
+  });
+  it('absurd string length in metadata', () => expectGgufError(patched(good, (v) => v.setBigUint64(24, 1n << 50n, true)), /malformed GGUF header|truncated/));
+  it('missing tensor', () => {
+    const { metadata, tensors } = ggufContents(tiny(), 'f32');
+    return expectGgufError(writeGguf(metadata, tensors.filter((t) => t.name !== 'blk.0.ffn_down.weight')), /missing tensor "model.layers.0.mlp.down_proj.weight"/);
+  });
+  it('shape disagreeing with the config', () => expectGgufError(ggufWith(setMeta('llama.feed_forward_length', u32(96))), /shape \[128,64\] but the config implies \[96,64\]/));
+  it('unsupported architecture', () => expectGgufError(ggufWith(setMeta('general.architecture', str('mamba'))), /unsupported architecture "mamba"/));
+  it('absurd layer count', () => expectGgufError(ggufWith(setMeta('llama.block_count', u32(4_000_000_000))), /"llama.block_count" must be an integer/));
+  it('missing tokenizer', () => expectGgufError(ggufWith((m) => m.filter(([k]) => k !== 'tokenizer.ggml.tokens')), /missing tokenizer/));
+  it('vocabulary larger than the embedding', () => expectGgufError(ggufWith(setMeta('tokenizer.ggml.tokens', arr('string', Array.from({ length: 300 }, (_, i) => `t${i}`)))), /vocabulary has 300 tokens/));
+});
+
+describe('malformed HF folders', () => {
+  const good = () => hfFiles(tiny(), 'f32');
+  const withFile = (name: string, bytes: Uint8Array | null) => {
+    const files = good();
+    if (bytes) files.set(name, bytes);
+    else files.delete(name);
+    return files;
+  };
+  const config = () => JSON.parse(new TextDecoder().decode(good().get('config.json'))) as Record<string, unknown>;
+  const withConfig = (edit: Record<string, unknown>) => withFile('config.json', enc(JSON.stringify({ ...config(), ...edit })));
+  const headerLength = (n: bigint) => {
+    const bytes = good().get('model.safetensors')!.slice();
+    new DataView(bytes.buffer).setBigUint64(0, n, true);
+    return bytes;
+  };
+  const safetensorsWithHeader = (header: unknown) => {
+    const json = enc(JSON.stringify(header));
+    const out = new Uint8Array(8 + json.length + 64);
+    new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+    out.set(json, 8);
+    return out;
+  };
+
+  it('accepts the unmodified folder', async () => {
+    await expect(loadHfModel(mapOpener(good()))).resolves.toBeTruthy();
+  });
+  it('missing config.json', () => expectHfError(withFile('config.json', null), 'config.json', /missing/));
+  it('config.json is not JSON', () => expectHfError(withFile('config.json', enc('{"model_type": "llama",')), 'config.json', /invalid JSON/));
+  it('unsupported architecture', () => expectHfError(withConfig({ model_type: 'mistral' }), 'config.json', /unsupported architecture "mistral"/));
+  it('absurd layer count', () => expectHfError(withConfig({ num_hidden_layers: 1e9 }), 'config.json', /"num_hidden_layers" must be an integer/));
+  it('heads not divisible by kv heads', () => expectHfError(withConfig({ num_key_value_heads: 3 }), 'config.json', /not a multiple/));
+  it('unsupported rope scaling', () => expectHfError(withConfig({ rope_scaling: { rope_type: 'yarn', factor: 4 } }), 'config.json', /unsupported rope_scaling type "yarn"/));
+  it('missing tokenizer', () => expectHfError(withFile('tokenizer.json', null), 'tokenizer.json', /missing/));
+  it('missing weights', () => expectHfError(withFile('model.safetensors', null), 'model.safetensors', /missing/));
+  it('shape disagreeing with config', () => expectHfError(withConfig({ intermediate_size: 96 }), 'model.safetensors', /shape \[128,64\] but the config implies \[96,64\]/));
+  it('missing tensor', () => {
+    const parts = tiny();
+    parts.tensors.delete('model.layers.0.self_attn.v_proj.weight');
+    return expectHfError(hfFiles(parts, 'f32'), 'model.safetensors', /missing tensor "model.layers.0.self_attn.v_proj.weight"/);
+  });
+  it('header length larger than any real header', () => expectHfError(withFile('model.safetensors', headerLength(1n << 62n)), 'model.safetensors', /exceeds the .* limit/));
+  it('header length past the end of the file', () => expectHfError(withFile('model.safetensors', headerLength(90_000_000n)), 'model.safetensors', /runs past the end/));
+  it('truncated to less than the length prefix', () => expectHfError(withFile('model.safetensors', new Uint8Array(5)), 'model.safetensors', /truncated/));
+  it('header is not JSON', () => expectHfError(withFile('model.safetensors', headerLength(1000n).fill(0x7b, 8, 40)), 'model.safetensors', /not valid JSON/));
+  it('tensor data past the end', () => expectHfError(withFile('model.safetensors', safetensorsWithHeader({ a: { dtype: 'F32', shape: [1000], data_offsets: [0, 4000] } })), 'model.safetensors', /runs past the end/));
+  it('unsupported safetensors dtype', () => expectHfError(withFile('model.safetensors', safetensorsWithHeader({ a: { dtype: 'I8', shape: [4], data_offsets: [0, 4] } })), 'model.safetensors', /unsupported dtype "I8"/));
+  it('byte count disagreeing with shape', () => expectHfError(withFile('model.safetensors', safetensorsWithHeader({ a: { dtype: 'F16', shape: [4, 4], data_offsets: [0, 16] } })), 'model.safetensors', /has 16 bytes but F16 \[4,4\] needs 32/));
+  it('absurd dimensions in a safetensors shape', () => expectHfError(withFile('model.safetensors', safetensorsWithHeader({ a: { dtype: 'F32', shape: [2 ** 40, 2 ** 40], data_offsets: [0, 4] } })), 'model.safetensors', /invalid shape/));
+  it('sharded index naming a missing shard', () => {
+    const files = good();
+    files.set('model.safetensors.index.json', enc(JSON.stringify({ weight_map: { 'model.norm.weight': 'model-00002-of-00002.safetensors' } })));
+    return expectHfError(files, 'model-00002-of-00002.safetensors', /missing/);
+  });
+  it('sharded index escaping the folder', () => {
+    const files = good();
+    files.set('model.safetensors.index.json', enc(JSON.stringify({ weight_map: { 'model.norm.weight': '../../etc/passwd.safetensors' } })));
+    return expectHfError(files, 'model.safetensors.index.json', /invalid shard file name/);
+  });
+  it('the same tensor in two shards', () => {
+    const t = { name: 'model.norm.weight', dtype: 'f32' as const, shape: [1], data: new Uint8Array(4) };
+    const files = good();
+    files.set('a.safetensors', writeSafetensors([t]));
+    files.set('b.safetensors', writeSafetensors([t]));
+    files.set('model.safetensors.index.json', enc(JSON.stringify({ weight_map: { x: 'a.safetensors', y: 'b.safetensors' } })));
+    return expectHfError(files, 'b.safetensors', /appears in more than one shard/);
+  });
+});

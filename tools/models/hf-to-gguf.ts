@@ -1,0 +1,159 @@
+// HF llama/qwen2/qwen3 weights + tokenizer -> GGUF bytes laid out as llama.cpp's convert_hf_to_gguf
+// does (names, permuted llama Q/K rows, gpt2 vocabulary). Not file I/O and not a general converter.
+import type { DType, ModelConfig } from '../../src/model/desc';
+import { configFromHf } from '../../src/model/hf-config';
+import { expectedTensorShapes } from '../../src/model/expected-tensors';
+import { ggufNameFromHf } from '../../src/model/gguf-config';
+import { permuteRowsToGguf } from '../../src/model/permute';
+import { arr, bool, f32, str, u32, writeGguf, type GgufTensorInput, type GgufValue } from './gguf-writer';
+import { canEncode, encodeTensor } from './quantize';
+
+export interface F32Tensor {
+  shape: number[];
+  /** Row-major values. */
+  values: Float32Array;
+}
+
+export interface HfModelParts {
+  /** Parsed config.json. */
+  config: Record<string, unknown>;
+  tensors: Map<string, F32Tensor>;
+  /** Parsed tokenizer.json. */
+  tokenizer: Record<string, unknown>;
+  /** Parsed tokenizer_config.json, if any. */
+  tokenizerConfig: Record<string, unknown> | null;
+  name?: string;
+}
+
+/** llama.cpp's general.file_type for a model whose matrices are mostly `dtype`. */
+const FILE_TYPES: Record<DType, number> = { f32: 0, f16: 1, q4_0: 2, q8_0: 7, q4_K: 15, q6_K: 18, bf16: 32 };
+const TOKEN_NORMAL = 1;
+const TOKEN_CONTROL = 3;
+const TOKEN_USER_DEFINED = 4;
+const TOKEN_UNUSED = 5;
+
+interface AddedToken { id: number; content: string; special?: boolean }
+
+function tokenString(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string') return (v as { content: string }).content;
+  return null;
+}
+
+/** tokenizer.* keys for a byte-level BPE tokenizer.json (llama.cpp's "gpt2" model). */
+export function vocabMetadata(parts: HfModelParts, vocabSize: number): Array<[string, GgufValue]> {
+  const model = parts.tokenizer.model as { type?: string; vocab?: Record<string, number>; merges?: unknown[] } | undefined;
+  if (!model || model.type !== 'BPE' || !model.vocab) throw new Error('tokenizer.json: only BPE tokenizers can be exported');
+  const added = (parts.tokenizer.added_tokens ?? []) as AddedToken[];
+  const tokens: string[] = new Array(vocabSize);
+  const types: number[] = new Array(vocabSize).fill(TOKEN_UNUSED);
+  for (const [s, id] of Object.entries(model.vocab)) {
+    if (id < vocabSize) {
+      tokens[id] = s;
+      types[id] = TOKEN_NORMAL;
+    }
+  }
+  for (const t of added) {
+    if (t.id >= vocabSize) continue;
+    tokens[t.id] = t.content;
+    types[t.id] = t.special ? TOKEN_CONTROL : TOKEN_USER_DEFINED;
+  }
+  for (let i = 0; i < vocabSize; i++) if (tokens[i] === undefined) tokens[i] = `[PAD${i}]`;
+  const merges = (model.merges ?? []).map((m) => (Array.isArray(m) ? m.join(' ') : String(m)));
+  const idOf = new Map(tokens.map((t, i) => [t, i]));
+  const tc = parts.tokenizerConfig ?? {};
+  const meta: Array<[string, GgufValue]> = [
+    ['tokenizer.ggml.model', str('gpt2')],
+    ['tokenizer.ggml.pre', str('default')],
+    ['tokenizer.ggml.tokens', arr('string', tokens)],
+    ['tokenizer.ggml.token_type', arr('i32', types)],
+    ['tokenizer.ggml.merges', arr('string', merges)],
+  ];
+  const special = (key: string, tcKey: string, configKey: string): void => {
+    const s = tokenString(tc[tcKey]);
+    let id = s !== null ? idOf.get(s) : undefined;
+    const fromConfig = parts.config[configKey];
+    if (id === undefined && typeof fromConfig === 'number') id = fromConfig;
+    if (id === undefined && Array.isArray(fromConfig) && typeof fromConfig[0] === 'number') id = fromConfig[0];
+    if (id !== undefined) meta.push([`tokenizer.ggml.${key}`, u32(id)]);
+  };
+  special('bos_token_id', 'bos_token', 'bos_token_id');
+  special('eos_token_id', 'eos_token', 'eos_token_id');
+  special('padding_token_id', 'pad_token', 'pad_token_id');
+  if (typeof tc.add_bos_token === 'boolean') meta.push(['tokenizer.ggml.add_bos_token', bool(tc.add_bos_token)]);
+  if (typeof tc.add_eos_token === 'boolean') meta.push(['tokenizer.ggml.add_eos_token', bool(tc.add_eos_token)]);
+  if (typeof tc.chat_template === 'string') meta.push(['tokenizer.chat_template', str(tc.chat_template)]);
+  return meta;
+}
+
+/** Llama-3 per-frequency factors as convert_hf_to_gguf writes them to rope_freqs.weight. */
+export function llama3RopeFactors(c: ModelConfig): Float32Array | null {
+  const s = c.ropeScaling;
+  if (!s) return null;
+  const lowWavelen = s.originalMaxPositionEmbeddings / s.lowFreqFactor;
+  const highWavelen = s.originalMaxPositionEmbeddings / s.highFreqFactor;
+  const out = new Float32Array(c.headDim / 2);
+  for (let i = 0; i < out.length; i++) {
+    const wavelen = 2 * Math.PI * c.ropeTheta ** ((2 * i) / c.headDim);
+    if (wavelen < highWavelen) out[i] = 1;
+    else if (wavelen > lowWavelen) out[i] = s.factor;
+    else {
+      const smooth = (s.originalMaxPositionEmbeddings / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
+      out[i] = 1 / ((1 - smooth) / s.factor + smooth);
+    }
+  }
+  return out;
+}
+
+/** Converts HF parts to a GGUF file; matrices become `dtype` where rows are whole blocks, else f32. */
+export function hfToGguf(parts: HfModelParts, dtype: DType): Uint8Array {
+  const { metadata, tensors } = ggufContents(parts, dtype);
+  return writeGguf(metadata, tensors);
+}
+
+/** The metadata and tensors hfToGguf writes (tests edit them to build malformed files). */
+export function ggufContents(parts: HfModelParts, dtype: DType): { metadata: Array<[string, GgufValue]>; tensors: GgufTensorInput[] } {
+  const c = configFromHf('config.json', parts.config);
+  const arch = c.arch;
+  const meta: Array<[string, GgufValue]> = [
+    ['general.architecture', str(arch)],
+    ['general.name', str(parts.name ?? 'model')],
+    [`${arch}.block_count`, u32(c.numLayers)],
+    [`${arch}.context_length`, u32(c.maxPositionEmbeddings)],
+    [`${arch}.embedding_length`, u32(c.hiddenSize)],
+    [`${arch}.feed_forward_length`, u32(c.intermediateSize)],
+    [`${arch}.attention.head_count`, u32(c.numHeads)],
+    [`${arch}.attention.head_count_kv`, u32(c.numKvHeads)],
+    [`${arch}.rope.freq_base`, f32(c.ropeTheta)],
+    [`${arch}.attention.layer_norm_rms_epsilon`, f32(c.rmsNormEps)],
+  ];
+  if (c.headDim * c.numHeads !== c.hiddenSize) {
+    meta.push([`${arch}.attention.key_length`, u32(c.headDim)], [`${arch}.attention.value_length`, u32(c.headDim)]);
+  }
+  meta.push(
+    ['general.file_type', u32(FILE_TYPES[dtype])],
+    [`${arch}.vocab_size`, u32(c.vocabSize)],
+    [`${arch}.rope.dimension_count`, u32(c.headDim)],
+  );
+  if (dtype !== 'f32' && dtype !== 'f16' && dtype !== 'bf16') meta.push(['general.quantization_version', u32(2)]);
+  meta.push(...vocabMetadata(parts, c.vocabSize));
+
+  const tensors: GgufTensorInput[] = [];
+  const factors = arch === 'llama' ? llama3RopeFactors(c) : null;
+  if (factors) tensors.push({ name: 'rope_freqs.weight', dtype: 'f32', shape: [factors.length], data: encodeTensor(factors, factors.length, 'f32') });
+  for (const [name, shape] of expectedTensorShapes(c)) {
+    const t = parts.tensors.get(name);
+    if (!t) throw new Error(`missing tensor "${name}"`);
+    if (t.shape.join() !== shape.join()) throw new Error(`tensor "${name}" has shape ${t.shape} but the config implies ${shape}`);
+    const ggufName = ggufNameFromHf(name);
+    if (!ggufName) throw new Error(`no GGUF name for "${name}"`);
+    let values = t.values;
+    if (arch === 'llama' && /\.self_attn\.[qk]_proj\.(weight|bias)$/.test(name)) {
+      values = new Float32Array(permuteRowsToGguf(new Uint8Array(values.slice().buffer), shape[0], c.headDim).buffer);
+    }
+    const cols = shape[shape.length - 1];
+    const tensorType: DType = shape.length === 1 || !canEncode(dtype, cols) ? 'f32' : dtype;
+    tensors.push({ name: ggufName, dtype: tensorType, shape, data: encodeTensor(values, cols, tensorType) });
+  }
+  return { metadata: meta, tensors };
+}

@@ -1,0 +1,177 @@
+// Small random-weight models (fixed seed) for llama, qwen2 and qwen3 in HF layout and GGUF,
+// for tests of loaders, runners and kernels. Not trained, not committed: written at test time.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Arch, DType } from '../../src/model/desc';
+import { configFromHf } from '../../src/model/hf-config';
+import { expectedTensorShapes } from '../../src/model/expected-tensors';
+import { hfToGguf, type F32Tensor, type HfModelParts } from './hf-to-gguf';
+import { safetensorsIndex, writeSafetensors, type SafetensorsInput } from './safetensors-writer';
+import { encodeTensor } from './quantize';
+
+export interface SynthDims {
+  hidden: number;
+  intermediate: number;
+  layers: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  vocab: number;
+  maxPositions: number;
+}
+
+/** hidden and intermediate are multiples of 256 so every matrix fits q4_K/q6_K blocks. */
+export const DEFAULT_SYNTH_DIMS: SynthDims = {
+  hidden: 256, intermediate: 512, layers: 2, heads: 4, kvHeads: 2, headDim: 64, vocab: 259, maxPositions: 2048,
+};
+
+export interface SynthOptions {
+  arch: Arch;
+  seed?: number;
+  dims?: Partial<SynthDims>;
+  tieWordEmbeddings?: boolean;
+}
+
+export interface WriteSynthOptions extends SynthOptions {
+  /** 'hf' writes config.json, safetensors and tokenizer files; 'gguf' writes model.gguf. */
+  format: 'hf' | 'gguf';
+  /** hf: f32 | f16 | bf16. gguf: any DType (vectors stay f32). */
+  dtype: DType;
+  dir: string;
+  /** hf only: split weights over this many safetensors shards with an index. */
+  shards?: number;
+}
+
+/** mulberry32: tiny, seedable, the same in every JS engine. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
+const CHAT_TEMPLATE =
+  "{%- for message in messages %}{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{%- endfor %}" +
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
+/** GPT-2's reversible byte -> printable character map (ByteLevel pre-tokenizers use it). */
+export function byteToUnicode(): string[] {
+  const bs: number[] = [];
+  for (let b = 33; b <= 126; b++) bs.push(b);
+  for (let b = 161; b <= 172; b++) bs.push(b);
+  for (let b = 174; b <= 255; b++) bs.push(b);
+  const out: string[] = new Array(256);
+  for (const b of bs) out[b] = String.fromCodePoint(b);
+  let n = 0;
+  for (let b = 0; b < 256; b++) if (out[b] === undefined) out[b] = String.fromCodePoint(256 + n++);
+  return out;
+}
+
+/** The byte-level tokenizer.json of the default model: 256 byte tokens + 3 specials, no merges. */
+export function byteLevelTokenizer(): { tokenizer: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
+  const vocab: Record<string, number> = {};
+  byteToUnicode().forEach((s, i) => (vocab[s] = i));
+  SPECIALS.forEach((s, i) => (vocab[s] = 256 + i));
+  const added = SPECIALS.map((content, i) => ({
+    id: 256 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
+  }));
+  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false };
+  const tokenizer = {
+    version: '1.0', truncation: null, padding: null, added_tokens: added, normalizer: null,
+    pre_tokenizer: byteLevel, post_processor: null, decoder: byteLevel,
+    model: {
+      type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: [],
+    },
+  };
+  const tokenizerConfig = {
+    add_bos_token: false, add_eos_token: false, bos_token: SPECIALS[0], eos_token: SPECIALS[2], pad_token: SPECIALS[0],
+    unk_token: null, model_max_length: 2048, clean_up_tokenization_spaces: false,
+    tokenizer_class: 'PreTrainedTokenizerFast', chat_template: CHAT_TEMPLATE,
+  };
+  return { tokenizer, tokenizerConfig };
+}
+
+/** config.json for the architecture, in the keys transformers writes. */
+function hfConfig(arch: Arch, d: SynthDims, tie: boolean): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    architectures: [{ llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[arch]],
+    model_type: arch, vocab_size: d.vocab, hidden_size: d.hidden, intermediate_size: d.intermediate,
+    num_hidden_layers: d.layers, num_attention_heads: d.heads, num_key_value_heads: d.kvHeads,
+    head_dim: d.headDim, rms_norm_eps: 1e-5, rope_theta: 10000, max_position_embeddings: d.maxPositions,
+    tie_word_embeddings: tie, bos_token_id: 256, eos_token_id: 258, hidden_act: 'silu', torch_dtype: 'float32',
+  };
+  if (arch === 'llama') base.attention_bias = false;
+  return base;
+}
+
+/** The model as f32 tensors in HF layout plus its JSON files; same seed -> same values. */
+export function syntheticModel(opts: SynthOptions): HfModelParts {
+  const dims = { ...DEFAULT_SYNTH_DIMS, ...opts.dims };
+  const config = hfConfig(opts.arch, dims, opts.tieWordEmbeddings ?? false);
+  const random = rng(opts.seed ?? 1);
+  const tensors = new Map<string, F32Tensor>();
+  for (const [name, shape] of expectedTensorShapes(configFromHf('config.json', config))) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const values = new Float32Array(n);
+    // Norm weights near 1, biases small, matrices scaled by 1/sqrt(fan-in) so activations stay O(1).
+    const isNorm = /norm\.weight$/.test(name);
+    const scale = isNorm ? 0.2 : name.endsWith('.bias') ? 0.1 : 2 / Math.sqrt(shape[shape.length - 1]);
+    for (let i = 0; i < n; i++) values[i] = (isNorm ? 1 : 0) + (random() * 2 - 1) * scale;
+    tensors.set(name, { shape, values });
+  }
+  return { config, tensors, ...byteLevelTokenizer(), name: `synthetic-${opts.arch}` };
+}
+
+/** HF folder files (name -> bytes) for parts stored as f32, f16 or bf16. */
+export function hfFiles(parts: HfModelParts, dtype: 'f32' | 'f16' | 'bf16', shards = 1): Map<string, Uint8Array> {
+  const enc = new TextEncoder();
+  const files = new Map<string, Uint8Array>();
+  files.set('config.json', enc.encode(JSON.stringify({ ...parts.config, torch_dtype: { f32: 'float32', f16: 'float16', bf16: 'bfloat16' }[dtype] }, null, 2)));
+  files.set('tokenizer.json', enc.encode(JSON.stringify(parts.tokenizer)));
+  if (parts.tokenizerConfig) files.set('tokenizer_config.json', enc.encode(JSON.stringify(parts.tokenizerConfig, null, 2)));
+  const inputs: SafetensorsInput[] = [...parts.tensors].map(([name, t]) => ({
+    name, dtype, shape: t.shape, data: encodeTensor(t.values, t.shape[t.shape.length - 1], dtype),
+  }));
+  if (shards <= 1) {
+    files.set('model.safetensors', writeSafetensors(inputs));
+    return files;
+  }
+  const weightMap: Record<string, string> = {};
+  let total = 0;
+  for (let s = 0; s < shards; s++) {
+    const fileName = `model-${String(s + 1).padStart(5, '0')}-of-${String(shards).padStart(5, '0')}.safetensors`;
+    const mine = inputs.filter((_, i) => i % shards === s);
+    for (const t of mine) {
+      weightMap[t.name] = fileName;
+      total += t.data.length;
+    }
+    files.set(fileName, writeSafetensors(mine));
+  }
+  files.set('model.safetensors.index.json', enc.encode(safetensorsIndex(weightMap, total)));
+  return files;
+}
+
+/** Writes a synthetic model to opts.dir; returns the written file paths. */
+export function writeSyntheticModel(opts: WriteSynthOptions): string[] {
+  const parts = syntheticModel(opts);
+  mkdirSync(opts.dir, { recursive: true });
+  const files = opts.format === 'gguf'
+    ? new Map([['model.gguf', hfToGguf(parts, opts.dtype)]])
+    : hfFiles(parts, checkHfDtype(opts.dtype), opts.shards);
+  return [...files].map(([name, bytes]) => {
+    const path = join(opts.dir, name);
+    writeFileSync(path, bytes);
+    return path;
+  });
+}
+
+function checkHfDtype(dtype: DType): 'f32' | 'f16' | 'bf16' {
+  if (dtype === 'f32' || dtype === 'f16' || dtype === 'bf16') return dtype;
+  throw new Error(`HF safetensors synthetic models are f32, f16 or bf16, not ${dtype}`);
+}
