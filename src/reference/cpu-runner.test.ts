@@ -1,0 +1,138 @@
+// Tests of the CPU forward and CpuRunner: chunked == one-shot prefill, batch invariance (bitwise),
+// copy-on-write blocks, limits. Not llama.cpp parity (oracle.test.ts) and not the ops (ops.test.ts).
+import { describe, expect, it } from 'vitest';
+import { CpuRunner } from './cpu-runner';
+import { naiveForward } from './naive-forward';
+import { randomModel } from './random-model';
+import { sampleToken } from './sample';
+import type { SamplingParams, StepRow } from '../engine/types';
+import type { Arch } from '../model/desc';
+
+const greedy: SamplingParams = { temperature: 0, topK: 0, topP: 1, seed: 0 };
+const prompt = (n: number, seed: number, vocab = 61): Int32Array =>
+  Int32Array.from({ length: n }, (_, i) => (i * 17 + seed * 31 + ((i * i) % 7)) % vocab);
+
+function row(sessionId: string, tokenIds: Int32Array, startPos: number, blocks: number[], sample = true, sampling = greedy): StepRow {
+  return { sessionId, tokenIds, startPos, blockTable: Int32Array.from(blocks), sampling, sample };
+}
+
+/** Feed `tokens` in chunks of the given sizes as separate steps; return the last step's logits. */
+function feedInChunks(runner: CpuRunner, tokens: Int32Array, chunkSizes: number[], blocks: number[]): Float32Array {
+  let pos = 0;
+  let logits: Float32Array = new Float32Array(0);
+  for (const size of chunkSizes) {
+    const isLast = pos + size === tokens.length;
+    const detail = runner.executeDetailed({ stepIndex: 0, rows: [row('a', tokens.subarray(pos, pos + size), pos, blocks, isLast)] });
+    logits = detail.logits;
+    pos += size;
+  }
+  expect(pos).toBe(tokens.length);
+  return logits;
+}
+
+const variants: Array<{ arch: Arch; tied: boolean }> = [
+  { arch: 'llama', tied: false },
+  { arch: 'llama', tied: true },
+  { arch: 'qwen2', tied: false },
+  { arch: 'qwen3', tied: true },
+];
+
+describe.each(variants)('$arch (tied embeddings: $tied)', ({ arch, tied }) => {
+  const model = randomModel({ arch, tieWordEmbeddings: tied, seed: 3 });
+
+  it('agrees with a naive contiguous transformer', () => {
+    const tokens = prompt(21, 1);
+    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
+    const logits = runner.executeDetailed({ stepIndex: 0, rows: [row('a', tokens, 0, [5, 2, 9, 1, 12, 3])] }).logits;
+    const want = naiveForward(model, Array.from(tokens));
+    want.forEach((w, i) => expect(logits[i]).toBeCloseTo(w, 4));
+  });
+
+  it('gives bitwise the same logits whether the prompt arrives in one chunk or in several steps', () => {
+    const tokens = prompt(37, 2);
+    const blocks = [3, 1, 7, 2, 5, 4, 6, 8, 9, 10];
+    const oneShot = feedInChunks(new CpuRunner(model, { blockSize: 4, numBlocks: 16 }), tokens, [37], blocks);
+    const chunked = feedInChunks(new CpuRunner(model, { blockSize: 4, numBlocks: 16 }), tokens, [5, 16, 1, 1, 14], blocks);
+    expect(chunked).toEqual(oneShot);
+  });
+});
+
+describe('batch invariance', () => {
+  const model = randomModel({ arch: 'qwen2', seed: 5 });
+
+  it("gives a row bitwise the same logits alone and with other rows of any length in the step", async () => {
+    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 40 });
+    const a = prompt(10, 1), b = prompt(23, 2), c = prompt(6, 3);
+    // solo: A prefills 10 tokens in blocks [1..3], then decodes 3 tokens
+    const solo: Float32Array[] = [];
+    let detail = runner.executeDetailed({ stepIndex: 0, rows: [row('a', a, 0, [1, 2, 3, 4])] });
+    solo.push(detail.logits);
+    let next = detail.sampledIds[0];
+    for (let i = 0; i < 3; i++) {
+      detail = runner.executeDetailed({ stepIndex: 1 + i, rows: [row('a', Int32Array.of(next), 10 + i, [1, 2, 3, 4])] });
+      solo.push(detail.logits);
+      next = detail.sampledIds[0];
+    }
+
+    // batched: C prefills first, A rides with B's prefill chunks and C's decodes, in other blocks
+    const aBlocks = [20, 11, 30, 5], bBlocks = [12, 13, 14, 15, 16, 17, 18], cBlocks = [21, 22];
+    runner.executeDetailed({ stepIndex: 10, rows: [row('c', c, 0, cBlocks)] });
+    const batched: Float32Array[] = [];
+    detail = runner.executeDetailed({
+      stepIndex: 11,
+      rows: [row('b', b.subarray(0, 9), 0, bBlocks, false), row('a', a, 0, aBlocks), row('c', Int32Array.of(4), 6, cBlocks)],
+    });
+    batched.push(detail.logits.subarray(0, model.config.vocabSize));
+    next = detail.sampledIds[1];
+    for (let i = 0; i < 3; i++) {
+      const rows = [row('a', Int32Array.of(next), 10 + i, aBlocks), row('b', b.subarray(9 + 4 * i, 13 + 4 * i), 9 + 4 * i, bBlocks)];
+      if (i === 1) rows.reverse();
+      detail = runner.executeDetailed({ stepIndex: 12 + i, rows });
+      const at = detail.sampleRows.indexOf(rows.findIndex((r) => r.sessionId === 'a'));
+      batched.push(detail.logits.subarray(at * model.config.vocabSize, (at + 1) * model.config.vocabSize));
+      next = detail.sampledIds[rows.findIndex((r) => r.sessionId === 'a')];
+    }
+    batched.forEach((logits, i) => expect(logits).toEqual(solo[i]));
+    const result = await runner.execute({ stepIndex: 20, rows: [row('a', Int32Array.of(1), 13, aBlocks, false)] });
+    expect(Array.from(result.sampledIds)).toEqual([-1]);
+  });
+});
+
+describe('CpuRunner', () => {
+  const model = randomModel({ arch: 'llama', seed: 9 });
+
+  it('copies blocks before the step so a shared prefix continues as if computed afresh', () => {
+    const shared = prompt(10, 4); // blocks of 4: [0..3] full, [4..7] full, [8, 9] partial tail
+    const tail = prompt(5, 5);
+    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
+    runner.executeDetailed({ stepIndex: 0, rows: [row('a', shared, 0, [1, 2, 3], false)] });
+    // B shares blocks 1 and 2, and takes a copy of A's partial tail block 3 into block 4
+    const viaCopy = runner.executeDetailed({
+      stepIndex: 1,
+      rows: [row('b', tail, 10, [1, 2, 4, 5])],
+      blockCopies: [{ src: 3, dst: 4 }],
+    }).logits;
+    const fresh = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
+    const whole = Int32Array.from([...shared, ...tail]);
+    const direct = fresh.executeDetailed({ stepIndex: 0, rows: [row('b', whole, 0, [6, 7, 8, 9])] }).logits;
+    expect(viaCopy).toEqual(direct);
+  });
+
+  it('samples at the position of the generated token with the row settings', () => {
+    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
+    const sampling = { temperature: 1.3, topK: 20, topP: 0.9, seed: 77 };
+    const detail = runner.executeDetailed({ stepIndex: 0, rows: [row('a', prompt(7, 6), 0, [1, 2], true, sampling)] });
+    expect(detail.sampledIds[0]).toBe(sampleToken(detail.logits, sampling, 7));
+  });
+
+  it('rejects plans beyond its limits, block 0 and blocks outside the pool', () => {
+    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 8, maxTokensPerStep: 8, maxRows: 2 });
+    const step = (rows: StepRow[]) => () => runner.executeDetailed({ stepIndex: 0, rows });
+    expect(step([row('a', prompt(9, 1), 0, [1, 2, 3])])).toThrow(/maxTokensPerStep/);
+    expect(step([row('a', prompt(1, 1), 0, [1]), row('b', prompt(1, 1), 0, [2]), row('c', prompt(1, 1), 0, [3])])).toThrow(/maxRows/);
+    expect(step([row('a', prompt(2, 1), 0, [0])])).toThrow(/block 0/);
+    expect(step([row('a', prompt(2, 1), 0, [8])])).toThrow(/block 8/);
+    runner.dispose();
+    expect(step([row('a', prompt(2, 1), 0, [1])])).toThrow(/dispose/);
+  });
+});

@@ -1,0 +1,60 @@
+// Paged KV storage of the CPU runner: per layer one K and one V array of fixed-size blocks.
+// Not the allocator: which block belongs to whom is the engine's block pool's business.
+
+export interface KvPoolShape {
+  numLayers: number;
+  numBlocks: number;
+  blockSize: number;
+  numKvHeads: number;
+  headDim: number;
+}
+
+export class KvPool {
+  readonly numLayers: number;
+  readonly numBlocks: number;
+  readonly blockSize: number;
+  readonly numKvHeads: number;
+  readonly headDim: number;
+  /** numKvHeads * headDim: floats per token slot. */
+  readonly kvDim: number;
+  /** [numLayers] of [numBlocks, blockSize, numKvHeads, headDim]; block 0 is reserved. */
+  readonly k: Float32Array[];
+  /** [numLayers] of [numBlocks, blockSize, numKvHeads, headDim]; block 0 is reserved. */
+  readonly v: Float32Array[];
+
+  constructor(shape: KvPoolShape) {
+    if (shape.numBlocks < 2) throw new RangeError('a KV pool needs block 0 (reserved) plus at least one block');
+    this.numLayers = shape.numLayers;
+    this.numBlocks = shape.numBlocks;
+    this.blockSize = shape.blockSize;
+    this.numKvHeads = shape.numKvHeads;
+    this.headDim = shape.headDim;
+    this.kvDim = shape.numKvHeads * shape.headDim;
+    const floatsPerLayer = shape.numBlocks * shape.blockSize * this.kvDim;
+    this.k = Array.from({ length: shape.numLayers }, () => new Float32Array(floatsPerLayer));
+    this.v = Array.from({ length: shape.numLayers }, () => new Float32Array(floatsPerLayer));
+  }
+
+  /** Floats one block holds in one layer's K (or V): [blockSize, numKvHeads, headDim]. */
+  get floatsPerBlock(): number {
+    return this.blockSize * this.kvDim;
+  }
+
+  /** Copy block src to dst in every layer, K and V (copy-on-write of a shared tail block). */
+  copyBlock(src: number, dst: number): void {
+    this.checkBlock(src);
+    this.checkBlock(dst);
+    const n = this.floatsPerBlock;
+    for (let layer = 0; layer < this.numLayers; layer++) {
+      this.k[layer].copyWithin(dst * n, src * n, (src + 1) * n);
+      this.v[layer].copyWithin(dst * n, src * n, (src + 1) * n);
+    }
+  }
+
+  /** Throws unless id names a usable block (block 0 is reserved and never read or written). */
+  checkBlock(id: number): void {
+    if (!Number.isInteger(id) || id < 1 || id >= this.numBlocks) {
+      throw new RangeError(`KV block ${id} is outside 1..${this.numBlocks - 1}`);
+    }
+  }
+}

@@ -1,0 +1,149 @@
+// The CPU reference held to llama.cpp (node-llama-cpp's prebuilt CPU binary) on synthetic GGUF
+// models: greedy tokens and full next-token distributions. Not a GPU test, not a benchmark.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
+import { CpuRunner } from './cpu-runner';
+import { argmax } from './sample';
+import { bytesSource } from '../model/byte-source';
+import { loadGgufModel } from '../model/gguf-loader';
+import type { Arch, DType } from '../model/desc';
+import { hfToGguf } from '../../tools/models/hf-to-gguf';
+import { syntheticModel } from '../../tools/models/synth';
+
+const NUM_GENERATED = 40;
+const PROMPT = Array.from({ length: 50 }, (_, i) => (i * 37 + 11) % 256);
+
+interface Case {
+  arch: Arch;
+  dtype: DType;
+  tied: boolean;
+}
+const cases: Case[] = [];
+for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
+  for (const dtype of ['f32', 'q8_0', 'q4_0', 'q4_K'] as const) cases.push({ arch, dtype, tied: false });
+}
+cases.push({ arch: 'qwen3', dtype: 'q8_0', tied: true });
+
+/**
+ * Allowed |log p_ours - log p_llama.cpp| over tokens with p > 1e-4. f32 matmuls in llama.cpp are
+ * plain f32 (observed ~2e-6). Quantized ones quantize the activations too (q8_0 / q8_K), which
+ * random-weight models amplify (observed up to ~0.18); for scale, storing the weights as q4_0
+ * instead of f32 moves them by ~1.2. Greedy may then differ only at such near-ties.
+ */
+const LOGPROB_TOLERANCE: Record<string, number> = { f32: 1e-3, q8_0: 0.3, q4_0: 0.3, q4_K: 0.3 };
+
+interface LlamaStep {
+  token: number;
+  /** token id -> probability of the next token, at temperature 0 the plain softmax */
+  probabilities: Map<Token, number>;
+}
+
+const summary: string[] = [];
+let llama: Llama;
+let dir: string;
+
+beforeAll(async () => {
+  // The prebuilt CPU binary only: never download or compile.
+  llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, progressLogs: false });
+  dir = mkdtempSync(join(tmpdir(), 'cohort-oracle-'));
+}, 120_000);
+
+afterAll(async () => {
+  await llama?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  console.log(`llama.cpp oracle (${NUM_GENERATED} greedy tokens after a ${PROMPT.length}-token prompt):\n${summary.join('\n')}`);
+});
+
+/** llama.cpp's free-running greedy generation, with the full distribution at every step. */
+async function llamaCppGreedy(path: string): Promise<LlamaStep[]> {
+  const model = await llama.loadModel({ modelPath: path });
+  const context = await model.createContext({
+    contextSize: 256,
+    batchSize: 256,
+    threads: 2,
+    flashAttention: false,
+    experimentalKvCacheKeyType: 'F32',
+    experimentalKvCacheValueType: 'F32',
+  });
+  const steps: LlamaStep[] = [];
+  try {
+    const sequence = context.getSequence();
+    // Token by token rather than sequence.evaluate(), which would stop at an end-of-generation token.
+    const generateNext = { token: true, probabilities: true, options: { temperature: 0 } };
+    let input: Array<Token | [Token, { generateNext: typeof generateNext }]> = PROMPT.map((id) => id as Token);
+    input[input.length - 1] = [PROMPT[PROMPT.length - 1] as Token, { generateNext }];
+    while (steps.length < NUM_GENERATED) {
+      const outputs = await sequence.controlledEvaluate(input);
+      const next = outputs[input.length - 1]?.next;
+      if (next?.token == null || !next.probabilities) throw new Error('llama.cpp returned no next token');
+      steps.push({ token: next.token, probabilities: next.probabilities });
+      input = [[next.token, { generateNext }]];
+    }
+  } finally {
+    await context.dispose();
+    await model.dispose();
+  }
+  return steps;
+}
+
+describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied)', ({ arch, dtype, tied }) => {
+  it('agrees on greedy tokens and next-token distributions', async () => {
+    const bytes = hfToGguf(syntheticModel({ arch, seed: 1, tieWordEmbeddings: tied }), dtype);
+    const path = join(dir, `${arch}-${dtype}-${tied ? 'tied' : 'untied'}.gguf`);
+    writeFileSync(path, bytes);
+    const reference = await llamaCppGreedy(path);
+    expect(reference).toHaveLength(NUM_GENERATED);
+
+    const { desc } = await loadGgufModel(bytesSource(path, bytes));
+    const runner = new CpuRunner(desc, { blockSize: 16, numBlocks: 16 });
+    const blockTable = Int32Array.of(9, 3, 14, 1, 7, 2, 11); // 112 positions, scattered
+    const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0 };
+
+    // Teacher-forced: feed llama.cpp's own tokens so one near-tie cannot derail the rest.
+    let fed = Int32Array.from(PROMPT);
+    let pos = 0;
+    let commonPrefix = -1;
+    let maxLogprobError = 0;
+    const disagreements: Array<{ index: number; ours: number; want: number; gap: number }> = [];
+    for (let i = 0; i < NUM_GENERATED; i++) {
+      const step = runner.executeDetailed({
+        stepIndex: i,
+        rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTable, sampling: greedy, sample: true }],
+      });
+      pos += fed.length;
+      const logits = step.logits; // [vocab]
+      const ours = argmax(logits);
+      expect(step.sampledIds[0]).toBe(ours);
+      const want = reference[i].token;
+      if (ours !== want) {
+        if (commonPrefix < 0) commonPrefix = i;
+        disagreements.push({ index: i, ours, want, gap: logits[ours] - logits[want] });
+      }
+
+      const max = logits[ours];
+      const logSumExp = max + Math.log(logits.reduce((s, l) => s + Math.exp(l - max), 0));
+      for (const [token, p] of reference[i].probabilities) {
+        if (p > 1e-4) maxLogprobError = Math.max(maxLogprobError, Math.abs(Math.log(p) - (logits[token] - logSumExp)));
+      }
+      fed = Int32Array.of(want);
+    }
+    if (commonPrefix < 0) commonPrefix = NUM_GENERATED;
+    summary.push(
+      `  ${arch} ${dtype}${tied ? ' tied' : ''}: ${NUM_GENERATED - disagreements.length}/${NUM_GENERATED} teacher-forced tokens equal, ` +
+        `free-running greedy equal for the first ${commonPrefix}, max |dlogp| ${maxLogprobError.toExponential(2)}` +
+        disagreements.map((d) => `; #${d.index}: ours ${d.ours}, llama.cpp ${d.want}, our logit gap ${d.gap.toFixed(4)}`).join(''),
+    );
+
+    expect(maxLogprobError).toBeLessThan(LOGPROB_TOLERANCE[dtype]);
+    if (dtype === 'f32') {
+      expect(disagreements).toEqual([]);
+    } else {
+      // A disagreement is only allowed at a near-tie, and must stay rare.
+      expect(disagreements.length).toBeLessThanOrEqual(3);
+      for (const d of disagreements) expect(d.gap).toBeLessThan(LOGPROB_TOLERANCE[dtype]);
+    }
+  }, 180_000);
+});
