@@ -1,0 +1,122 @@
+// ESLint rule `cohort/import-boundaries`: which folder may import which (DESIGN.md's layout),
+// and which packages each folder may use. Checks import/export sources only, not runtime globals.
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+
+const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/app', 'workers', 'shaders', 'e2e', 'bench', 'tools', 'scripts'];
+const uiPackages = ['react', 'react-dom', 'zustand', 'uplot'];
+const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/test'];
+
+/**
+ * Per folder: `layers` it may import, `typeOnlyLayers` it may import with `import type` only,
+ * `testOnlyLayers` its Node-only files may import, and `deniedPackages`. Node builtins are denied
+ * everywhere except in Node-only files: *.test.ts, *.node.ts, *fixtures.ts, src/gpu/node-gpu.ts.
+ */
+const policies = {
+  'src/engine': { layers: ['src/engine'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'the engine is pure and imports nothing outside itself' },
+  'src/model': { layers: ['src/engine', 'src/model'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'model code imports only engine types' },
+  'src/reference': { layers: ['src/engine', 'src/model', 'src/reference'], testOnlyLayers: ['tools'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'the CPU reference imports only engine and model code' },
+  'src/gpu': { layers: ['src/engine', 'src/model', 'src/gpu', 'shaders'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink'], why: 'gpu code imports engine/model types; CPU twins only in tests' },
+  'src/protocol': { layers: ['src/protocol'], typeOnlyLayers: ['src/engine', 'src/model'], deniedPackages: [...uiPackages, 'comlink', 'webgpu'], why: 'the protocol is data only' },
+  'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
+  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'shaders'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
+};
+
+/** The only UI file allowed to touch comlink and the worker module. */
+const engineClientFile = 'src/app/engine-client.ts';
+
+function layerOf(relPath) {
+  return layers.find((layer) => relPath === layer || relPath.startsWith(`${layer}/`)) ?? null;
+}
+
+function packageName(specifier) {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+function isNodeBuiltin(specifier) {
+  return specifier.startsWith('node:') || builtinModules.includes(packageName(specifier));
+}
+
+function isNodeOnlyFile(relPath) {
+  return /(\.test\.tsx?|\.node\.ts|fixtures\.ts)$/.test(relPath) || relPath === 'src/gpu/node-gpu.ts';
+}
+
+function isTypeOnly(node) {
+  if (node.importKind === 'type' || node.exportKind === 'type') return true;
+  const specifiers = node.specifiers ?? [];
+  return specifiers.length > 0 && specifiers.every((s) => s.importKind === 'type' || s.exportKind === 'type');
+}
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const importBoundaries = {
+  meta: {
+    type: 'problem',
+    docs: { description: "Enforce DESIGN.md's import rules between folders and packages" },
+    schema: [{ type: 'object', properties: { root: { type: 'string' } }, required: ['root'], additionalProperties: false }],
+    messages: {
+      layer: '{{from}} may not import {{to}}: {{why}}.',
+      typeOnly: '{{from}} may import {{to}} with `import type` only: {{why}}.',
+      testOnly: '{{from}} may import {{to}} only in tests: {{why}}.',
+      package: "{{from}} may not import '{{name}}': {{why}}.",
+      nodeBuiltin: "{{from}} runs in the browser: '{{name}}' is allowed only in tests and Node-only files.",
+      comlink: `Only ${engineClientFile} (and workers/) may import comlink.`,
+      worker: `Only ${engineClientFile} may reach the worker module.`,
+    },
+  },
+  create(context) {
+    const root = context.options[0].root;
+    const relFile = path.relative(root, context.filename).split(path.sep).join('/');
+    const fromLayer = layerOf(relFile);
+    const policy = policies[fromLayer];
+    if (!policy) return {};
+    const isNodeOnly = isNodeOnlyFile(relFile);
+
+    function check(node, specifier, typeOnly) {
+      if (typeof specifier !== 'string') return;
+      const report = (messageId, data) => context.report({ node, messageId, data: { from: fromLayer, why: policy.why, ...data } });
+      if (specifier.startsWith('.') || specifier.startsWith('/')) {
+        const bare = specifier.split('?')[0];
+        const target = specifier.startsWith('/') ? path.join(root, bare) : path.resolve(path.dirname(context.filename), bare);
+        const toLayer = layerOf(path.relative(root, target).split(path.sep).join('/'));
+        if (toLayer === 'workers' && fromLayer === 'src/app') {
+          if (relFile !== engineClientFile) report('worker');
+          return;
+        }
+        if (toLayer && policy.layers.includes(toLayer)) return;
+        if (toLayer && policy.typeOnlyLayers?.includes(toLayer)) {
+          if (!typeOnly) report('typeOnly', { to: toLayer });
+          return;
+        }
+        if (toLayer && policy.testOnlyLayers?.includes(toLayer)) {
+          if (!isNodeOnly) report('testOnly', { to: toLayer });
+          return;
+        }
+        report('layer', { to: toLayer ?? path.relative(root, target) });
+        return;
+      }
+      const name = packageName(specifier);
+      if (isNodeBuiltin(specifier)) {
+        if (!isNodeOnly) report('nodeBuiltin', { name: specifier });
+        return;
+      }
+      if (name === 'comlink') {
+        if (fromLayer !== 'workers' && relFile !== engineClientFile) report('comlink');
+        return;
+      }
+      if (policy.deniedPackages.includes(name)) {
+        report('package', { name });
+        return;
+      }
+      if (nodeOnlyPackages.includes(name) && !isNodeOnly) report('nodeBuiltin', { name });
+    }
+
+    return {
+      ImportDeclaration: (node) => check(node, node.source.value, isTypeOnly(node)),
+      ExportNamedDeclaration: (node) => node.source && check(node, node.source.value, isTypeOnly(node)),
+      ExportAllDeclaration: (node) => check(node, node.source.value, node.exportKind === 'type'),
+      ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value, false),
+      TSImportType: (node) => check(node, node.argument?.literal?.value, true),
+    };
+  },
+};

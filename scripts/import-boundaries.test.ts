@@ -1,0 +1,50 @@
+// Drives ESLint's Node API over probe sources to show the folder boundaries hold: each
+// violation is rejected and its clean twin passes. The probe paths need not exist on disk.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+let eslint: ESLint;
+
+/** Rule ids ESLint reports for `code` as if it lived at `relPath`. */
+async function lintAt(relPath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(root, relPath) });
+  return result!.messages.map((message) => message.ruleId ?? `fatal: ${message.message}`);
+}
+
+beforeAll(() => {
+  eslint = new ESLint({ cwd: root });
+});
+
+describe('import boundaries', () => {
+  it('keeps src/engine self-contained', async () => {
+    expect(await lintAt('src/engine/probe.ts', "import type { ModelDesc } from '../model/desc';\nexport type X = ModelDesc;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/engine/probe.ts', "import { useState } from 'react';\nexport const x = useState;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/engine/probe.ts', "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/engine/probe.ts', "import type { StepPlan } from './types';\nexport type X = StepPlan;\n")).toEqual([]);
+  });
+
+  it('keeps DOM and WebGPU out of the pure folders', async () => {
+    expect(await lintAt('src/model/probe.ts', 'export const title = document.title;\n')).toContain('no-restricted-globals');
+    expect(await lintAt('src/reference/probe.ts', 'export type D = GPUDevice;\n')).toContain('@typescript-eslint/no-restricted-types');
+    expect(await lintAt('src/gpu/probe.ts', 'export type D = GPUDevice;\n')).toEqual([]);
+  });
+
+  it('lets src/app reach the worker only through protocol and engine-client', async () => {
+    expect(await lintAt('src/app/Probe.tsx', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/app/Probe.tsx', "import { sampleUniform } from '../engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/app/Probe.tsx', "import w from '../../workers/engine.worker?worker';\nexport const x = w;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/app/Probe.tsx', "import type { StepEvent } from '../protocol/api';\nexport type E = StepEvent;\n")).toEqual([]);
+    expect(await lintAt('src/app/engine-client.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
+  });
+
+  it('allows CPU twins in gpu tests only, and engine types in protocol only as types', async () => {
+    const twinImport = "import { residualAdd } from '../reference/residual-add';\nexport const f = residualAdd;\n";
+    expect(await lintAt('src/gpu/probe.ts', twinImport)).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/gpu/probe.test.ts', twinImport)).toEqual([]);
+    expect(await lintAt('src/protocol/probe.ts', "import { sampleUniform } from '../engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/protocol/probe.ts', "import type { SamplingParams } from '../engine/types';\nexport type S = SamplingParams;\n")).toEqual([]);
+  });
+});

@@ -1,0 +1,42 @@
+// The page shell: NoWebGpu when the browser has no WebGPU; else header, model sidebar, session
+// grid and the cohort panel. Starts the engine once; holds no state of its own.
+import { useEffect } from 'react';
+import { CohortPanel } from './cohort/CohortPanel';
+import { Header } from './Header';
+import { DropZone } from './model/DropZone';
+import { ModelSidebar } from './model/ModelSidebar';
+import { NoWebGpu } from './NoWebGpu';
+import { SessionGrid } from './sessions/SessionGrid';
+import { SessionsToolbar } from './sessions/SessionsToolbar';
+import { startEngine } from './state/model-actions';
+import { useModelStore } from './state/model-store';
+
+export function App() {
+  const hasWebGpu = typeof navigator !== 'undefined' && 'gpu' in navigator && Boolean(navigator.gpu);
+  const gpu = useModelStore((s) => s.gpu);
+
+  useEffect(() => {
+    if (hasWebGpu) startEngine();
+  }, [hasWebGpu]);
+
+  if (!hasWebGpu) {
+    return <NoWebGpu reason="no-webgpu" message="navigator.gpu is undefined on this page." />;
+  }
+  if (gpu.status === 'unavailable') {
+    return <NoWebGpu reason={gpu.reason} message={gpu.message} />;
+  }
+  return (
+    <div className="app">
+      <Header />
+      <div className="app-body">
+        <ModelSidebar />
+        <main className="workspace">
+          <SessionsToolbar />
+          <SessionGrid />
+          <CohortPanel />
+        </main>
+      </div>
+      <DropZone />
+    </div>
+  );
+}

@@ -1,0 +1,97 @@
+// Checks and descriptions of model sources before they reach the worker: HF repo ids and their
+// file listings, https URLs, dropped files; byte formatting. Pure; the worker re-checks everything.
+import type { ModelSource } from '../../protocol/api';
+
+export const HF_API = 'https://huggingface.co/api/models';
+
+export function isRepoId(value: string): boolean {
+  return /^[\w.-]+\/[\w.-]+$/.test(value.trim());
+}
+
+export function repoListingUrl(repoId: string): string {
+  return `${HF_API}/${repoId.trim()}?blobs=true`;
+}
+
+export interface RepoFile {
+  name: string;
+  /** Bytes, when the listing says. */
+  size?: number;
+}
+
+export interface RepoListing {
+  ggufFiles: RepoFile[];
+  /** config.json + tokenizer.json + safetensors weights: loadable without picking a file. */
+  hasHfLayout: boolean;
+  numFiles: number;
+}
+
+/** Reads the JSON of https://huggingface.co/api/models/<repo>; throws when it is not a listing. */
+export function parseRepoListing(json: unknown): RepoListing {
+  const siblings = (json as { siblings?: unknown } | null)?.siblings;
+  if (!Array.isArray(siblings)) throw new Error('the Hugging Face answer has no file list (is the repo private or gated?)');
+  const files: RepoFile[] = siblings
+    .filter((s): s is { rfilename: string; size?: unknown } => typeof (s as { rfilename?: unknown })?.rfilename === 'string')
+    .map((s) => ({ name: s.rfilename, ...(typeof s.size === 'number' ? { size: s.size } : {}) }));
+  const names = new Set(files.map((f) => f.name));
+  return {
+    ggufFiles: files.filter((f) => f.name.toLowerCase().endsWith('.gguf')).sort((a, b) => a.name.localeCompare(b.name)),
+    hasHfLayout: names.has('config.json') && names.has('tokenizer.json') && files.some((f) => f.name.endsWith('.safetensors')),
+    numFiles: files.length,
+  };
+}
+
+/** The URL as a model source, or why it is refused (only https; the worker checks again). */
+export function checkModelUrl(raw: string): { ok: true; url: string } | { ok: false; error: string } {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return { ok: false, error: `"${raw}" is not a URL` };
+  }
+  if (url.protocol !== 'https:') return { ok: false, error: `only https:// URLs can be loaded, not ${url.protocol}//` };
+  return { ok: true, url: url.href };
+}
+
+/** Whether these file names look like a model Cohort can open, before the worker parses them. */
+export function checkLocalFiles(names: readonly string[]): { ok: true } | { ok: false; error: string } {
+  if (names.length === 0) return { ok: false, error: 'no files were given' };
+  const lower = names.map((n) => n.toLowerCase());
+  const numGguf = lower.filter((n) => n.endsWith('.gguf')).length;
+  if (numGguf === 1) return { ok: true };
+  if (numGguf > 1) return { ok: false, error: `${numGguf} .gguf files were given: pick one` };
+  const base = lower.map((n) => n.split('/').pop() ?? n);
+  if (base.includes('config.json') && base.some((n) => n.endsWith('.safetensors'))) return { ok: true };
+  return { ok: false, error: `not a model: expected one .gguf file, or a Hugging Face folder (config.json, tokenizer.json, *.safetensors); got ${names.slice(0, 4).join(', ')}${names.length > 4 ? ', …' : ''}` };
+}
+
+export function describeSource(source: ModelSource): string {
+  switch (source.kind) {
+    case 'embedded':
+      return 'the embedded model';
+    case 'huggingface':
+      return `${source.repoId}${source.file ? `/${source.file}` : ''}`;
+    case 'url':
+      return source.url;
+    case 'files':
+      return source.files.length === 1 ? source.files[0].name : `${source.files.length} local files`;
+  }
+}
+
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return '?';
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} ${units[unit]}`;
+}
+
+export function formatCount(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}K`;
+  return String(n);
+}

@@ -1,0 +1,108 @@
+// Tests for folding StepEvents into chat panes: streaming text, states, TTFT and decode tok/s,
+// held-back text in finished events, resets during a turn, and untouched panes staying the same.
+import { describe, expect, it } from 'vitest';
+import { applyStepRecords, beginTurn, DEFAULT_SETTINGS, detachView, isActive, latestReply, newSessionView, resetView, toSessionOptions, type SessionView } from './session-view';
+import { row, step } from './step-fixtures';
+import type { StepRecord } from './step-ring';
+
+const rec = (event: StepRecord['event'], receivedAtMs: number): StepRecord => ({ event, receivedAtMs });
+
+function panes(...views: SessionView[]): Map<string, SessionView> {
+  return new Map(views.map((v) => [v.paneId, v]));
+}
+
+describe('applyStepRecords', () => {
+  const sent = (paneId: string, engineId: string) => ({ ...beginTurn(newSessionView(paneId, paneId, DEFAULT_SETTINGS), 'hi', 1000), engineId });
+  const byEngine = new Map([
+    ['s1', 'p1'],
+    ['s2', 'p2'],
+  ]);
+
+  it('streams text, moves through prefill and decode, and measures TTFT and decode tok/s', () => {
+    let views: ReadonlyMap<string, SessionView> = panes(sent('p1', 's1'));
+    views = applyStepRecords(views, byEngine, [rec(step(0, 0, 50, [row('s1', 'prefill', 32)]), 1060)]);
+    expect(views.get('p1')!.state).toBe('prefill');
+    expect(views.get('p1')!.ttftMs).toBeUndefined();
+    views = applyStepRecords(views, byEngine, [
+      rec(step(1, 50, 50, [row('s1', 'prefill', 8, [72], 'He')]), 1110),
+      rec(step(2, 100, 100, [row('s1', 'decode', 1, [108], 'l')]), 1210),
+      rec(step(3, 200, 100, [row('s1', 'decode', 1, [108], 'l')]), 1310),
+    ]);
+    const view = views.get('p1')!;
+    expect(view.state).toBe('decode');
+    expect(latestReply(view)).toBe('Hell');
+    expect(view.ttftMs).toBe(110);
+    expect(view.numOutputTokens).toBe(3);
+    expect(view.numDecodeTokens).toBe(2);
+    // 2 decode tokens between the first token's step end (100) and the last one's (300).
+    expect(view.tokensPerSec).toBe(10);
+  });
+
+  it('appends held-back text of a finished request and ends in the state its reason says', () => {
+    const views = applyStepRecords(panes(sent('p1', 's1'), sent('p2', 's2')), byEngine, [
+      rec(
+        step(0, 0, 10, [row('s1', 'decode', 1, [1], 'ok', { finishReason: 'eos' }), row('s2', 'decode', 1, [])], {
+          finished: [
+            { sessionId: 's1', requestId: 's1:1', reason: 'eos', newText: '!' },
+            { sessionId: 's2', requestId: 's2:1', reason: 'cancelled', newText: '' },
+          ],
+        }),
+        20,
+      ),
+    ]);
+    expect(latestReply(views.get('p1')!)).toBe('ok!');
+    expect(views.get('p1')!.state).toBe('done');
+    expect(views.get('p2')!.state).toBe('cancelled');
+    expect(isActive(views.get('p2')!)).toBe(false);
+  });
+
+  it('shows an engine error on its pane', () => {
+    const views = applyStepRecords(panes(sent('p1', 's1')), byEngine, [
+      rec(step(0, 0, 10, [], { finished: [{ sessionId: 's1', requestId: 's1:1', reason: 'error', newText: '', error: 'prompt too long' }] }), 5),
+    ]);
+    expect(views.get('p1')!.state).toBe('error');
+    expect(views.get('p1')!.error).toBe('prompt too long');
+  });
+
+  it('returns the same map when no pane is concerned, and keeps untouched panes identical', () => {
+    const start = panes(sent('p1', 's1'), sent('p2', 's2'));
+    expect(applyStepRecords(start, byEngine, [rec(step(0, 0, 10, [row('s9', 'decode', 1, [1], 'x')]), 5)])).toBe(start);
+    const next = applyStepRecords(start, byEngine, [rec(step(0, 0, 10, [row('s1', 'decode', 1, [1], 'x')]), 5)]);
+    expect(next).not.toBe(start);
+    expect(next.get('p2')).toBe(start.get('p2'));
+    expect(start.get('p1')!.lines[1].text).toBe('');
+  });
+
+  it('drops a reset turn’s late tokens and frees the pane when its cancellation arrives', () => {
+    let views: ReadonlyMap<string, SessionView> = panes(resetView(sent('p1', 's1')));
+    expect(views.get('p1')!.lines).toEqual([]);
+    expect(isActive(views.get('p1')!)).toBe(true);
+    views = applyStepRecords(views, byEngine, [
+      rec(step(0, 0, 10, [row('s1', 'decode', 1, [5], 'late')], { finished: [{ sessionId: 's1', requestId: 's1:1', reason: 'cancelled', newText: 'tail' }] }), 5),
+    ]);
+    const view = views.get('p1')!;
+    expect(view.lines).toEqual([]);
+    expect(view.state).toBe('idle');
+    expect(isActive(view)).toBe(false);
+  });
+});
+
+describe('pane transitions', () => {
+  it('resets an idle pane at once and detaches a pane from a replaced model', () => {
+    const base = { ...newSessionView('p1', '#1', DEFAULT_SETTINGS), engineId: 's1', state: 'done' as const };
+    expect(resetView(base)).toMatchObject({ state: 'idle', discarding: false, engineId: 's1', lines: [] });
+    const detached = detachView({ ...base, lines: [{ role: 'user', text: 'x' }] });
+    expect(detached.engineId).toBeUndefined();
+    expect(detached.lines).toEqual([]);
+    expect(detached.settings).toBe(DEFAULT_SETTINGS);
+  });
+
+  it('maps settings to session options, leaving the seed to the engine when unset', () => {
+    expect(toSessionOptions({ ...DEFAULT_SETTINGS, systemPrompt: ' ', seed: null })).toEqual({
+      sampling: { temperature: 0.7, topP: 0.95, topK: 40 },
+      maxNewTokens: 128,
+    });
+    expect(toSessionOptions({ ...DEFAULT_SETTINGS, systemPrompt: 'Be brief.', seed: 7 }).sampling?.seed).toBe(7);
+    expect(toSessionOptions({ ...DEFAULT_SETTINGS, systemPrompt: 'Be brief.' }).systemPrompt).toBe('Be brief.');
+  });
+});

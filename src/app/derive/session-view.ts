@@ -1,0 +1,188 @@
+// A chat pane's plain mirror of its engine session, and the pure transitions that fold user
+// actions and StepEvents into it. No store, no engine calls: state/sessions-store.ts holds these.
+import type { SessionOptions } from '../../protocol/api';
+import type { FinishReason, SessionState } from '../../protocol/events';
+import type { StepRecord } from './step-ring';
+import { stepEndMs } from './throughput';
+
+export interface SessionSettings {
+  systemPrompt: string;
+  temperature: number;
+  topP: number;
+  topK: number;
+  maxNewTokens: number;
+  /** null: the engine picks one per session. */
+  seed: number | null;
+}
+
+export const DEFAULT_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0.7, topP: 0.95, topK: 40, maxNewTokens: 128, seed: null };
+
+export function toSessionOptions(settings: SessionSettings): SessionOptions {
+  return {
+    ...(settings.systemPrompt.trim() ? { systemPrompt: settings.systemPrompt } : {}),
+    sampling: { temperature: settings.temperature, topP: settings.topP, topK: settings.topK, ...(settings.seed === null ? {} : { seed: settings.seed }) },
+    maxNewTokens: settings.maxNewTokens,
+  };
+}
+
+export interface ChatLine {
+  role: 'user' | 'assistant';
+  text: string;
+}
+
+/** The needle this pane must find (NIAH preset); passed/leaks are set when its turn ends. */
+export interface NiahMark {
+  code: string;
+  numLines: number;
+  allCodes: string[];
+  passed?: boolean;
+  leaks?: string[];
+}
+
+export interface SessionView {
+  paneId: string;
+  label: string;
+  /** Set once the engine session exists (created on the first send, with these settings). */
+  engineId?: string;
+  settings: SessionSettings;
+  state: SessionState;
+  lines: ChatLine[];
+  lastPrompt?: string;
+  /** Page clock (ms) when the current turn was sent. */
+  sentAtMs?: number;
+  /** Send to arrival of the first sampled token, page clock. */
+  ttftMs?: number;
+  /** Engine clock: end of the step that sampled the first / latest token of the turn. */
+  firstTokenEndMs?: number;
+  lastTokenEndMs?: number;
+  numOutputTokens: number;
+  numDecodeTokens: number;
+  /** Decode tokens over the time from first to latest token. */
+  tokensPerSec?: number;
+  finishReason?: FinishReason;
+  error?: string;
+  /** After a reset during a turn: that turn's events are dropped until it ends. */
+  discarding: boolean;
+  niah?: NiahMark;
+  /** Panes the app opened itself (compare runs). */
+  tag?: string;
+}
+
+const ACTIVE: ReadonlySet<SessionState> = new Set(['waiting', 'prefill', 'decode']);
+
+export function isActive(view: SessionView): boolean {
+  return ACTIVE.has(view.state) || view.discarding;
+}
+
+export function newSessionView(paneId: string, label: string, settings: SessionSettings): SessionView {
+  return { paneId, label, settings, state: 'idle', lines: [], numOutputTokens: 0, numDecodeTokens: 0, discarding: false };
+}
+
+/** A user message goes out: a new assistant line waits for tokens; per-turn stats restart. */
+export function beginTurn(view: SessionView, text: string, nowMs: number): SessionView {
+  return {
+    ...view,
+    state: 'waiting',
+    lines: [...view.lines, { role: 'user', text }, { role: 'assistant', text: '' }],
+    lastPrompt: text,
+    sentAtMs: nowMs,
+    ttftMs: undefined,
+    firstTokenEndMs: undefined,
+    lastTokenEndMs: undefined,
+    numOutputTokens: 0,
+    numDecodeTokens: 0,
+    tokensPerSec: undefined,
+    finishReason: undefined,
+    error: undefined,
+    niah: view.niah ? { ...view.niah, passed: undefined, leaks: undefined } : undefined,
+  };
+}
+
+export function failTurn(view: SessionView, message: string): SessionView {
+  return { ...view, state: 'error', error: message };
+}
+
+/** History forgotten; a running turn keeps the pane busy until its cancellation arrives. */
+export function resetView(view: SessionView): SessionView {
+  const busy = isActive(view);
+  return {
+    ...newSessionView(view.paneId, view.label, view.settings),
+    engineId: view.engineId,
+    niah: view.niah,
+    tag: view.tag,
+    discarding: busy,
+    state: busy ? 'cancelled' : 'idle',
+  };
+}
+
+/** The model changed: the engine session is gone, the pane starts over with its settings. */
+export function detachView(view: SessionView): SessionView {
+  return { ...newSessionView(view.paneId, view.label, view.settings), tag: view.tag };
+}
+
+function appendAssistant(lines: ChatLine[], text: string): ChatLine[] {
+  if (!text) return lines;
+  const last = lines[lines.length - 1];
+  if (last?.role === 'assistant') return [...lines.slice(0, -1), { role: 'assistant', text: last.text + text }];
+  return [...lines, { role: 'assistant', text }];
+}
+
+function finishedState(reason: FinishReason): SessionState {
+  return reason === 'cancelled' ? 'cancelled' : reason === 'error' ? 'error' : 'done';
+}
+
+/**
+ * Folds StepEvents into the panes they concern. Returns the same Map when nothing changed, and
+ * a new Map with new objects for changed panes otherwise (never mutates its inputs).
+ */
+export function applyStepRecords(views: ReadonlyMap<string, SessionView>, paneByEngineId: ReadonlyMap<string, string>, records: readonly StepRecord[]): ReadonlyMap<string, SessionView> {
+  let next: Map<string, SessionView> | null = null;
+  const current = (paneId: string) => (next ?? views).get(paneId);
+  const put = (view: SessionView) => {
+    next ??= new Map(views);
+    next.set(view.paneId, view);
+  };
+  for (const { event, receivedAtMs } of records) {
+    const endMs = stepEndMs(event);
+    for (const row of event.rows) {
+      const paneId = paneByEngineId.get(row.sessionId);
+      const view = paneId === undefined ? undefined : current(paneId);
+      if (!view || view.discarding || view.sentAtMs === undefined) continue;
+      const n = row.newTokenIds.length;
+      const updated: SessionView = { ...view, state: row.kind, lines: appendAssistant(view.lines, row.newText) };
+      if (n > 0) {
+        updated.numOutputTokens += n;
+        updated.ttftMs ??= receivedAtMs - view.sentAtMs;
+        updated.firstTokenEndMs ??= endMs;
+        updated.lastTokenEndMs = endMs;
+        if (row.kind === 'decode') updated.numDecodeTokens += n;
+        const spanMs = endMs - updated.firstTokenEndMs;
+        if (updated.numDecodeTokens > 0 && spanMs > 0) updated.tokensPerSec = (updated.numDecodeTokens * 1000) / spanMs;
+      }
+      put(updated);
+    }
+    for (const finished of event.finished) {
+      const paneId = paneByEngineId.get(finished.sessionId);
+      const view = paneId === undefined ? undefined : current(paneId);
+      if (!view) continue;
+      if (view.discarding) {
+        put({ ...view, discarding: false, state: 'idle' });
+        continue;
+      }
+      put({
+        ...view,
+        lines: appendAssistant(view.lines, finished.newText),
+        state: finishedState(finished.reason),
+        finishReason: finished.reason,
+        ...(finished.error !== undefined ? { error: finished.error } : {}),
+      });
+    }
+  }
+  return next ?? views;
+}
+
+/** The text of the pane's latest assistant line (what its current turn has produced). */
+export function latestReply(view: SessionView): string {
+  const last = view.lines[view.lines.length - 1];
+  return last?.role === 'assistant' ? last.text : '';
+}

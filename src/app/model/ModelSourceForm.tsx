@@ -1,0 +1,157 @@
+// Where to load a model from: the embedded default, a Hugging Face repo (with its file list
+// when huggingface.co answers), an https URL, or local files and folders.
+import { useRef, useState } from 'react';
+import { checkModelUrl, formatBytes, isRepoId, parseRepoListing, repoListingUrl, type RepoListing } from '../derive/model-sources';
+import { errorMessage, loadModel, showModelError } from '../state/model-actions';
+import { useModelStore } from '../state/model-store';
+import { loadLocalFiles } from './local-files';
+
+type Tab = 'embedded' | 'huggingface' | 'url' | 'files';
+const TABS: { tab: Tab; label: string }[] = [
+  { tab: 'embedded', label: 'Default' },
+  { tab: 'huggingface', label: 'Hugging Face' },
+  { tab: 'url', label: 'URL' },
+  { tab: 'files', label: 'Files' },
+];
+
+function HuggingFaceSource({ busy }: { busy: boolean }) {
+  const [repoId, setRepoId] = useState('');
+  const [file, setFile] = useState('');
+  const [listing, setListing] = useState<RepoListing | null>(null);
+  const [listNote, setListNote] = useState('');
+  const valid = isRepoId(repoId);
+
+  async function listFiles() {
+    setListNote('asking huggingface.co…');
+    try {
+      const response = await fetch(repoListingUrl(repoId));
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const parsed = parseRepoListing(await response.json());
+      setListing(parsed);
+      setFile(parsed.hasHfLayout ? '' : (parsed.ggufFiles[0]?.name ?? ''));
+      setListNote(`${parsed.numFiles} files, ${parsed.ggufFiles.length} GGUF${parsed.hasHfLayout ? ', HF layout' : ''}`);
+    } catch (error) {
+      setListing(null);
+      setListNote(`could not list files (${errorMessage(error)}); type a .gguf name or leave it empty for the HF layout`);
+    }
+  }
+
+  return (
+    <form
+      className="source-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (valid) void loadModel({ kind: 'huggingface', repoId: repoId.trim(), ...(file.trim() ? { file: file.trim() } : {}) });
+      }}
+    >
+      <label>
+        Repo id
+        <input data-testid="hf-repo" value={repoId} placeholder="owner/name" spellCheck={false} onChange={(e) => setRepoId(e.target.value)} />
+      </label>
+      {listing && listing.ggufFiles.length > 0 ? (
+        <label>
+          File
+          <select data-testid="hf-file" value={file} onChange={(e) => setFile(e.target.value)}>
+            {listing.hasHfLayout && <option value="">HF layout (safetensors)</option>}
+            {listing.ggufFiles.map((f) => (
+              <option key={f.name} value={f.name}>
+                {f.name}
+                {f.size !== undefined ? ` (${formatBytes(f.size)})` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : (
+        <label>
+          .gguf file (optional)
+          <input data-testid="hf-file" value={file} placeholder="model-q8_0.gguf" spellCheck={false} onChange={(e) => setFile(e.target.value)} />
+        </label>
+      )}
+      {listNote && <p className="muted small">{listNote}</p>}
+      <div className="row">
+        <button type="button" disabled={!valid} onClick={() => void listFiles()}>
+          List files
+        </button>
+        <button type="submit" className="primary" disabled={!valid || busy}>
+          Load
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function UrlSource({ busy }: { busy: boolean }) {
+  const [url, setUrl] = useState('');
+  return (
+    <form
+      className="source-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const checked = checkModelUrl(url);
+        if (checked.ok) void loadModel({ kind: 'url', url: checked.url });
+        else showModelError(checked.error);
+      }}
+    >
+      <label>
+        https URL of a .gguf file or an HF folder
+        <input data-testid="model-url" value={url} placeholder="https://…/model.gguf" spellCheck={false} onChange={(e) => setUrl(e.target.value)} />
+      </label>
+      <button type="submit" className="primary" disabled={!url.trim() || busy}>
+        Load
+      </button>
+    </form>
+  );
+}
+
+function FileSource({ busy }: { busy: boolean }) {
+  const filesInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
+  const onPicked = (input: HTMLInputElement) => {
+    const files = Array.from(input.files ?? []);
+    input.value = '';
+    if (files.length > 0) void loadLocalFiles(files);
+  };
+  return (
+    <div className="source-form">
+      <p className="muted small">A .gguf file, or a Hugging Face folder's files (config.json, tokenizer.json, *.safetensors). Or drop them anywhere on the page.</p>
+      <input ref={filesInput} data-testid="model-file-input" type="file" multiple hidden accept=".gguf,.json,.safetensors,.txt,.jinja" onChange={(e) => onPicked(e.currentTarget)} />
+      <input ref={folderInput} data-testid="model-folder-input" type="file" hidden {...{ webkitdirectory: '' }} onChange={(e) => onPicked(e.currentTarget)} />
+      <div className="row">
+        <button type="button" disabled={busy} onClick={() => filesInput.current?.click()}>
+          Choose files…
+        </button>
+        <button type="button" disabled={busy} onClick={() => folderInput.current?.click()}>
+          Choose folder…
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export function ModelSourceForm() {
+  const [tab, setTab] = useState<Tab>('embedded');
+  const busy = useModelStore((s) => s.loading !== null);
+  return (
+    <section className="card">
+      <h2>Load a model</h2>
+      <div className="tabs" role="tablist">
+        {TABS.map((t) => (
+          <button key={t.tab} type="button" role="tab" aria-selected={tab === t.tab} data-testid={`source-tab-${t.tab}`} onClick={() => setTab(t.tab)}>
+            {t.label}
+          </button>
+        ))}
+      </div>
+      {tab === 'embedded' && (
+        <div className="source-form">
+          <p className="muted small">cohort-tiny: the small llama model that ships with Cohort, trained for the needle-in-a-haystack task.</p>
+          <button type="button" className="primary" disabled={busy} data-testid="load-embedded" onClick={() => void loadModel({ kind: 'embedded' })}>
+            Load default model
+          </button>
+        </div>
+      )}
+      {tab === 'huggingface' && <HuggingFaceSource busy={busy} />}
+      {tab === 'url' && <UrlSource busy={busy} />}
+      {tab === 'files' && <FileSource busy={busy} />}
+    </section>
+  );
+}

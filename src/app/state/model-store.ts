@@ -1,0 +1,51 @@
+// Zustand store of what the model panel shows: GPU report, kernel self-check, the serving model,
+// the load in progress and the last load error. Written by model-actions.ts only.
+import { create } from 'zustand';
+import type { GpuInfo, LoadProgress, ModelInfo } from '../../protocol/api';
+import type { SelfCheckState } from '../SelfCheckPanel';
+
+export interface LoadingState {
+  /** What is being loaded, for people. */
+  label: string;
+  phase: LoadProgress['phase'];
+  fetchedBytes: number;
+  /** 0 when unknown. */
+  fetchTotalBytes: number;
+  uploadTotalBytes: number;
+  message: string;
+}
+
+interface ModelState {
+  gpu: GpuInfo | { status: 'pending' };
+  selfCheck: SelfCheckState;
+  model: ModelInfo | null;
+  loading: LoadingState | null;
+  error: string | null;
+  /** Bumps after every finished load (success or not), e.g. to re-read the download cache. */
+  loadCount: number;
+  set(patch: Partial<Omit<ModelState, 'set'>>): void;
+}
+
+export const useModelStore = create<ModelState>()((set) => ({
+  gpu: { status: 'pending' },
+  selfCheck: { status: 'running' },
+  model: null,
+  loading: null,
+  error: null,
+  loadCount: 0,
+  set(patch) {
+    set(patch);
+  },
+}));
+
+/** Folds one progress report into the loading state. */
+export function withProgress(loading: LoadingState, progress: LoadProgress): LoadingState {
+  switch (progress.phase) {
+    case 'fetch':
+      return { ...loading, phase: 'fetch', fetchedBytes: progress.loadedBytes, fetchTotalBytes: progress.totalBytes, message: progress.message };
+    case 'upload':
+      return { ...loading, phase: 'upload', fetchedBytes: Math.max(loading.fetchedBytes, loading.fetchTotalBytes), uploadTotalBytes: progress.totalBytes, message: progress.message };
+    default:
+      return { ...loading, phase: progress.phase, message: progress.message };
+  }
+}

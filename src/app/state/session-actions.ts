@@ -1,0 +1,77 @@
+// What the pane buttons do: open panes, send (creating the engine session with the pane's
+// settings on first use), cancel, reset, close. Store updates first, then the worker call.
+import type { TurnResult } from '../../protocol/events';
+import { getEngineClient } from '../engine-client';
+import { beginTurn, failTurn, isActive, resetView, toSessionOptions, type SessionSettings } from '../derive/session-view';
+import { errorMessage } from './model-actions';
+import { useModelStore } from './model-store';
+import { useSessionsStore, type NewPaneOptions } from './sessions-store';
+
+export function addSessions(count: number, settings?: SessionSettings, options?: NewPaneOptions): string[] {
+  const store = useSessionsStore.getState();
+  const n = Math.max(1, Math.min(64, Math.floor(count)));
+  return store.addPanes(Array.from({ length: n }, () => settings ?? store.newSettings), options);
+}
+
+export function updateSettings(paneId: string, settings: SessionSettings): void {
+  useSessionsStore.getState().updateView(paneId, (view) => (view.engineId ? view : { ...view, settings }));
+}
+
+/** The engine session behind a pane, created with the pane's settings the first time. */
+async function ensureEngineSession(paneId: string): Promise<string> {
+  const view = useSessionsStore.getState().views.get(paneId);
+  if (!view) throw new Error(`pane ${paneId} is closed`);
+  if (view.engineId) return view.engineId;
+  const engineId = await getEngineClient().createSession(toSessionOptions(view.settings));
+  useSessionsStore.getState().bindEngine(paneId, engineId);
+  return engineId;
+}
+
+/** Sends a user message; false when the pane cannot take one now. */
+export async function sendMessage(paneId: string, text: string): Promise<boolean> {
+  const store = useSessionsStore.getState();
+  const view = store.views.get(paneId);
+  if (!view || isActive(view) || text.trim() === '') return false;
+  if (!useModelStore.getState().model) {
+    store.updateView(paneId, (v) => failTurn(v, 'No model is loaded yet.'));
+    return false;
+  }
+  store.updateView(paneId, (v) => beginTurn(v, text, performance.now()));
+  try {
+    const engineId = await ensureEngineSession(paneId);
+    await getEngineClient().send(engineId, text);
+    return true;
+  } catch (error) {
+    useSessionsStore.getState().updateView(paneId, (v) => failTurn(v, errorMessage(error)));
+    return false;
+  }
+}
+
+/** The full result of the pane's current (or last) turn, from the engine. */
+export async function waitForTurn(paneId: string): Promise<TurnResult> {
+  const engineId = useSessionsStore.getState().views.get(paneId)?.engineId;
+  if (!engineId) throw new Error(`pane ${paneId} has no engine session`);
+  return getEngineClient().waitForTurn(engineId);
+}
+
+export async function cancelTurn(paneId: string): Promise<void> {
+  const engineId = useSessionsStore.getState().views.get(paneId)?.engineId;
+  if (engineId) await getEngineClient().cancel(engineId).catch(() => undefined);
+}
+
+export async function resetSession(paneId: string): Promise<void> {
+  const view = useSessionsStore.getState().views.get(paneId);
+  if (!view) return;
+  useSessionsStore.getState().updateView(paneId, resetView);
+  if (view.engineId) await getEngineClient().resetSession(view.engineId).catch(() => undefined);
+}
+
+export async function closeSession(paneId: string): Promise<void> {
+  const view = useSessionsStore.getState().views.get(paneId);
+  useSessionsStore.getState().removePane(paneId);
+  if (view?.engineId) await getEngineClient().closeSession(view.engineId).catch(() => undefined);
+}
+
+export async function closeAllSessions(): Promise<void> {
+  await Promise.all(useSessionsStore.getState().order.map(closeSession));
+}

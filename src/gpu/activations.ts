@@ -1,0 +1,85 @@
+// The activation arena: every per-step GPU buffer (residual stream, projections, logits, step
+// metadata, readback), sized once for maxTokensPerStep and maxRows. Not the weights or KV pool.
+import type { ModelConfig } from '../model/desc';
+import { SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+
+export interface ActivationSizes {
+  maxTokens: number;
+  maxRows: number;
+  /** Entries of the concatenated block tables (maxRows * blocks per row) */
+  maxBlockTableEntries: number;
+}
+
+/** Bytes at the start of the readback buffer for the pass's two u64 timestamps. */
+export const READBACK_TIMESTAMP_BYTES = 16;
+
+export class Activations {
+  readonly x: GPUBuffer; // [maxTokens, hidden] residual stream
+  readonly h: GPUBuffer; // [maxTokens, hidden] normed input of a sublayer
+  readonly qPre: GPUBuffer | null; // [maxTokens, numHeads * headDim] q before qwen3's q_norm
+  readonly kPre: GPUBuffer | null; // [maxTokens, kvDim] k before qwen3's k_norm
+  readonly q: GPUBuffer; // [maxTokens, numHeads * headDim]
+  readonly k: GPUBuffer; // [maxTokens, kvDim]
+  readonly v: GPUBuffer; // [maxTokens, kvDim]
+  readonly attn: GPUBuffer; // [maxTokens, numHeads * headDim]
+  readonly gate: GPUBuffer; // [maxTokens, intermediate]
+  readonly up: GPUBuffer; // [maxTokens, intermediate]
+  readonly act: GPUBuffer; // [maxTokens, intermediate] silu(gate) * up
+  readonly hLast: GPUBuffer; // [maxRows, hidden] normed last token of each sampling row
+  readonly logits: GPUBuffer; // [maxRows, vocab]
+  readonly sampleScratch: GPUBuffer; // [maxRows, vocab] sampling weights
+  readonly sampled: GPUBuffer; // [maxRows] u32 sampled ids
+  readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
+  readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
+  readonly sampleInfo: GPUBuffer; // [maxRows, SampleInfo]
+  readonly sampleTokens: GPUBuffer; // [maxRows] u32 last token index of each sampling row
+  readonly unused: GPUBuffer; // [4] f32 bound where a kernel's optional input is off (no bias)
+  readonly timestamps: GPUBuffer | null; // [2] u64 resolved pass timestamps
+  readonly readback: GPUBuffer; // [READBACK_TIMESTAMP_BYTES + maxRows * 4] MAP_READ
+  readonly logitsReadback: GPUBuffer; // [maxRows, vocab] MAP_READ, for executeDetailed only
+  private readonly all: GPUBuffer[] = [];
+
+  constructor(device: GPUDevice, c: ModelConfig, s: ActivationSizes, withTimestamps: boolean) {
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const make = (label: string, bytes: number, usage = storage): GPUBuffer => {
+      const buffer = device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 16) * 16), usage });
+      this.all.push(buffer);
+      return buffer;
+    };
+    const f32 = (label: string, n: number): GPUBuffer => make(label, 4 * n);
+    const T = s.maxTokens;
+    const qDim = c.numHeads * c.headDim;
+    const kvDim = c.numKvHeads * c.headDim;
+    this.x = f32('x', T * c.hiddenSize);
+    this.h = f32('h', T * c.hiddenSize);
+    this.qPre = c.qkNorm ? f32('qPre', T * qDim) : null;
+    this.kPre = c.qkNorm ? f32('kPre', T * kvDim) : null;
+    this.q = f32('q', T * qDim);
+    this.k = f32('k', T * kvDim);
+    this.v = f32('v', T * kvDim);
+    this.attn = f32('attn', T * qDim);
+    this.gate = f32('gate', T * c.intermediateSize);
+    this.up = f32('up', T * c.intermediateSize);
+    this.act = f32('act', T * c.intermediateSize);
+    this.hLast = f32('hLast', s.maxRows * c.hiddenSize);
+    this.logits = f32('logits', s.maxRows * c.vocabSize);
+    this.sampleScratch = f32('sampleScratch', s.maxRows * c.vocabSize);
+    this.sampled = f32('sampled', s.maxRows);
+    this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
+    this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
+    this.sampleInfo = make('sampleInfo', s.maxRows * SAMPLE_INFO_WORDS * 4);
+    this.sampleTokens = make('sampleTokens', s.maxRows * 4);
+    this.unused = f32('unused', 4);
+    this.timestamps = withTimestamps ? make('timestamps', READBACK_TIMESTAMP_BYTES, GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC) : null;
+    this.readback = make('readback', READBACK_TIMESTAMP_BYTES + s.maxRows * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    this.logitsReadback = make('logitsReadback', 4 * s.maxRows * c.vocabSize, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  }
+
+  get bytes(): number {
+    return this.all.reduce((n, b) => n + b.size, 0);
+  }
+
+  destroy(): void {
+    for (const buffer of this.all) buffer.destroy();
+  }
+}

@@ -1,0 +1,50 @@
+// Parity of shaders/embedding.wgsl with embeddingGather over a dequantized table, for every
+// stored dtype. Runs on Node WebGPU; says nothing about speed.
+import { describe, expect, it } from 'vitest';
+import { encodeTensor } from '../../tools/models/quantize';
+import type { DType, TensorDesc } from '../model/desc';
+import { dequantize } from '../reference/dequant';
+import { embeddingGather } from '../reference/ops';
+import { runKernel } from './kernel-harness';
+import { EMBEDDING_DTYPE_CODE } from './kernels';
+import { TOKEN_INFO_WORDS } from './step-meta';
+import { bits, scaledError, seededFloats } from './test-util';
+
+/** Decoding repeats ggml's products in the same order; only a fused multiply-add may differ. */
+const EMBEDDING_TOLERANCE = 1e-6;
+
+const DTYPES: DType[] = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_K', 'q6_K'];
+
+async function gatherOnGpu(table: TensorDesc, ids: number[]): Promise<Float32Array> {
+  const hidden = table.shape[1];
+  const tokens = new Uint32Array(ids.length * TOKEN_INFO_WORDS); // [numTokens, TokenInfo]
+  ids.forEach((id, t) => (tokens[t * TOKEN_INFO_WORDS] = id));
+  const padded = new Uint8Array(Math.ceil(table.data.byteLength / 4) * 4 + 4);
+  padded.set(table.data);
+  const out = new Float32Array(ids.length * hidden); // [numTokens, hidden]
+  const result = await runKernel(
+    'embedding',
+    { DTYPE: EMBEDDING_DTYPE_CODE[table.dtype] },
+    [new Uint32Array([ids.length, hidden, 0, 0]), tokens, padded, out],
+    [Math.ceil(hidden / 64), ids.length],
+    [3],
+  );
+  return new Float32Array(result.get(3)!);
+}
+
+describe('embedding.wgsl', () => {
+  for (const dtype of DTYPES) {
+    it(`${dtype}: gathers the rows embeddingGather gives`, async () => {
+      const vocab = 9; // odd: q8_0/q4_0/q6_K rows start at alternating 2-byte alignments
+      const hidden = dtype === 'q4_K' || dtype === 'q6_K' ? 512 : 96;
+      const values = seededFloats(17, vocab * hidden, 0.5);
+      const table: TensorDesc = { name: 'embed', dtype, shape: [vocab, hidden], data: encodeTensor(values, hidden, dtype) };
+      const ids = [3, 0, 8, 3, 5, 1, 7];
+      const gpu = await gatherOnGpu(table, ids);
+      const cpu = new Float32Array(ids.length * hidden);
+      embeddingGather({ rows: vocab, cols: hidden, data: dequantize(table) }, Int32Array.from(ids), cpu);
+      if (dtype !== 'q4_K') expect(bits(gpu)).toEqual(bits(cpu));
+      expect(scaledError(gpu, cpu)).toBeLessThanOrEqual(EMBEDDING_TOLERANCE);
+    });
+  }
+});

@@ -1,0 +1,193 @@
+// GpuRunner against CpuRunner on synthetic llama, qwen2 and qwen3 models (HF f32 and GGUF
+// quantized), and the cohort properties: a row's logits and draws do not depend on its neighbours.
+import { describe, expect, it } from 'vitest';
+import { hfToGguf } from '../../tools/models/hf-to-gguf';
+import { hfFiles, syntheticModel, type SynthDims } from '../../tools/models/synth';
+import type { Arch, DType, ModelDesc } from '../model/desc';
+import { bytesSource, mapOpener } from '../model/byte-source';
+import { loadGgufModel } from '../model/gguf-loader';
+import { loadHfModel } from '../model/hf-loader';
+import { CpuRunner } from '../reference/cpu-runner';
+import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
+import { testPipelineCache } from './kernel-harness';
+import { loadShader } from './node-gpu';
+import { StepDriver, drivenSession, greedy, type DrivenSession } from './step-driver';
+import { bits } from './test-util';
+
+/** GPU f32 sums vs the CPU oracle's f64 sums, through the whole model. */
+const LOGITS_MAX_ABS_DIFF = 1e-3;
+const BLOCK_SIZE = 16;
+const SMALL_DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, heads: 4, kvHeads: 2, headDim: 16, vocab: 97 };
+
+async function hfModel(arch: Arch, dims: Partial<SynthDims>): Promise<ModelDesc> {
+  return loadHfModel(mapOpener(hfFiles(syntheticModel({ arch, dims, seed: 3 }), 'f32')), { source: `synthetic-${arch}` });
+}
+
+async function ggufModel(arch: Arch, dtype: DType): Promise<ModelDesc> {
+  const bytes = hfToGguf(syntheticModel({ arch, seed: 5, dims: { layers: 1 } }), dtype);
+  return (await loadGgufModel(bytesSource(`synthetic-${arch}-${dtype}.gguf`, bytes))).desc;
+}
+
+async function gpuRunner(model: ModelDesc, options: Partial<GpuRunnerOptions> = {}): Promise<GpuRunner> {
+  const pipelines = await testPipelineCache();
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 512, ...options });
+}
+
+function promptOf(seed: number, length: number, vocab: number): number[] {
+  return Array.from({ length }, (_, i) => (seed * 31 + i * 17 + ((i * i) % 7)) % vocab);
+}
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  expect(a.length).toBe(b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+/** Runs both runners on the same plans (driven by the CPU's tokens); returns the worst logits gap. */
+async function compareRunners(model: ModelDesc, sessions: () => DrivenSession[], numSteps: number, chunkSize: number, options: Partial<GpuRunnerOptions> = {}): Promise<number> {
+  const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64 });
+  const gpu = await gpuRunner(model, options);
+  const driver = new StepDriver(sessions(), BLOCK_SIZE, chunkSize);
+  let worst = 0;
+  try {
+    for (let step = 0; step < numSteps; step++) {
+      const plan = driver.nextPlan();
+      const expected = cpu.executeDetailed(plan);
+      const actual = await gpu.executeDetailed(plan);
+      expect(actual.sampleRows).toEqual(expected.sampleRows);
+      expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
+      worst = Math.max(worst, maxAbsDiff(actual.logits, expected.logits));
+      driver.update(plan, expected.sampledIds);
+    }
+  } finally {
+    gpu.dispose();
+  }
+  if (process.env.COHORT_REPORT) console.log(`${model.source}: worst logits gap ${worst}`);
+  return worst;
+}
+
+describe('GpuRunner vs CpuRunner', () => {
+  for (const arch of ['llama', 'qwen2', 'qwen3'] as Arch[]) {
+    it(`${arch}: greedy tokens identical for 64 steps with rows joining, chunked prefill and decode`, async () => {
+      const model = await hfModel(arch, SMALL_DIMS);
+      const vocab = model.config.vocabSize;
+      const sessions = () => [
+        drivenSession('a', promptOf(1, 5, vocab), greedy()),
+        drivenSession('b', promptOf(2, 40, vocab), greedy(), 3), // three 16-token chunks while a decodes
+        drivenSession('c', promptOf(3, 1, vocab), greedy(), 10, 40), // leaves at step 40
+        drivenSession('d', promptOf(4, 20, vocab), greedy(), 41),
+      ];
+      const worst = await compareRunners(model, sessions, 64, 16);
+      expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+    });
+  }
+
+  for (const dtype of ['q8_0', 'q4_0', 'q4_K', 'q6_K', 'f16', 'bf16'] as DType[]) {
+    it(`GGUF ${dtype} llama: greedy tokens identical for 12 steps`, async () => {
+      const model = await ggufModel('llama', dtype);
+      const vocab = model.config.vocabSize;
+      const sessions = () => [drivenSession('a', promptOf(5, 9, vocab), greedy()), drivenSession('b', promptOf(6, 3, vocab), greedy(), 2)];
+      const worst = await compareRunners(model, sessions, 12, 8);
+      expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+    });
+  }
+});
+
+describe('GpuRunner KV pool', () => {
+  it('spreads layers over several buffers when one buffer cannot hold them all', async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, layers: 3 });
+    const layerBytes = 2 * 64 * BLOCK_SIZE * 2 * 16 * 4; // K + V of 64 blocks, kvDim 32
+    const probe = await gpuRunner(model, { maxKvBufferBytes: 2 * layerBytes });
+    expect(probe.memory.kvBuffers).toBe(2); // layers 0-1, then layer 2
+    probe.dispose();
+    const vocab = model.config.vocabSize;
+    const sessions = () => [drivenSession('a', promptOf(7, 21, vocab), greedy()), drivenSession('b', promptOf(8, 4, vocab), greedy(), 1)];
+    const worst = await compareRunners(model, sessions, 10, 16, { maxKvBufferBytes: 2 * layerBytes });
+    expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+  });
+
+  it('copies blocks before the forward (copy-on-write of a shared tail) like CpuRunner', async () => {
+    const model = await hfModel('qwen2', SMALL_DIMS);
+    const vocab = model.config.vocabSize;
+    const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64 });
+    const gpu = await gpuRunner(model);
+    const row = (id: string, tokenIds: number[], startPos: number, blockTable: number[]) => ({
+      sessionId: id,
+      tokenIds: Int32Array.from(tokenIds),
+      startPos,
+      blockTable: Int32Array.from(blockTable),
+      sampling: greedy(),
+      sample: true,
+    });
+    try {
+      // a fills blocks 1 and 2 (positions 0..19); b shares block 1 and gets a copy of block 2 as block 3
+      const prompt = promptOf(13, 20, vocab);
+      const plans = [{ stepIndex: 0, rows: [row('a', prompt, 0, [1, 2])] }];
+      const next = { a: 0, b: 0 };
+      for (let step = 0; step < 8; step++) {
+        const plan = plans[step]!;
+        const expected = cpu.executeDetailed(plan);
+        const actual = await gpu.executeDetailed(plan);
+        expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
+        expect(maxAbsDiff(actual.logits, expected.logits)).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+        next.a = expected.sampledIds[0]!;
+        next.b = step === 0 ? (next.a + 1) % vocab : expected.sampledIds[1]!;
+        plans.push({
+          stepIndex: step + 1,
+          rows: [row('a', [next.a], 20 + step, [1, 2]), row('b', [next.b], 20 + step, [1, 3])],
+          ...(step === 0 ? { blockCopies: [{ src: 2, dst: 3 }] } : {}),
+        });
+      }
+    } finally {
+      gpu.dispose();
+    }
+  });
+});
+
+describe('GpuRunner cohorts', () => {
+  /** Steps a probe session alone and inside a cohort; returns its per-step logits and tokens in both runs. */
+  async function probeAloneAndInCohort(sampling = greedy()) {
+    const model = await hfModel('llama', SMALL_DIMS);
+    const vocab = model.config.vocabSize;
+    const probe = () => drivenSession('probe', promptOf(9, 13, vocab), sampling, 0);
+    const run = async (sessions: DrivenSession[]) => {
+      const gpu = await gpuRunner(model);
+      const driver = new StepDriver(sessions, BLOCK_SIZE, 8);
+      const logits: Float32Array[] = [];
+      try {
+        for (let step = 0; step < 24; step++) {
+          const plan = driver.nextPlan();
+          const result = await gpu.executeDetailed(plan);
+          const i = result.sampleRows.findIndex((r) => plan.rows[r]!.sessionId === 'probe');
+          if (i >= 0) logits.push(result.logits.slice(i * vocab, (i + 1) * vocab));
+          driver.update(plan, result.sampledIds);
+        }
+      } finally {
+        gpu.dispose();
+      }
+      return { logits, tokens: sessions.find((s) => s.id === 'probe')!.output };
+    };
+    const alone = await run([probe()]);
+    const others = [
+      drivenSession('x', promptOf(10, 30, vocab), { temperature: 1, topK: 0, topP: 1, seed: 8 }, 0),
+      drivenSession('y', promptOf(11, 2, vocab), greedy(), 4, 15),
+      drivenSession('z', promptOf(12, 7, vocab), { temperature: 0.7, topK: 5, topP: 0.9, seed: 9 }, 6),
+      ...Array.from({ length: 4 }, (_, i) => drivenSession(`w${i}`, promptOf(20 + i, 3 + 5 * i, vocab), greedy(), 2 * i + 1)),
+    ];
+    const batched = await run([others[0]!, others[1]!, probe(), ...others.slice(2)]);
+    return { alone, batched };
+  }
+
+  it("a row's logits are bitwise the same alone and in a changing cohort of up to 8 rows", async () => {
+    const { alone, batched } = await probeAloneAndInCohort();
+    expect(batched.logits.length).toBe(alone.logits.length);
+    alone.logits.forEach((l, step) => expect(bits(batched.logits[step]!), `step ${step}`).toEqual(bits(l)));
+  });
+
+  it('a seeded sampling row draws the same tokens alone and in a cohort', async () => {
+    const { alone, batched } = await probeAloneAndInCohort({ temperature: 0.9, topK: 20, topP: 0.95, seed: 1234 });
+    expect(batched.tokens).toEqual(alone.tokens);
+    expect(new Set(alone.tokens).size).toBeGreaterThan(1);
+  });
+});

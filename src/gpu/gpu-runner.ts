@@ -1,0 +1,220 @@
+// GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
+// encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
+// Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
+import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
+import type { ModelDesc } from '../model/desc';
+import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
+import { buildForwardProgram, type Dispatch, type ForwardProgram } from './forward-program';
+import { KvArena, planKvArena } from './kv-arena';
+import { PipelineCache, type ShaderSource } from './pipeline-cache';
+import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
+import { StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { destroyWeights, uploadWeights, type GpuWeights } from './weights';
+
+export interface GpuRunnerOptions {
+  device: GPUDevice;
+  model: ModelDesc;
+  /** WGSL text of shaders/<file>.wgsl (Vite ?raw imports in the browser, fs in Node). */
+  shaderSource: ShaderSource;
+  /** Compiled pipelines to reuse across runners on the same device (e.g. after a model switch). */
+  pipelines?: PipelineCache;
+  /** Token positions per KV block (default 16). */
+  blockSize?: number;
+  /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for). */
+  numBlocks?: number;
+  /** Bytes the KV pool may take (default 512 MiB), further capped by the device's limits. */
+  kvBudgetBytes?: number;
+  /** Largest KV buffer (default the device's maxBufferSize); layers spread over more buffers. */
+  maxKvBufferBytes?: number;
+  /** Most tokens per step (default 512). */
+  maxTokensPerStep?: number;
+  /** Most rows per step (default 64). */
+  maxRows?: number;
+  /** Positions a session may reach (default the model's maxPositionEmbeddings). */
+  maxContext?: number;
+}
+
+/** A step's result plus the logits sampled from, for parity checks (costs a second readback). */
+export interface GpuStepDetail extends StepResult {
+  /** Indices into plan.rows of the rows that sampled, in plan order. */
+  sampleRows: number[];
+  /** [sampleRows.length, vocab] */
+  logits: Float32Array;
+}
+
+export class GpuRunner implements ModelRunner {
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  readonly maxTokensPerStep: number;
+  readonly maxRows: number;
+  readonly maxContext: number;
+  /** GPU bytes held: weights, KV pool, activations; and how many buffers hold the KV pool. */
+  readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
+  private readonly grid = new Uint32Array(2);
+  private readonly querySet: GPUQuerySet | null;
+  private inFlight = false;
+  private disposed = false;
+
+  private constructor(
+    private readonly device: GPUDevice,
+    private readonly vocabSize: number,
+    private readonly weights: GpuWeights,
+    private readonly kv: KvArena,
+    private readonly act: Activations,
+    private readonly ropeTableBuffer: GPUBuffer,
+    private readonly program: ForwardProgram,
+    private readonly meta: StepMeta,
+  ) {
+    this.blockSize = meta.limits.blockSize;
+    this.numBlocks = kv.numBlocks;
+    this.maxTokensPerStep = meta.limits.maxTokens;
+    this.maxRows = meta.limits.maxRows;
+    this.maxContext = meta.limits.maxPositions;
+    this.memory = { weights: weights.bytes, kv: kv.buffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kv.buffers.length };
+    this.querySet = act.timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
+  }
+
+  static async create(options: GpuRunnerOptions): Promise<GpuRunner> {
+    const { device, model } = options;
+    const c = model.config;
+    const blockSize = options.blockSize ?? 16;
+    const maxTokens = options.maxTokensPerStep ?? 512;
+    const maxRows = options.maxRows ?? 64;
+    const maxContext = options.maxContext ?? c.maxPositionEmbeddings;
+    if (c.headDim % 2 !== 0 || c.headDim > 256) throw new Error(`headDim ${c.headDim}: kernels need an even headDim <= 256`);
+    if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
+    if (maxTokens > 65535 || maxRows > 65535) throw new Error('maxTokensPerStep and maxRows must stay below 65536 (one grid dimension)');
+
+    device.pushErrorScope('out-of-memory');
+    device.pushErrorScope('validation');
+    const weights = uploadWeights(device, model);
+    const kvShape = { numLayers: c.numLayers, blockSize, kvDim: c.numKvHeads * c.headDim };
+    const kvLimits = {
+      maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
+      maxBufferSize: Math.min(device.limits.maxBufferSize, options.maxKvBufferBytes ?? Infinity),
+      minStorageBufferOffsetAlignment: device.limits.minStorageBufferOffsetAlignment,
+    };
+    const kvPlan = planKvArena(kvShape, kvLimits, options.kvBudgetBytes ?? 512 * 2 ** 20, options.numBlocks);
+    const kv = new KvArena(device, kvShape, kvPlan);
+    const meta = new StepMeta({ maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize });
+    const act = new Activations(device, c, { maxTokens, maxRows, maxBlockTableEntries: meta.blockTables.length }, device.features.has('timestamp-query'));
+    const level = ropeTableLevel(maxContext);
+    const table = ropeTable(ropeInverseFrequencies(c), level); // [2, level, headDim / 2, 2]
+    const ropeTableBuffer = device.createBuffer({ label: 'rope-table', size: table.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(ropeTableBuffer, 0, table);
+    if (options.pipelines && options.pipelines.device !== device) throw new Error('pipelines belong to another GPUDevice');
+    const cache = options.pipelines ?? new PipelineCache(device, options.shaderSource);
+    const program = await buildForwardProgram({ device, cache, config: c, weights, kv, act, ropeTable: ropeTableBuffer, ropeTableLevel: level, blockSize });
+    const validation = await device.popErrorScope();
+    const oom = await device.popErrorScope();
+    if (validation || oom) {
+      destroyWeights(weights);
+      kv.destroy();
+      act.destroy();
+      throw new Error(`GpuRunner setup failed: ${(validation ?? oom)!.message}`);
+    }
+    return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffer, program, meta);
+  }
+
+  async execute(plan: StepPlan): Promise<StepResult> {
+    const { sampledIds, gpuTimeMs } = await this.run(plan, false);
+    return gpuTimeMs === undefined ? { sampledIds } : { sampledIds, gpuTimeMs };
+  }
+
+  /** execute(), also reading back the logits each sampling row drew from. */
+  executeDetailed(plan: StepPlan): Promise<GpuStepDetail> {
+    return this.run(plan, true);
+  }
+
+  private async run(plan: StepPlan, withLogits: boolean): Promise<GpuStepDetail> {
+    if (this.disposed) throw new Error('GpuRunner used after dispose()');
+    if (this.inFlight) throw new Error('GpuRunner.execute called while a step is running');
+    this.inFlight = true;
+    try {
+      return await this.encodeAndRun(plan, withLogits);
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  private async encodeAndRun(plan: StepPlan, withLogits: boolean): Promise<GpuStepDetail> {
+    const { device, act, meta } = this;
+    const queue = device.queue;
+    meta.pack(plan); // validates the plan before any GPU work
+    const counts = { numTokens: meta.numTokens, numSampled: meta.numSampled };
+    const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
+    const sampleRows = Array.from(meta.sampleRows.subarray(0, counts.numSampled));
+
+    device.pushErrorScope('validation');
+    const encoder = device.createCommandEncoder({ label: `step ${plan.stepIndex}` });
+    for (const { src, dst } of plan.blockCopies ?? []) this.kv.encodeBlockCopy(encoder, src, dst);
+    if (counts.numTokens > 0) {
+      queue.writeBuffer(act.tokens, 0, meta.tokens.buffer, 0, counts.numTokens * TOKEN_INFO_WORDS * 4);
+      queue.writeBuffer(act.blockTables, 0, meta.blockTables.buffer, 0, meta.numBlockTableEntries * 4);
+      if (counts.numSampled > 0) {
+        queue.writeBuffer(act.sampleInfo, 0, meta.sampleInfo.buffer, 0, counts.numSampled * SAMPLE_INFO_WORDS * 4);
+        queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
+      }
+      this.program.writeParams(queue, counts);
+      const pass = encoder.beginComputePass(
+        this.querySet ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
+      );
+      this.encode(pass, this.program.body, counts);
+      if (counts.numSampled > 0) this.encode(pass, this.program.tail, counts);
+      pass.end();
+      if (this.querySet && act.timestamps) {
+        encoder.resolveQuerySet(this.querySet, 0, 2, act.timestamps, 0);
+        encoder.copyBufferToBuffer(act.timestamps, 0, act.readback, 0, READBACK_TIMESTAMP_BYTES);
+      }
+      if (counts.numSampled > 0) {
+        encoder.copyBufferToBuffer(act.sampled, 0, act.readback, READBACK_TIMESTAMP_BYTES, counts.numSampled * 4);
+        if (withLogits) encoder.copyBufferToBuffer(act.logits, 0, act.logitsReadback, 0, counts.numSampled * this.vocabSize * 4);
+      }
+    }
+    queue.submit([encoder.finish()]);
+    const error = await device.popErrorScope();
+    if (error) throw new Error(`GpuRunner step ${plan.stepIndex}: ${error.message}`);
+
+    // The one readback: timestamps and sampled ids (its mapping also paces the loop to the GPU).
+    const readBytes = READBACK_TIMESTAMP_BYTES + counts.numSampled * 4;
+    await act.readback.mapAsync(GPUMapMode.READ, 0, readBytes);
+    const mapped = act.readback.getMappedRange(0, readBytes);
+    const ids = new Uint32Array(mapped, READBACK_TIMESTAMP_BYTES, counts.numSampled);
+    sampleRows.forEach((r, i) => (sampledIds[r] = ids[i]!));
+    let gpuTimeMs: number | undefined;
+    if (this.querySet && counts.numTokens > 0) {
+      const [begin, end] = new BigUint64Array(mapped, 0, 2);
+      if (begin! > 0n && end! > begin!) gpuTimeMs = Number(end! - begin!) / 1e6;
+    }
+    act.readback.unmap();
+
+    let logits = new Float32Array(0);
+    if (withLogits && counts.numSampled > 0) {
+      const bytes = counts.numSampled * this.vocabSize * 4;
+      await act.logitsReadback.mapAsync(GPUMapMode.READ, 0, bytes);
+      logits = new Float32Array(act.logitsReadback.getMappedRange(0, bytes).slice(0));
+      act.logitsReadback.unmap();
+    }
+    return gpuTimeMs === undefined ? { sampledIds, sampleRows, logits } : { sampledIds, sampleRows, logits, gpuTimeMs };
+  }
+
+  private encode(pass: GPUComputePassEncoder, dispatches: Dispatch[], counts: { numTokens: number; numSampled: number }): void {
+    for (const d of dispatches) {
+      d.grid(counts, this.grid);
+      pass.setPipeline(d.pipeline);
+      pass.setBindGroup(0, d.bindGroup);
+      pass.dispatchWorkgroups(this.grid[0]!, this.grid[1]!);
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    destroyWeights(this.weights);
+    this.kv.destroy();
+    this.act.destroy();
+    this.program.destroy();
+    this.ropeTableBuffer.destroy();
+    this.querySet?.destroy();
+  }
+}

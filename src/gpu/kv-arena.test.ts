@@ -1,0 +1,42 @@
+// planKvArena: blocks from the memory budget, capped by one layer's binding, layers packed into
+// buffers within maxBufferSize at aligned offsets. Pure arithmetic, no GPU.
+import { describe, expect, it } from 'vitest';
+import { planKvArena } from './kv-arena';
+
+const shape = { numLayers: 16, blockSize: 16, kvDim: 8 * 64 };
+const blockLayerBytes = 2 * 16 * 512 * 4; // 64 KiB: K + V of one block in one layer
+const roomy = { maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 2 ** 31, minStorageBufferOffsetAlignment: 256 };
+
+describe('planKvArena', () => {
+  it('buys as many blocks as the budget pays for, in one buffer when it fits', () => {
+    const plan = planKvArena(shape, roomy, 256 * 2 ** 20);
+    expect(plan.numBlocks).toBe(Math.floor((256 * 2 ** 20) / (blockLayerBytes * 16)));
+    expect(plan.layerBytes).toBe(plan.numBlocks * blockLayerBytes);
+    expect(plan.numBuffers).toBe(1);
+  });
+
+  it('caps blocks at what one layer binding can address and at maxBlocks', () => {
+    const tight = { ...roomy, maxStorageBufferBindingSize: 100 * blockLayerBytes };
+    expect(planKvArena(shape, tight, 2 ** 40).numBlocks).toBe(100);
+    expect(planKvArena(shape, roomy, 2 ** 40, 33).numBlocks).toBe(33);
+  });
+
+  it('spreads layers over buffers no larger than maxBufferSize, at aligned offsets', () => {
+    const small = { maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 5 * 10 * blockLayerBytes + 100, minStorageBufferOffsetAlignment: 256 };
+    const plan = planKvArena({ ...shape, kvDim: 512 }, small, 16 * 10 * blockLayerBytes, 10);
+    expect(plan.layersPerBuffer).toBe(5);
+    expect(plan.numBuffers).toBe(4); // 5 + 5 + 5 + 1 layers
+    expect(plan.layerStride % 256).toBe(0);
+    expect((plan.layersPerBuffer - 1) * plan.layerStride + plan.layerBytes).toBeLessThanOrEqual(small.maxBufferSize);
+  });
+
+  it('pads the layer stride to the offset alignment', () => {
+    const plan = planKvArena({ numLayers: 2, blockSize: 3, kvDim: 5 }, roomy, 2 ** 20, 7);
+    expect(plan.layerBytes).toBe(7 * 2 * 3 * 5 * 4);
+    expect(plan.layerStride).toBe(Math.ceil(plan.layerBytes / 256) * 256);
+  });
+
+  it('refuses a budget below two blocks (block 0 is reserved)', () => {
+    expect(() => planKvArena(shape, roomy, blockLayerBytes * 16)).toThrow(/at least 2/);
+  });
+});

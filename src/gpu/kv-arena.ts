@@ -1,0 +1,110 @@
+// The paged KV pool on the GPU: per layer, K [numBlocks, blockSize, kvDim] then V of the same
+// shape, f32; whole layers packed into as few buffers as the device allows. Not an allocator:
+// the engine's block pool decides which block belongs to whom (block 0 is reserved).
+
+export interface KvShape {
+  numLayers: number;
+  blockSize: number;
+  /** numKvHeads * headDim: floats per token slot */
+  kvDim: number;
+}
+
+export interface KvArenaLimits {
+  maxStorageBufferBindingSize: number;
+  maxBufferSize: number;
+  minStorageBufferOffsetAlignment: number;
+}
+
+export interface KvArenaPlan {
+  numBlocks: number;
+  /** Bytes of one layer's K + V region */
+  layerBytes: number;
+  /** Bytes between consecutive layers in a buffer (layerBytes aligned for binding offsets) */
+  layerStride: number;
+  layersPerBuffer: number;
+  numBuffers: number;
+}
+
+/**
+ * Sizes the pool: as many blocks as `budgetBytes` pays for (capped by `maxBlocks`), no more than
+ * one layer's binding can address, packed so no buffer exceeds maxBufferSize.
+ */
+export function planKvArena(shape: KvShape, limits: KvArenaLimits, budgetBytes: number, maxBlocks = Infinity): KvArenaPlan {
+  const blockLayerBytes = 2 * shape.blockSize * shape.kvDim * 4; // K + V of one block in one layer
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const byBudget = Math.floor(budgetBytes / (blockLayerBytes * shape.numLayers));
+  const byBinding = Math.floor(maxBinding / blockLayerBytes);
+  const numBlocks = Math.min(maxBlocks, byBudget, byBinding);
+  if (numBlocks < 2) {
+    throw new Error(`KV pool: ${budgetBytes} bytes buy ${numBlocks} blocks of ${blockLayerBytes * shape.numLayers} bytes; at least 2 are needed (block 0 is reserved)`);
+  }
+  const layerBytes = numBlocks * blockLayerBytes;
+  const align = limits.minStorageBufferOffsetAlignment;
+  const layerStride = Math.ceil(layerBytes / align) * align;
+  const layersPerBuffer = Math.max(1, Math.min(shape.numLayers, Math.floor((limits.maxBufferSize - layerBytes) / layerStride) + 1));
+  return { numBlocks, layerBytes, layerStride, layersPerBuffer, numBuffers: Math.ceil(shape.numLayers / layersPerBuffer) };
+}
+
+export class KvArena {
+  readonly buffers: GPUBuffer[];
+  /** Bytes of one block's K (or V) in one layer */
+  private readonly blockBytes: number;
+  /** [2 * blockBytes]: block copies bounce through it (a buffer cannot copy into itself) */
+  private readonly scratch: GPUBuffer;
+
+  constructor(
+    device: GPUDevice,
+    readonly shape: KvShape,
+    readonly plan: KvArenaPlan,
+  ) {
+    this.buffers = [];
+    for (let b = 0; b < plan.numBuffers; b++) {
+      const numLayers = Math.min(plan.layersPerBuffer, shape.numLayers - b * plan.layersPerBuffer);
+      this.buffers.push(
+        device.createBuffer({
+          label: `kv-${b}`,
+          size: (numLayers - 1) * plan.layerStride + plan.layerBytes,
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+        }),
+      );
+    }
+    this.blockBytes = shape.blockSize * shape.kvDim * 4;
+    this.scratch = device.createBuffer({ label: 'kv-copy', size: 2 * this.blockBytes, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+  }
+
+  get numBlocks(): number {
+    return this.plan.numBlocks;
+  }
+
+  /** Floats from a layer's K region to its V region (the kernels' vOffset). */
+  get vOffsetFloats(): number {
+    return this.plan.numBlocks * this.shape.blockSize * this.shape.kvDim;
+  }
+
+  /** The binding of one layer's K + V region. */
+  layerBinding(layer: number): { buffer: GPUBuffer; offset: number; size: number } {
+    const b = Math.floor(layer / this.plan.layersPerBuffer);
+    return { buffer: this.buffers[b]!, offset: (layer - b * this.plan.layersPerBuffer) * this.plan.layerStride, size: this.plan.layerBytes };
+  }
+
+  /** Records copies of block src into block dst, K and V, in every layer (copy-on-write). */
+  encodeBlockCopy(encoder: GPUCommandEncoder, src: number, dst: number): void {
+    for (const id of [src, dst]) {
+      if (!(id >= 1 && id < this.plan.numBlocks)) throw new RangeError(`KV block ${id} outside 1..${this.plan.numBlocks - 1}`);
+    }
+    const n = this.blockBytes;
+    const vOffsetBytes = this.vOffsetFloats * 4;
+    for (let layer = 0; layer < this.shape.numLayers; layer++) {
+      const { buffer, offset } = this.layerBinding(layer);
+      encoder.copyBufferToBuffer(buffer, offset + src * n, this.scratch, 0, n);
+      encoder.copyBufferToBuffer(buffer, offset + vOffsetBytes + src * n, this.scratch, n, n);
+      encoder.copyBufferToBuffer(this.scratch, 0, buffer, offset + dst * n, n);
+      encoder.copyBufferToBuffer(this.scratch, n, buffer, offset + vOffsetBytes + dst * n, n);
+    }
+  }
+
+  destroy(): void {
+    for (const buffer of this.buffers) buffer.destroy();
+    this.scratch.destroy();
+  }
+}

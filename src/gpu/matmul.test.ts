@@ -1,0 +1,100 @@
+// Parity of the matmul kernels (one per stored dtype) with the CPU twin matmulQuant, and their
+// batch invariance. Runs on Node WebGPU (SwiftShader here); says nothing about speed.
+import { describe, expect, it } from 'vitest';
+import { encodeTensor } from '../../tools/models/quantize';
+import type { DType, TensorDesc } from '../model/desc';
+import { matmulQuant } from '../reference/ops';
+import { runKernel } from './kernel-harness';
+import { MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, matmulKernel } from './kernels';
+import { bits, scaledError, seededFloats } from './test-util';
+
+/** Max |gpu - cpu| / max |cpu|: f32 sums in a different order than the twin's f64 sums. */
+const MATMUL_TOLERANCE = 1e-5;
+
+const DTYPES: DType[] = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_K', 'q6_K'];
+const WORKGROUP_SIZE = 64;
+
+function weightTensor(dtype: DType, rows: number, cols: number, seed: number): TensorDesc {
+  const values = seededFloats(seed, rows * cols, 1 / Math.sqrt(cols));
+  return { name: 'w', dtype, shape: [rows, cols], data: encodeTensor(values, cols, dtype) };
+}
+
+/** Stored bytes padded to whole u32 words, as the runner uploads them. */
+function wordBytes(data: Uint8Array): ArrayBuffer {
+  const out = new Uint8Array(Math.ceil(data.byteLength / 16) * 16 + 16);
+  out.set(data);
+  return out.buffer;
+}
+
+interface MatmulRun {
+  x: Float32Array;
+  numTokens: number;
+  w: TensorDesc;
+  bias?: Float32Array;
+  /** Initial y, added to when given (ACCUMULATE). */
+  y0?: Float32Array;
+}
+
+async function matmulOnGpu({ x, numTokens, w, bias, y0 }: MatmulRun): Promise<Float32Array> {
+  const [n, k] = w.shape;
+  const y = y0 ? Float32Array.from(y0) : new Float32Array(numTokens * n); // [numTokens, n]
+  const result = await runKernel(
+    matmulKernel(w.dtype),
+    { WORKGROUP_SIZE, HAS_BIAS: bias ? 1 : 0, ACCUMULATE: y0 ? 1 : 0 },
+    [new Uint32Array([numTokens, n, k, 0]), x, wordBytes(w.data), bias ?? new Float32Array(4), y],
+    [Math.ceil(n / (MATMUL_ROWS_PER_INVOCATION * WORKGROUP_SIZE)), Math.ceil(numTokens / MATMUL_TOKENS_PER_INVOCATION)],
+    [4],
+  );
+  return new Float32Array(result.get(4)!);
+}
+
+function matmulOnCpu({ x, numTokens, w, bias, y0 }: MatmulRun): Float32Array {
+  const out = new Float32Array(numTokens * w.shape[0]);
+  matmulQuant(x, numTokens, w, bias ?? null, out);
+  if (y0) for (let i = 0; i < out.length; i++) out[i] = Math.fround(y0[i] + out[i]);
+  return out;
+}
+
+/** Columns per dtype: several blocks, and an odd block count where blocks are 2-byte aligned. */
+function colsFor(dtype: DType): number {
+  if (dtype === 'q4_K' || dtype === 'q6_K') return 512;
+  if (dtype === 'q8_0' || dtype === 'q4_0') return 96;
+  return 100;
+}
+
+describe('matmul kernels', () => {
+  for (const dtype of DTYPES) {
+    it(`${dtype}: matches matmulQuant on ragged shapes`, async () => {
+      const k = colsFor(dtype);
+      const numTokens = 11; // one full tile of 8 and a ragged tile of 3
+      const w = weightTensor(dtype, 37, k, 7); // 37 rows: a ragged group of 4
+      const x = seededFloats(3, numTokens * k);
+      const run = { x, numTokens, w };
+      expect(scaledError(await matmulOnGpu(run), matmulOnCpu(run))).toBeLessThanOrEqual(MATMUL_TOLERANCE);
+    });
+  }
+
+  it('adds the bias and accumulates into y', async () => {
+    const w = weightTensor('q8_0', 21, 64, 5);
+    const numTokens = 3;
+    const run = { x: seededFloats(9, numTokens * 64), numTokens, w, bias: seededFloats(4, 21), y0: seededFloats(6, numTokens * 21, 4) };
+    expect(scaledError(await matmulOnGpu(run), matmulOnCpu(run))).toBeLessThanOrEqual(MATMUL_TOLERANCE);
+  });
+
+  for (const dtype of ['f32', 'q6_K'] as DType[]) {
+    it(`${dtype}: a token's outputs are bitwise the same alone and in cohorts of 2, 5, 8, 16`, async () => {
+      const k = colsFor(dtype);
+      const n = 45;
+      const w = weightTensor(dtype, n, k, 13);
+      const probe = seededFloats(21, k);
+      const alone = await matmulOnGpu({ x: probe, numTokens: 1, w });
+      for (const cohort of [2, 5, 8, 16]) {
+        const x = seededFloats(100 + cohort, cohort * k, 2);
+        const at = cohort - 1 - (cohort >> 1); // never the first slot of a tile only
+        x.set(probe, at * k);
+        const y = await matmulOnGpu({ x, numTokens: cohort, w });
+        expect(bits(y.slice(at * n, (at + 1) * n))).toEqual(bits(alone));
+      }
+    });
+  }
+});

@@ -1,0 +1,172 @@
+// Parity of shaders/kv_write.wgsl and shaders/paged_attention.wgsl with kvWrite/pagedAttention on
+// a mixed step (decode rows and prefill chunks, scattered blocks, GQA), and batch invariance.
+import { describe, expect, it } from 'vitest';
+import type { StepPlan, StepRow } from '../engine/types';
+import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
+import { runKernel } from './kernel-harness';
+import { StepMeta, TOKEN_INFO_WORDS } from './step-meta';
+import { bits, scaledError, seededFloats } from './test-util';
+
+/** Online softmax in f32 (tiles of 64 positions) vs the twin's two-pass f64 softmax. */
+const ATTENTION_TOLERANCE = 1e-5;
+
+const BLOCK_SIZE = 4;
+const NUM_BLOCKS = 96;
+const NUM_HEADS = 4;
+const NUM_KV_HEADS = 2;
+const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
+
+/** Rows as (startPos, numTokens); blocks handed out from a shuffled pool so tables scatter. */
+function makePlan(shapes: Array<[number, number]>): StepPlan {
+  const pool = Array.from({ length: NUM_BLOCKS - 1 }, (_, i) => i + 1);
+  for (let i = pool.length - 1; i > 0; i--) {
+    const j = (i * 7919 + 13) % (i + 1);
+    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+  }
+  const rows: StepRow[] = shapes.map(([startPos, n], r) => ({
+    sessionId: `s${r}`,
+    tokenIds: new Int32Array(n),
+    startPos,
+    blockTable: Int32Array.from(pool.splice(0, Math.ceil((startPos + n) / BLOCK_SIZE))),
+    sampling,
+    sample: true,
+  }));
+  return { stepIndex: 0, rows };
+}
+
+interface Step {
+  plan: StepPlan;
+  meta: StepMeta;
+  headDim: number;
+  q: Float32Array; // [numTokens, numHeads, headDim]
+  k: Float32Array; // [numTokens, kvDim]
+  v: Float32Array; // [numTokens, kvDim]
+}
+
+function makeStep(plan: StepPlan, headDim: number, seed: number): Step {
+  const meta = new StepMeta({ maxTokens: 64, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: 512, vocabSize: 1 });
+  meta.pack(plan);
+  const kvDim = NUM_KV_HEADS * headDim;
+  const T = meta.numTokens;
+  return { plan, meta, headDim, q: seededFloats(seed, T * NUM_HEADS * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
+}
+
+/** kv_write then paged_attention on the GPU; returns the cache after the write and the attention output. */
+async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float32Array; out: Float32Array }> {
+  const { meta, headDim } = step;
+  const T = meta.numTokens;
+  const kvDim = NUM_KV_HEADS * headDim;
+  const vOffset = NUM_BLOCKS * BLOCK_SIZE * kvDim;
+  const tokens = meta.tokens.slice(0, T * TOKEN_INFO_WORDS);
+  const tables = meta.blockTables.slice(0, meta.numBlockTableEntries);
+  const written = await runKernel(
+    'kv_write',
+    {},
+    [new Uint32Array([T, kvDim, BLOCK_SIZE, vOffset]), tokens, tables, step.k, step.v, kvBefore],
+    [Math.ceil(kvDim / 64), T],
+    [5],
+  );
+  const kv = new Float32Array(written.get(5)!);
+  const params = new ArrayBuffer(32);
+  new Uint32Array(params).set([T, NUM_HEADS, NUM_KV_HEADS, headDim, BLOCK_SIZE, kvDim, vOffset]);
+  new Float32Array(params)[7] = 1 / Math.sqrt(headDim);
+  const attended = await runKernel(
+    'paged_attention',
+    {},
+    [params, tokens, tables, step.q, kv, new Float32Array(T * NUM_HEADS * headDim)],
+    [NUM_HEADS, T],
+    [5],
+  );
+  return { kv, out: new Float32Array(attended.get(5)!) };
+}
+
+function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: Float32Array } {
+  const { plan, meta, headDim } = step;
+  const T = meta.numTokens;
+  const kvDim = NUM_KV_HEADS * headDim;
+  const half = NUM_BLOCKS * BLOCK_SIZE * kvDim;
+  const kCache = kvBefore.slice(0, half);
+  const vCache = kvBefore.slice(half);
+  kvWrite(step.k, step.v, slotMapping(plan.rows, BLOCK_SIZE), kvDim, kCache, vCache);
+  const maxBlocksPerRow = Math.max(...plan.rows.map((row) => row.blockTable.length));
+  const blockTables = new Int32Array(plan.rows.length * maxBlocksPerRow);
+  plan.rows.forEach((row, r) => blockTables.set(row.blockTable, r * maxBlocksPerRow));
+  const layout: AttentionLayout = {
+    numHeads: NUM_HEADS,
+    numKvHeads: NUM_KV_HEADS,
+    headDim,
+    blockSize: BLOCK_SIZE,
+    positions: Int32Array.from({ length: T }, (_, t) => meta.tokens[t * TOKEN_INFO_WORDS + 1]!),
+    tokenRows: Int32Array.from({ length: T }, (_, t) => meta.tokens[t * TOKEN_INFO_WORDS + 2]!),
+    blockTables,
+    maxBlocksPerRow,
+  };
+  const out = new Float32Array(T * NUM_HEADS * headDim);
+  pagedAttention(step.q, T, kCache, vCache, layout, out);
+  const kv = new Float32Array(2 * half);
+  kv.set(kCache);
+  kv.set(vCache, half);
+  return { kv, out };
+}
+
+describe('kv_write.wgsl + paged_attention.wgsl', () => {
+  // decode at 37, a fresh 9-token prefill, a chunk at 70 (past one 64-position tile), decode at 3
+  const shapes: Array<[number, number]> = [[37, 1], [0, 9], [70, 5], [3, 1]];
+
+  for (const headDim of [16, 80]) {
+    it(`headDim ${headDim}: writes slots like kvWrite and attends like pagedAttention`, async () => {
+      const step = makeStep(makePlan(shapes), headDim, 5);
+      const history = seededFloats(99, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim); // older positions
+      const gpu = await runOnGpu(step, history);
+      const cpu = runOnCpu(step, history);
+      expect(bits(gpu.kv)).toEqual(bits(cpu.kv));
+      expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+    });
+  }
+
+  it('gives a row bitwise the same output alone and in cohorts of 2, 5, 8, 16 rows', async () => {
+    const headDim = 16;
+    const history = seededFloats(7, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
+    const full = makeStep(makePlan([[3, 2], [20, 1], [70, 5], [1, 3], [9, 1], [44, 1], [0, 4], [12, 1], [5, 1], [2, 1], [31, 1], [6, 2], [8, 1], [15, 1], [4, 1], [10, 1]]), headDim, 3);
+    const probeRow = 2; // the 5-token chunk at position 70, tokens 3..7 of the step
+    const { kv } = await runOnGpu(full, history);
+    const probeStart = 3;
+    const probeLen = 5 * NUM_HEADS * headDim;
+    const solo = full.plan.rows[probeRow]!;
+    const expected = (await runOnGpu(subStep(full, [probeRow], probeStart), kv)).out;
+    for (const cohort of [2, 5, 8, 16]) {
+      const rowIds = Array.from({ length: cohort }, (_, i) => i).filter((r) => r !== probeRow).slice(0, cohort - 1);
+      rowIds.splice(Math.min(cohort - 1, 1 + (cohort >> 1)), 0, probeRow);
+      const sub = subStep(full, rowIds, probeStart);
+      const at = sub.probeOffset * NUM_HEADS * headDim;
+      const { out } = await runOnGpu(sub, kv);
+      expect(bits(out.slice(at, at + probeLen))).toEqual(bits(expected));
+      expect(sub.plan.rows.includes(solo)).toBe(true);
+    }
+  });
+});
+
+/** The step restricted to some rows of `full` (same q/k/v per token), with the probe row's token offset. */
+function subStep(full: Step, rowIds: number[], probeStart: number): Step & { probeOffset: number } {
+  const { plan, headDim } = full;
+  const kvDim = NUM_KV_HEADS * headDim;
+  const starts: number[] = [];
+  let t = 0;
+  for (const row of plan.rows) {
+    starts.push(t);
+    t += row.tokenIds.length;
+  }
+  const rows = rowIds.map((r) => plan.rows[r]!);
+  const sub = makeStep({ stepIndex: 0, rows }, headDim, 0);
+  let offset = 0;
+  let probeOffset = -1;
+  for (const r of rowIds) {
+    const n = plan.rows[r]!.tokenIds.length;
+    if (starts[r] === probeStart) probeOffset = offset;
+    sub.q.set(full.q.subarray(starts[r]! * NUM_HEADS * headDim, (starts[r]! + n) * NUM_HEADS * headDim), offset * NUM_HEADS * headDim);
+    sub.k.set(full.k.subarray(starts[r]! * kvDim, (starts[r]! + n) * kvDim), offset * kvDim);
+    sub.v.set(full.v.subarray(starts[r]! * kvDim, (starts[r]! + n) * kvDim), offset * kvDim);
+    offset += n;
+  }
+  return { ...sub, probeOffset };
+}

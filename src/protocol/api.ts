@@ -1,0 +1,109 @@
+// The one worker API (EngineApi) and the plain data it carries between worker and UI.
+// Data and types only: no behaviour, no comlink, no DOM; both sides import it.
+import type { SamplingParams } from '../engine/types';
+import type { EngineMode, StepEvent, TurnResult } from './events';
+
+export type { SamplingParams };
+
+export type SessionId = string;
+
+/** Where a model comes from. Only data formats are accepted: never code, never pickle. */
+export type ModelSource =
+  | { kind: 'embedded' }
+  | { kind: 'huggingface'; repoId: string; revision?: string; /** A .gguf file in the repo; else the HF layout. */ file?: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'files'; files: File[] };
+
+export interface LoadProgress {
+  phase: 'fetch' | 'parse' | 'upload' | 'ready';
+  loadedBytes: number;
+  /** 0 when unknown (e.g. a response without Content-Length). */
+  totalBytes: number;
+  message: string;
+}
+
+export interface ModelInfo {
+  name: string;
+  arch: string;
+  numLayers: number;
+  hiddenSize: number;
+  vocabSize: number;
+  maxPositionEmbeddings: number;
+  /** Stored weight encodings present, e.g. ['q8_0', 'f32']. */
+  dtypes: string[];
+  numParams: number;
+  weightBytes: number;
+  /** KV pool geometry chosen at load from the adapter's limits and the memory budget. */
+  blockSize: number;
+  numBlocks: number;
+  /** Set when the model has no chat template and a fallback is used. */
+  templateNote?: string;
+}
+
+export interface SessionOptions {
+  systemPrompt?: string;
+  sampling?: Partial<SamplingParams>;
+  maxNewTokens?: number;
+  stopStrings?: string[];
+}
+
+/** A user turn as text (templated by the model's chat template) or as raw token ids. */
+export type SendInput = string | Int32Array;
+
+export interface AdapterDescription {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  isFallbackAdapter: boolean;
+}
+
+/** What the worker found: an adapter and device, or why there is none. */
+export type GpuInfo =
+  | {
+      status: 'ok';
+      adapter: AdapterDescription;
+      /** Adapter features, sorted. */
+      features: string[];
+      /** Features enabled on the engine's device, sorted. */
+      deviceFeatures: string[];
+      /** Device limits (raised to the adapter's where the engine needs it). */
+      limits: Record<string, number>;
+    }
+  | {
+      status: 'unavailable';
+      reason: 'no-webgpu' | 'no-adapter' | 'device-failed';
+      message: string;
+    };
+
+/** Result of running shaders/residual_add.wgsl on fixed inputs and comparing with its CPU twin. */
+export interface SelfCheckResult {
+  ok: boolean;
+  /** Largest |gpu - cpu| over all elements (0 when bitwise equal). */
+  maxAbsError: number;
+  numElements: number;
+  /** The inputs and the kernel's output, for anyone to re-check (numElements each). */
+  a: number[];
+  b: number[];
+  values: number[];
+  /** Output slots past numElements that the kernel must leave untouched. */
+  paddingIntact: boolean;
+  elapsedMs: number;
+}
+
+export interface EngineApi {
+  gpuInfo(): Promise<GpuInfo>;
+  selfCheck(): Promise<SelfCheckResult>;
+  loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo>;
+  createSession(options?: SessionOptions): Promise<SessionId>;
+  send(sessionId: SessionId, input: SendInput): Promise<void>;
+  cancel(sessionId: SessionId): Promise<void>;
+  closeSession(sessionId: SessionId): Promise<void>;
+  resetSession(sessionId: SessionId): Promise<void>;
+  /** Resolves when the session's current turn ends (at once if none is running). */
+  waitForTurn(sessionId: SessionId): Promise<TurnResult>;
+  setMode(mode: EngineMode): Promise<void>;
+  /** One callback per step, never per token. Returns an id for unsubscribe. */
+  subscribe(onStep: (event: StepEvent) => void): Promise<number>;
+  unsubscribe(subscriptionId: number): Promise<void>;
+}

@@ -1,0 +1,82 @@
+// Acquires the worker's WebGPU adapter and device once, with the features and limits the
+// engine wants; reports why not when it cannot. Not a buffer or pipeline manager.
+import type { GpuInfo } from '../src/protocol/api';
+
+/** Used by kernels when present (DESIGN: f16 only where the adapter has it). */
+const wantedFeatures: GPUFeatureName[] = ['subgroups', 'timestamp-query', 'shader-f16'];
+/** Raised to the adapter's maximum: weights and the KV pool need big bindings. */
+const raisedLimits = [
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersPerShaderStage',
+] as const;
+
+export type GpuAcquisition =
+  | { status: 'ok'; adapter: GPUAdapter; device: GPUDevice }
+  | Extract<GpuInfo, { status: 'unavailable' }>;
+
+let acquisition: Promise<GpuAcquisition> | undefined;
+
+async function acquire(): Promise<GpuAcquisition> {
+  if (!('gpu' in navigator) || !navigator.gpu) {
+    return { status: 'unavailable', reason: 'no-webgpu', message: 'navigator.gpu is missing in the worker' };
+  }
+  const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) {
+    return { status: 'unavailable', reason: 'no-adapter', message: 'navigator.gpu.requestAdapter() returned null' };
+  }
+  try {
+    const requiredFeatures = wantedFeatures.filter((name) => adapter.features.has(name));
+    const requiredLimits: Record<string, number> = {};
+    for (const name of raisedLimits) requiredLimits[name] = adapter.limits[name];
+    const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
+    device.lost.then(() => {
+      acquisition = undefined; // the next call acquires a fresh device
+    });
+    return { status: 'ok', adapter, device };
+  } catch (error) {
+    return { status: 'unavailable', reason: 'device-failed', message: String(error) };
+  }
+}
+
+export function acquireGpu(): Promise<GpuAcquisition> {
+  acquisition ??= acquire();
+  return acquisition;
+}
+
+function limitsRecord(limits: GPUSupportedLimits): Record<string, number> {
+  const record: Record<string, number> = {};
+  // Limits are accessor properties on the prototype, so enumerate the prototype chain.
+  for (let proto: object | null = limits; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const value: unknown = (limits as unknown as Record<string, unknown>)[name];
+      if (typeof value === 'number') record[name] = value;
+    }
+  }
+  return record;
+}
+
+export async function describeGpu(): Promise<GpuInfo> {
+  const gpu = await acquireGpu();
+  if (gpu.status !== 'ok') return gpu;
+  const info = gpu.adapter.info;
+  return {
+    status: 'ok',
+    adapter: {
+      vendor: info.vendor,
+      architecture: info.architecture,
+      device: info.device,
+      description: info.description,
+      // Older Chrome exposed this on the adapter, newer on info.
+      isFallbackAdapter: Boolean((info as { isFallbackAdapter?: boolean }).isFallbackAdapter),
+    },
+    features: [...gpu.adapter.features].sort(),
+    deviceFeatures: [...gpu.device.features].sort(),
+    limits: limitsRecord(gpu.device.limits),
+  };
+}
