@@ -19,7 +19,7 @@ const policies = {
   'src/gpu': { layers: ['src/engine', 'src/model', 'src/gpu', 'shaders'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink'], why: 'gpu code imports engine/model types; CPU twins only in tests' },
   'src/protocol': { layers: ['src/protocol'], typeOnlyLayers: ['src/engine', 'src/model'], deniedPackages: [...uiPackages, 'comlink', 'webgpu'], why: 'the protocol is data only' },
   'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
-  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'shaders'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
+  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'shaders'], testOnlyLayers: ['tools'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
 
 /** The only UI file allowed to touch comlink and the worker module. */

@@ -17,3 +17,5 @@ export type {
 /** Compiles only while the API's session options mean the same to the engine. */
 type Assignable<From extends To, To> = From;
 export type ApiSessionOptionsFitEngine = Assignable<ApiSessionOptions, EngineSessionOptions>;
+
+export type { TurnResult } from '../engine/sessions';

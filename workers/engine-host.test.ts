@@ -1,0 +1,92 @@
+// EngineApi end to end over a Node worker thread (comlink's node adapter) on CpuRunner: model
+// loading over HTTP, concurrent sessions, batched == serialized, bad sources rejected cleanly.
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { writeSyntheticModel } from '../tools/models/synth';
+import type { EngineApi, LoadProgress } from '../src/protocol/api';
+import type { StepEvent } from '../src/protocol/events';
+
+type HostApi = Omit<EngineApi, 'gpuInfo' | 'selfCheck'>;
+
+let dir: string;
+let server: Server;
+let origin: string;
+let worker: Worker;
+let api: Comlink.Remote<HostApi>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cohort-host-'));
+  writeSyntheticModel({ arch: 'llama', format: 'hf', dtype: 'f32', dir: join(dir, 'good'), seed: 3, dims: { hidden: 64, intermediate: 128, layers: 2, heads: 4, kvHeads: 2, headDim: 16 } });
+  server = createServer((req, res) => {
+    const path = join(dir, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+    if (!path.startsWith(dir) || !existsSync(path)) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(readFileSync(path));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('no server address');
+  origin = `http://127.0.0.1:${address.port}`;
+  // Worker threads take no TypeScript loader flags: a one-line bootstrap imports the entry via tsx.
+  const entry = new URL('./engine-worker.node.ts', import.meta.url).href;
+  worker = new Worker(`import('tsx/esm/api').then((m) => m.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`, {
+    eval: true,
+    workerData: { embeddedModelUrl: `${origin}/good/`, pageOrigin: origin, numBlocks: 129 },
+  });
+  api = Comlink.wrap<HostApi>(nodeEndpoint(worker));
+});
+
+afterAll(async () => {
+  await worker?.terminate();
+  server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function runTurns(prompts: string[], mode: 'batched' | 'serialized', events: StepEvent[]): Promise<string[]> {
+  await api.setMode(mode);
+  const ids: string[] = [];
+  for (const prompt of prompts) {
+    const id = await api.createSession({ maxNewTokens: 12, sampling: { temperature: 0 } });
+    await api.send(id, prompt);
+    ids.push(id);
+  }
+  const results = await Promise.all(ids.map((id) => api.waitForTurn(id)));
+  expect(events.some((e) => e.rows.some((r) => ids.includes(r.sessionId)))).toBe(true);
+  return results.map((r) => r.outputTokenIds.join(','));
+}
+
+describe('EngineApi over a Node worker thread', () => {
+  it('loads a model, serves concurrent sessions in one cohort, and matches serialized serving', async () => {
+    const progress: LoadProgress[] = [];
+    const info = await api.loadModel({ kind: 'embedded' }, Comlink.proxy((p: LoadProgress) => void progress.push(p)));
+    expect(info.arch).toBe('llama');
+    expect(info.numLayers).toBe(2);
+    // progress arrives as separate messages: the last may land just after the result
+    await vi.waitFor(() => expect(progress.some((p) => p.phase === 'ready')).toBe(true));
+    const events: StepEvent[] = [];
+    await api.subscribe(Comlink.proxy((e: StepEvent) => void events.push(e)));
+
+    const prompts = ['hello there', 'a much longer prompt that takes several more tokens', 'x'];
+    const batched = await runTurns(prompts, 'batched', events);
+    expect(Math.max(...events.map((e) => e.rows.length))).toBeGreaterThan(1);
+    const batchedSteps = events.length;
+    const serialized = await runTurns(prompts, 'serialized', events);
+    expect(serialized).toEqual(batched);
+    const serializedEvents = events.slice(batchedSteps);
+    expect(serializedEvents.every((e) => e.rows.length <= 1 && e.mode === 'serialized')).toBe(true);
+  }, 120_000);
+
+  it('rejects a broken model with a clear error and keeps serving the old one', async () => {
+    await expect(api.loadModel({ kind: 'url', url: `${origin}/missing/` })).rejects.toThrow(/config\.json/);
+    await expect(api.loadModel({ kind: 'url', url: 'http://example.com/model.gguf' })).rejects.toThrow(/only https/);
+    const id = await api.createSession({ maxNewTokens: 4, sampling: { temperature: 0 } });
+    await api.send(id, 'still here?');
+    const result = await api.waitForTurn(id);
+    expect(result.outputTokenIds.length).toBeGreaterThan(0);
+  }, 60_000);
+});

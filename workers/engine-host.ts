@@ -1,0 +1,233 @@
+// EngineHost: what the worker exposes as EngineApi, minus the GPU self-check: model loading from
+// every source, the engine and its sessions. Runner-agnostic so Node tests run it on CpuRunner.
+import { EngineCore } from '../src/engine/engine-core';
+import type { EngineMode, StepEvent } from '../src/engine/events';
+import type { TurnResult } from '../src/engine/sessions';
+import type { ModelRunner } from '../src/engine/types';
+import { blobSource, urlOpener, urlSource, mapOpener, type ProgressCallback } from '../src/model/byte-source';
+import type { ModelDesc } from '../src/model/desc';
+import { openGgufModel, openHfModel, type OpenedModel } from '../src/model/open-model';
+import type { EngineApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../src/protocol/api';
+
+export type RunnerFactory = (desc: ModelDesc) => Promise<ModelRunner>;
+
+export interface EngineHostOptions {
+  makeRunner: RunnerFactory;
+  /** Base URL of the embedded default model's folder. */
+  embeddedModelUrl: string;
+  /** Origin of the page: URL sources must be https or this origin. */
+  pageOrigin?: string;
+  fetchFn?: typeof fetch;
+}
+
+interface Loaded {
+  opened: OpenedModel;
+  runner: ModelRunner;
+  engine: EngineCore;
+  info: ModelInfo;
+}
+
+const HF_BASE = 'https://huggingface.co';
+
+export class EngineHost {
+  private loaded: Loaded | null = null;
+  private loading: Promise<ModelInfo> | null = null;
+  private mode: EngineMode = 'batched';
+  private readonly listeners = new Map<number, (event: StepEvent) => void>();
+  private nextListenerId = 1;
+
+  constructor(private readonly options: EngineHostOptions) {}
+
+  get modelInfo(): ModelInfo | null {
+    return this.loaded?.info ?? null;
+  }
+
+  /** Loads a model; the current one keeps serving until the new one is fully ready. */
+  async loadModel(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
+    if (this.loading) throw new Error('a model is already loading: wait for it to finish');
+    this.loading = this.load(source, onProgress);
+    try {
+      return await this.loading;
+    } finally {
+      this.loading = null;
+    }
+  }
+
+  private async load(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
+    const fetchProgress: ProgressCallback = (p) =>
+      onProgress?.({ phase: 'fetch', loadedBytes: p.bytesDone, totalBytes: p.bytesTotal, message: `reading ${describeSource(source)}` });
+    const opened = await this.open(source, fetchProgress);
+    onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
+    const runner = await this.options.makeRunner(opened.desc);
+    const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode });
+    const info = describeModel(opened, runner);
+    const previous = this.loaded;
+    this.loaded = { opened, runner, engine, info };
+    engine.subscribe((event) => this.emit(event));
+    if (previous) {
+      previous.engine.dispose();
+      previous.runner.dispose();
+    }
+    onProgress?.({ phase: 'ready', loadedBytes: info.weightBytes, totalBytes: info.weightBytes, message: `${info.name} ready` });
+    return info;
+  }
+
+  private async open(source: ModelSource, onProgress: ProgressCallback): Promise<OpenedModel> {
+    const fetchFn = this.options.fetchFn ?? fetch;
+    switch (source.kind) {
+      case 'embedded':
+        return openHfModel(urlOpener(this.options.embeddedModelUrl, fetchFn), 'cohort-tiny (embedded)', onProgress);
+      case 'huggingface': {
+        if (!/^[\w.-]+\/[\w.-]+$/.test(source.repoId)) throw new Error(`"${source.repoId}" is not a Hugging Face repo id (owner/name)`);
+        const base = `${HF_BASE}/${source.repoId}/resolve/${encodeURIComponent(source.revision ?? 'main')}`;
+        if (source.file) return openGgufModel(await urlSource(`${base}/${encodeURIComponent(source.file)}`, fetchFn), onProgress);
+        return openHfModel(urlOpener(base, fetchFn), source.repoId, onProgress);
+      }
+      case 'url': {
+        const url = this.checkUrl(source.url);
+        if (url.pathname.toLowerCase().endsWith('.gguf')) return openGgufModel(await urlSource(url.href, fetchFn), onProgress);
+        return openHfModel(urlOpener(url.href, fetchFn), url.href, onProgress);
+      }
+      case 'files': {
+        const gguf = source.files.filter((f) => f.name.toLowerCase().endsWith('.gguf'));
+        if (gguf.length === 1) return openGgufModel(blobSource(gguf[0], gguf[0].name), onProgress);
+        if (gguf.length > 1) throw new Error(`${gguf.length} GGUF files were given: pick one`);
+        const files = new Map<string, Blob>(source.files.map((f) => [f.name, f]));
+        return openHfModel(mapOpener(files), folderName(source.files), onProgress);
+      }
+    }
+  }
+
+  /** Only https, or the page's own origin (where the embedded model lives), may be fetched. */
+  private checkUrl(raw: string): URL {
+    let url: URL;
+    try {
+      url = new URL(raw, this.options.pageOrigin);
+    } catch {
+      throw new Error(`"${raw}" is not a URL`);
+    }
+    if (url.protocol !== 'https:' && url.origin !== this.options.pageOrigin) {
+      throw new Error(`only https:// URLs (or this page's own origin) can be loaded, not ${url.protocol}//`);
+    }
+    return url;
+  }
+
+  private engine(): EngineCore {
+    if (!this.loaded) throw new Error('no model is loaded yet');
+    return this.loaded.engine;
+  }
+
+  createSession(options: SessionOptions = {}): SessionId {
+    return this.engine().createSession(options);
+  }
+
+  send(sessionId: SessionId, input: SendInput): void {
+    this.engine().send(sessionId, typeof input === 'string' ? input : Array.from(input));
+  }
+
+  cancel(sessionId: SessionId): void {
+    this.engine().cancel(sessionId);
+  }
+
+  resetSession(sessionId: SessionId): void {
+    this.engine().resetSession(sessionId);
+  }
+
+  closeSession(sessionId: SessionId): void {
+    this.engine().closeSession(sessionId);
+  }
+
+  waitForTurn(sessionId: SessionId): Promise<TurnResult> {
+    return this.engine().waitForTurn(sessionId);
+  }
+
+  setMode(mode: EngineMode): void {
+    this.mode = mode;
+    this.loaded?.engine.setMode(mode);
+  }
+
+  subscribe(onStep: (event: StepEvent) => void): number {
+    const id = this.nextListenerId++;
+    this.listeners.set(id, onStep);
+    return id;
+  }
+
+  unsubscribe(id: number): void {
+    this.listeners.delete(id);
+  }
+
+  private emit(event: StepEvent): void {
+    for (const listener of this.listeners.values()) {
+      try {
+        listener(event);
+      } catch (err) {
+        console.error('step subscriber failed', err);
+      }
+    }
+  }
+}
+
+function weightBytes(desc: ModelDesc): number {
+  let n = 0;
+  for (const t of desc.tensors.values()) n += t.data.byteLength;
+  return n;
+}
+
+function describeModel(opened: OpenedModel, runner: ModelRunner): ModelInfo {
+  const { desc } = opened;
+  const c = desc.config;
+  let numParams = 0;
+  const dtypes = new Set<string>();
+  for (const t of desc.tensors.values()) {
+    numParams += t.shape.reduce((a, b) => a * b, 1);
+    dtypes.add(t.dtype);
+  }
+  return {
+    name: opened.name,
+    arch: c.arch,
+    numLayers: c.numLayers,
+    hiddenSize: c.hiddenSize,
+    vocabSize: c.vocabSize,
+    maxPositionEmbeddings: c.maxPositionEmbeddings,
+    dtypes: [...dtypes].sort(),
+    numParams,
+    weightBytes: weightBytes(desc),
+    blockSize: runner.blockSize,
+    numBlocks: runner.numBlocks,
+    ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
+  };
+}
+
+function describeSource(source: ModelSource): string {
+  switch (source.kind) {
+    case 'embedded':
+      return 'the embedded model';
+    case 'huggingface':
+      return source.repoId + (source.file ? `/${source.file}` : '');
+    case 'url':
+      return source.url;
+    case 'files':
+      return `${source.files.length} local file(s)`;
+  }
+}
+
+function folderName(files: File[]): string {
+  const rel = (files[0] as File & { webkitRelativePath?: string }).webkitRelativePath;
+  return rel ? rel.split('/')[0] : `${files.length} local files`;
+}
+
+/** EngineApi's engine methods over a host: shared by the browser worker and the Node worker. */
+export function hostApi(host: EngineHost): Omit<EngineApi, 'gpuInfo' | 'selfCheck'> {
+  return {
+    loadModel: (source, onProgress) => host.loadModel(source, onProgress),
+    createSession: async (options) => host.createSession(options),
+    send: async (sessionId, input) => host.send(sessionId, input),
+    cancel: async (sessionId) => host.cancel(sessionId),
+    resetSession: async (sessionId) => host.resetSession(sessionId),
+    closeSession: async (sessionId) => host.closeSession(sessionId),
+    waitForTurn: (sessionId) => host.waitForTurn(sessionId),
+    setMode: async (mode) => host.setMode(mode),
+    subscribe: async (onStep) => host.subscribe(onStep),
+    unsubscribe: async (id) => host.unsubscribe(id),
+  };
+}

@@ -1,0 +1,33 @@
+// The engine worker: owns the WebGPU device and exposes EngineApi to the page via comlink.
+// Wiring only: device acquisition, the self-check and the engine host live in sibling files.
+import * as Comlink from 'comlink';
+import { GpuRunner } from '../src/gpu/gpu-runner';
+import { bundledShaderSource } from '../src/gpu/shader-sources';
+import type { EngineApi, GpuInfo, SelfCheckResult } from '../src/protocol/api';
+import { EngineHost, hostApi } from './engine-host';
+import { acquireGpu, describeGpu } from './gpu-device';
+import { runSelfCheck } from './self-check';
+
+async function device(): Promise<GPUDevice> {
+  const gpu = await acquireGpu();
+  if (gpu.status !== 'ok') throw new Error(`No WebGPU device: ${gpu.message}`);
+  return gpu.device;
+}
+
+const host = new EngineHost({
+  makeRunner: async (model) => GpuRunner.create({ device: await device(), model, shaderSource: bundledShaderSource }),
+  embeddedModelUrl: new URL(`${import.meta.env.BASE_URL}models/cohort-tiny/`, self.location.origin).href,
+  pageOrigin: self.location.origin,
+});
+
+const api: EngineApi = {
+  gpuInfo(): Promise<GpuInfo> {
+    return describeGpu();
+  },
+  async selfCheck(): Promise<SelfCheckResult> {
+    return runSelfCheck(await device());
+  },
+  ...hostApi(host),
+};
+
+Comlink.expose(api);
