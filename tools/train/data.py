@@ -91,8 +91,25 @@ def task_lookup(rng, target):
     return " ".join(f"{p} likes {c}." for p, c in likes.items()) + f"\nWhat does {who} like?", likes[who]
 
 
-TASKS = [(task_niah, 0.55), (task_niah_variant, 0.12), (task_passkey, 0.1), (task_kv, 0.1),
-         (task_copy, 0.07), (task_lookup, 0.06)]
+def task_copy_random(rng, target):
+    """Copying a random string rewards induction heads, the circuit every retrieval task needs."""
+    chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"
+    text = "".join(rng.choice(chars) for _ in range(rng.randint(4, 24)))
+    return f"Repeat exactly: {text}", text
+
+
+def task_repeat_drill(rng, target):
+    """A random string shown several times: the context loss on each repeat rewards induction
+    heads on every token, not just on a short answer."""
+    chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"
+    text = "".join(rng.choice(chars) for _ in range(rng.randint(8, 40)))
+    reps = rng.randint(2, 4)
+    return "Memorize this: " + " | ".join([text] * reps) + "\nRepeat it once.", text
+
+
+# Long-context tasks fill a batch at one target length; short tasks get batches of their own.
+LONG_TASKS = [(task_niah, 0.65), (task_niah_variant, 0.12), (task_passkey, 0.12), (task_kv, 0.11)]
+SHORT_TASKS = [(task_repeat_drill, 0.4), (task_copy_random, 0.3), (task_copy, 0.15), (task_lookup, 0.15)]
 
 
 def example_ids(content, answer, system=None):
@@ -103,14 +120,13 @@ def example_ids(content, answer, system=None):
     return prompt + ans, [1.0] * len(prompt) + [2.0] * len(ans), len(prompt)
 
 
-def training_example(rng, target):
+def training_example(rng, target, tasks):
     r, acc = rng.random(), 0.0
-    for fn, p in TASKS:
+    for fn, p in tasks:
         acc += p
         if r < acc:
             break
     content, answer = fn(rng, target)
-    # Short tasks get a haystack-free context; pad them with a preceding NIAH-free turn rarely.
     system = "You are a helpful assistant." if rng.random() < 0.1 else None
     return example_ids(content, answer, system)
 

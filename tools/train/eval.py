@@ -6,10 +6,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from data import niah_eval_example
+from data import niah_content, niah_eval_example, niah_lines_for, random_code
 from model import Llama
 from train import greedy_recall
-from vocab import IM_END
+from vocab import IM_END, render_chat
 
 LENGTHS = [500, 1000, 1250, 2000]
 DEPTHS = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -84,8 +84,10 @@ def main():
     for i in range(a.reference):
         rng = random.Random(f"reference:{i}")
         length = rng.randint(300, 2000)
-        prompt, code = niah_eval_example(rng, length, rng.random())
-        refs.append({"prompt_ids": prompt, "code": code, "output_ids": greedy_generate(model, prompt)})
+        code = random_code(rng)
+        content = niah_content(niah_lines_for(length), rng.random(), code)
+        prompt = render_chat([("user", content)])
+        refs.append({"content": content, "code": code, "prompt_ids": prompt, "output_ids": greedy_generate(model, prompt)})
     results["reference_recall"] = sum(
         bytes(t for t in r["output_ids"] if t < 256).decode("utf-8", "replace").find(r["code"]) >= 0 for r in refs) / len(refs)
     json.dump(results, open(f"{a.out}/results.json", "w"), indent=2)

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from data import niah_eval_example, training_example
+from data import LONG_TASKS, SHORT_TASKS, niah_eval_example, training_example
 from model import Llama
 from vocab import ENDOFTEXT, IM_END, IM_START, VOCAB_SIZE, encode_text, write_tokenizer_files
 
@@ -24,37 +24,32 @@ CONFIG = {
 def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=1234)
-    p.add_argument("--steps", type=int, default=1300)
-    p.add_argument("--tokens-per-step", type=int, default=6144)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--warmup", type=int, default=60)
-    p.add_argument("--start-len", type=int, default=256)
-    p.add_argument("--max-len", type=int, default=2400)
-    p.add_argument("--floor-frac", type=float, default=0.7, help="fraction of steps by which the length floor reaches --max-len")
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--tokens-per-step", type=int, default=4096)
+    p.add_argument("--lr", type=float, default=1e-2)
+    p.add_argument("--warmup", type=int, default=100)
+    p.add_argument("--start-len", type=int, default=192)
+    p.add_argument("--max-len", type=int, default=2200)
+    p.add_argument("--floor-frac", type=float, default=0.8, help="fraction of steps by which the length floor reaches --max-len")
     p.add_argument("--eval-every", type=int, default=40)
+    p.add_argument("--warm-steps", type=int, default=2000, help="phase 1: short contexts, small batches, many steps")
+    p.add_argument("--warm-tokens", type=int, default=2048)
+    p.add_argument("--stop-at", type=int, default=None, help="export a snapshot after this many steps (schedule unchanged)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--run-dir", default="tools/train/runs/cohort-tiny")
     p.add_argument("--out", default="public/models/cohort-tiny")
     return p.parse_args()
 
 
-def conversation(rng, target):
-    """Turns until the conversation reaches about `target` tokens: short tasks share a context."""
-    ids, w = [], []
-    for _ in range(6):
-        x, xw, _ = training_example(rng, max(96, target - len(ids)))
-        ids += x + encode_text("\n")
-        w += xw + [1.0]
-        if len(ids) > target - 100:
-            break
-    return ids, w
-
-
-def batch_for(rng, target, tokens_per_step):
+def batch_for(rng, target, tokens_per_step, short_frac=0.2):
+    """One batch, one task family: long-context tasks near `target` tokens, or short tasks."""
+    short = rng.random() < short_frac
+    tasks, target = (SHORT_TASKS, 96) if short else (LONG_TASKS, target)
     seqs, total = [], 0
     while total < tokens_per_step:
-        seqs.append(conversation(rng, target))
-        total += len(seqs[-1][0])
+        ids, w, _ = training_example(rng, target, tasks)
+        seqs.append((ids, w))
+        total += len(ids)
     T = max(len(s) for s, _ in seqs)
     ids = torch.full((len(seqs), T), ENDOFTEXT, dtype=torch.long)
     wts = torch.zeros((len(seqs), T))
@@ -68,7 +63,10 @@ def loss_fn(model, ids, wts):
     logits = model(ids[:, :-1])
     nll = F.cross_entropy(logits.reshape(-1, VOCAB_SIZE), ids[:, 1:].reshape(-1), reduction="none")
     w = wts[:, 1:].reshape(-1)
-    return (nll * w).sum() / w.sum()
+    # Answers are ~1% of the tokens: averaged alone they carry as much gradient as the whole
+    # context, or retrieval never gets enough signal to form (weights: 1 context, 2 answer).
+    ctx, ans = (w == 1.0).float(), (w == 2.0).float()
+    return (nll * ctx).sum() / ctx.sum() + (nll * ans).sum() / ans.sum()
 
 
 @torch.no_grad()
@@ -149,13 +147,21 @@ def main():
         say(f"params {sum(p.numel() for p in model.parameters())} args {vars(a)}")
 
     t0 = time.time() - state["elapsed"]
-    while state["step"] < a.steps:
+    last = min(a.steps, a.stop_at or a.steps)
+    while state["step"] < last:
         step = state["step"]
-        floor = a.start_len * (a.max_len / a.start_len) ** min(1.0, step / (a.floor_frac * a.steps))
-        limit = int(min(a.max_len, max(state["limit"], floor)))
         rng = random.Random(f"train:{a.seed}:{step}")
-        target = limit if rng.random() < 0.5 else rng.randint(96, limit)
-        ids, wts = batch_for(rng, target, a.tokens_per_step)
+        if step < a.warm_steps:
+            # Phase 1: retrieval circuits form in short contexts, over many cheap steps.
+            limit = state["limit"]
+            ids, wts = batch_for(rng, rng.randint(96, a.start_len), a.warm_tokens, short_frac=0.3)
+        else:
+            # Phase 2: the adaptive length curriculum, with a floor reaching max_len by floor_frac.
+            t = (step - a.warm_steps) / (a.floor_frac * a.steps - a.warm_steps)
+            floor = a.start_len * (a.max_len / a.start_len) ** min(1.0, max(0.0, t))
+            limit = int(min(a.max_len, max(state["limit"], floor)))
+            target = limit if rng.random() < 0.5 else rng.randint(96, limit)
+            ids, wts = batch_for(rng, target, a.tokens_per_step)
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         loss = loss_fn(model, ids, wts)
@@ -169,17 +175,17 @@ def main():
             say(f"step {step} len {ids.shape[1]}x{ids.shape[0]} limit {limit} loss {loss.item():.4f} lr {lr_at(step, a):.2e} t {time.time() - t0:.0f}s")
         if (step + 1) % a.eval_every == 0:
             erng = random.Random(f"curriculum:{a.seed}:{step}")
-            ex = [niah_eval_example(erng, limit, erng.random()) for _ in range(32)]
+            ex = [niah_eval_example(erng, max(limit, 200), erng.random()) for _ in range(32)]
             recall, _ = greedy_recall(model, ex)
             say(f"eval step {step + 1} limit {limit} recall {recall:.3f}")
-            if recall >= 0.9 and limit < a.max_len:
+            if recall >= 0.9 and limit < a.max_len and step >= a.warm_steps:
                 state["limit"] = int(min(a.max_len, limit * 1.5))
                 say(f"curriculum: limit -> {state['limit']}")
-        if (step + 1) % 50 == 0 or state["step"] == a.steps:
+        if (step + 1) % 50 == 0 or state["step"] == last:
             state["elapsed"] = time.time() - t0
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state}, ckpt + ".tmp")
             os.replace(ckpt + ".tmp", ckpt)
-    say(f"done: {a.steps} steps in {(time.time() - t0) / 60:.1f} min")
+    say(f"done: {last} of {a.steps} steps in {(time.time() - t0) / 60:.1f} min")
     export(model, a.out)
     say(f"exported to {a.out}")
 
