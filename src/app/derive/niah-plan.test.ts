@@ -11,7 +11,9 @@ describe('planNiah', () => {
     expect(new Set(plan.allCodes).size).toBe(8);
     expect(plan.items.map((i) => i.delayMs)).toEqual([0, 300, 600, 900, 1200, 1500, 1800, 2100]);
     const lengths = plan.items.map((i) => i.numLines);
-    expect(Math.min(...lengths)).toBeLessThan(Math.max(...lengths));
+    // From about 600 to about 1200 prompt tokens (81 tokens a line, 110 around them).
+    expect(Math.min(...lengths)).toBe(Math.floor((600 - 110) / 81));
+    expect(Math.max(...lengths)).toBe(Math.floor((1200 - 110) / 81));
     for (const item of plan.items) {
       expect(item.prompt).toContain(`IMPORTANT: the secret code is ${item.code}.`);
       expect(item.prompt.endsWith(NIAH_QUESTION)).toBe(true);

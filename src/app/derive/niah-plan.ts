@@ -21,11 +21,11 @@ export interface NiahPlan {
 /** Greedy decoding, at most 24 new tokens, no system prompt: the protocol of DESIGN.md. */
 export const NIAH_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: NIAH_MAX_NEW_TOKENS, seed: 0 };
 
-/** n sessions, haystacks from maxTokens/4 to maxTokens, each sent staggerMs after the previous. */
+/** n sessions, haystacks from maxTokens/2 to maxTokens, each sent staggerMs after the previous. */
 export function planNiah(n: number, seed: number, maxTokens: number, staggerMs: number): NiahPlan {
   if (!Number.isInteger(n) || n < 1) throw new Error(`NIAH needs at least one session, not ${n}`);
-  const minTokens = Math.max(200, Math.floor(maxTokens / 4));
-  const cases = makeNiahSuite(seed, n, Math.min(minTokens, maxTokens), maxTokens);
+  const minTokens = Math.min(maxTokens, Math.max(300, Math.floor(maxTokens / 2)));
+  const cases = makeNiahSuite(seed, n, minTokens, maxTokens);
   return {
     seed,
     settings: NIAH_SETTINGS,

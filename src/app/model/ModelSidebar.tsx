@@ -8,6 +8,7 @@ import { useModelStore } from '../state/model-store';
 import { LoadProgressBars } from './LoadProgressBars';
 import { ModelCacheList } from './ModelCacheList';
 import { ModelSourceForm } from './ModelSourceForm';
+import './model.css';
 
 function ModelCard() {
   const model = useModelStore((s) => s.model);

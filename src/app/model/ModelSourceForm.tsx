@@ -1,6 +1,6 @@
 // Where to load a model from: the embedded default, a Hugging Face repo (with its file list
 // when huggingface.co answers), an https URL, or local files and folders.
-import { useRef, useState } from 'react';
+import { useRef, useState, type RefObject } from 'react';
 import { checkModelUrl, formatBytes, isRepoId, parseRepoListing, repoListingUrl, type RepoListing } from '../derive/model-sources';
 import { errorMessage, loadModel, showModelError } from '../state/model-actions';
 import { useModelStore } from '../state/model-store';
@@ -103,24 +103,30 @@ function UrlSource({ busy }: { busy: boolean }) {
   );
 }
 
-function FileSource({ busy }: { busy: boolean }) {
-  const filesInput = useRef<HTMLInputElement>(null);
-  const folderInput = useRef<HTMLInputElement>(null);
+/** The pickers stay mounted whatever tab is open, so other code (and tests) can always reach them. */
+function FilePickers({ filesInput, folderInput }: { filesInput: RefObject<HTMLInputElement | null>; folderInput: RefObject<HTMLInputElement | null> }) {
   const onPicked = (input: HTMLInputElement) => {
     const files = Array.from(input.files ?? []);
     input.value = '';
     if (files.length > 0) void loadLocalFiles(files);
   };
   return (
-    <div className="source-form">
-      <p className="muted small">A .gguf file, or a Hugging Face folder's files (config.json, tokenizer.json, *.safetensors). Or drop them anywhere on the page.</p>
+    <>
       <input ref={filesInput} data-testid="model-file-input" type="file" multiple hidden accept=".gguf,.json,.safetensors,.txt,.jinja" onChange={(e) => onPicked(e.currentTarget)} />
       <input ref={folderInput} data-testid="model-folder-input" type="file" hidden {...{ webkitdirectory: '' }} onChange={(e) => onPicked(e.currentTarget)} />
+    </>
+  );
+}
+
+function FileSource({ busy, pickFiles, pickFolder }: { busy: boolean; pickFiles: () => void; pickFolder: () => void }) {
+  return (
+    <div className="source-form">
+      <p className="muted small">A .gguf file, or a Hugging Face folder's files (config.json, tokenizer.json, *.safetensors). Or drop them anywhere on the page.</p>
       <div className="row">
-        <button type="button" disabled={busy} onClick={() => filesInput.current?.click()}>
+        <button type="button" disabled={busy} onClick={pickFiles}>
           Choose files…
         </button>
-        <button type="button" disabled={busy} onClick={() => folderInput.current?.click()}>
+        <button type="button" disabled={busy} onClick={pickFolder}>
           Choose folder…
         </button>
       </div>
@@ -131,9 +137,12 @@ function FileSource({ busy }: { busy: boolean }) {
 export function ModelSourceForm() {
   const [tab, setTab] = useState<Tab>('embedded');
   const busy = useModelStore((s) => s.loading !== null);
+  const filesInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
   return (
     <section className="card">
       <h2>Load a model</h2>
+      <FilePickers filesInput={filesInput} folderInput={folderInput} />
       <div className="tabs" role="tablist">
         {TABS.map((t) => (
           <button key={t.tab} type="button" role="tab" aria-selected={tab === t.tab} data-testid={`source-tab-${t.tab}`} onClick={() => setTab(t.tab)}>
@@ -151,7 +160,7 @@ export function ModelSourceForm() {
       )}
       {tab === 'huggingface' && <HuggingFaceSource busy={busy} />}
       {tab === 'url' && <UrlSource busy={busy} />}
-      {tab === 'files' && <FileSource busy={busy} />}
+      {tab === 'files' && <FileSource busy={busy} pickFiles={() => filesInput.current?.click()} pickFolder={() => folderInput.current?.click()} />}
     </section>
   );
 }

@@ -2,6 +2,7 @@
 // each pane subscribes to its own view.
 import { useSessionsStore } from '../state/sessions-store';
 import { SessionPane } from './SessionPane';
+import './sessions.css';
 
 export function SessionGrid() {
   const order = useSessionsStore((s) => s.order);

@@ -4,6 +4,20 @@ import { useLayoutEffect, useRef } from 'react';
 import { summarizePrompt } from '../derive/niah-plan';
 import type { ChatLine } from '../derive/session-view';
 
+const MAX_PLAIN_LINES = 6;
+
+/** Long prompts (NIAH haystacks) show head and tail; the full text opens on demand. */
+function UserMessage({ text }: { text: string }) {
+  const numLines = text.split('\n').length;
+  if (numLines <= MAX_PLAIN_LINES) return <div className="msg user">{text}</div>;
+  return (
+    <details className="msg user long">
+      <summary title={`${numLines} lines, ${text.length.toLocaleString('en-US')} characters: click to show all`}>{summarizePrompt(text, 4)}</summary>
+      <div className="full-prompt">{text}</div>
+    </details>
+  );
+}
+
 export function Transcript({ lines, streaming }: { lines: readonly ChatLine[]; streaming: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
@@ -24,9 +38,7 @@ export function Transcript({ lines, streaming }: { lines: readonly ChatLine[]; s
     >
       {lines.map((line, i) =>
         line.role === 'user' ? (
-          <div key={i} className="msg user" title={line.text.length > 400 ? `${line.text.length.toLocaleString('en-US')} characters` : undefined}>
-            {summarizePrompt(line.text)}
-          </div>
+          <UserMessage key={i} text={line.text} />
         ) : (
           <div key={i} className={`msg assistant${streaming && i === lastAssistant ? ' streaming' : ''}`} {...(i === lastAssistant ? { 'data-testid': 'session-output' } : {})}>
             {line.text}

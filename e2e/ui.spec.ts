@@ -1,0 +1,176 @@
+// The playground UI on the embedded model in a real Chromium: four sessions streaming side by
+// side, the cohort timeline, the mode switch, a corrupt model drop, and the NIAH preset.
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import { niahLeaks, niahPassed } from '../src/protocol/niah';
+
+async function openWithModel(page: Page): Promise<string> {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('/');
+  const modelInfo = page.getByTestId('model-info');
+  // A failed default load shows its reason here; report it instead of timing out blind.
+  await expect(page.locator('[data-testid=model-info][data-state=ready], [data-testid=model-error]').first()).toBeVisible();
+  if ((await modelInfo.getAttribute('data-state')) !== 'ready') {
+    throw new Error(`the default model did not load: ${await page.getByTestId('model-error').textContent()}`);
+  }
+  const name = (await modelInfo.getAttribute('data-model-name')) ?? '';
+  expect(name).toContain('cohort-tiny');
+  return name;
+}
+
+/** Records, per pane, every distinct length its latest output had, as the DOM changes. */
+async function watchOutputs(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const seen: Record<string, number[]> = {};
+    (window as unknown as { __outputLengths: Record<string, number[]> }).__outputLengths = seen;
+    const record = () => {
+      for (const pane of document.querySelectorAll('[data-testid=session-pane]')) {
+        const id = pane.getAttribute('data-session-id') ?? '';
+        const length = pane.querySelector('[data-testid=session-output]')?.textContent?.length ?? 0;
+        const lengths = (seen[id] ??= []);
+        if (length > 0 && lengths[lengths.length - 1] !== length) lengths.push(length);
+      }
+    };
+    new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+}
+
+async function outputLengths(page: Page): Promise<Record<string, number[]>> {
+  return page.evaluate(() => (window as unknown as { __outputLengths: Record<string, number[]> }).__outputLengths);
+}
+
+async function send(pane: Locator, text: string): Promise<void> {
+  await expect(pane.getByTestId('session-send')).toBeVisible();
+  await pane.getByTestId('session-input').fill(text);
+  await pane.getByTestId('session-input').press('Enter');
+}
+
+async function expectFinished(pane: Locator): Promise<void> {
+  await expect(pane).toHaveAttribute('data-state', /^(done|error|cancelled)$/);
+  expect(await pane.getAttribute('data-state'), (await pane.getByTestId('session-error').allTextContents()).join(' ')).toBe('done');
+}
+
+test('four sessions stream side by side, the mode switch takes effect, and a corrupt model leaves the old one serving', async ({ page }, testInfo) => {
+  test.setTimeout(900_000);
+  const modelName = await openWithModel(page);
+  await watchOutputs(page);
+
+  await test.step('open four sessions and send to each', async () => {
+    await page.getByTestId('add-n-count').fill('4');
+    await page.getByTestId('add-n-sessions').click();
+    const panes = page.getByTestId('session-pane');
+    await expect(panes).toHaveCount(4);
+    for (let i = 0; i < 4; i++) {
+      const pane = panes.nth(i);
+      await pane.getByTestId('session-settings-toggle').click();
+      await pane.getByTestId('setting-maxNewTokens').fill('24');
+      await pane.getByTestId('session-settings-toggle').click();
+      await send(pane, `Note ${i}: say something about the number ${i + 1}.`);
+    }
+    for (let i = 0; i < 4; i++) {
+      await expect(panes.nth(i).getByTestId('session-output')).not.toHaveText('');
+    }
+    for (let i = 0; i < 4; i++) await expectFinished(panes.nth(i));
+  });
+
+  await test.step('tokens arrived piece by piece in every pane', async () => {
+    const panes = page.getByTestId('session-pane');
+    const lengths = await outputLengths(page);
+    for (let i = 0; i < 4; i++) {
+      const pane = panes.nth(i);
+      const id = (await pane.getAttribute('data-session-id')) ?? '';
+      const numTokens = Number(await pane.getAttribute('data-num-tokens'));
+      expect(numTokens).toBeGreaterThan(0);
+      // A reply of several tokens that appeared in one piece was not streamed.
+      if (numTokens >= 4) expect(lengths[id]?.length ?? 0, `output lengths seen in ${id}: ${lengths[id]}`).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  await test.step('the timeline drew a row for every session', async () => {
+    const timeline = page.getByTestId('cohort-timeline');
+    await expect.poll(async () => Number(await timeline.getAttribute('data-rows'))).toBeGreaterThanOrEqual(4);
+    expect(Number(await timeline.getAttribute('data-steps'))).toBeGreaterThan(0);
+    const box = await timeline.boundingBox();
+    await page.mouse.move(box!.x + 70, box!.y + box!.height / 2); // first step column, right of the labels
+    await expect(page.getByTestId('timeline-tooltip')).toContainText('Step');
+    await page.mouse.move(0, 0);
+  });
+
+  await test.step('the mode switch changes the mode the steps report', async () => {
+    const panes = page.getByTestId('session-pane');
+    const engineMode = page.getByTestId('engine-mode');
+    await expect(engineMode).toHaveAttribute('data-mode', 'batched');
+    await page.getByTestId('mode-switch').getByRole('button', { name: 'Serialized' }).click();
+    await send(panes.nth(0), 'And once more, please.');
+    await send(panes.nth(1), 'One more time.');
+    await expect(engineMode).toHaveAttribute('data-mode', 'serialized');
+    await expectFinished(panes.nth(0));
+    await expectFinished(panes.nth(1));
+    await page.getByTestId('mode-switch').getByRole('button', { name: 'Batched' }).click();
+    await send(panes.nth(2), 'Back to batching.');
+    await expect(engineMode).toHaveAttribute('data-mode', 'batched');
+    await expectFinished(panes.nth(2));
+  });
+
+  await test.step('a corrupt .gguf dropped on the page shows an error and the old model keeps serving', async () => {
+    await page.evaluate(() => {
+      const garbage = new Uint8Array(4096).map((_, i) => (i * 131 + 7) & 0xff);
+      const data = new DataTransfer();
+      data.items.add(new File([garbage], 'corrupt.gguf', { type: 'application/octet-stream' }));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    });
+    await expect(page.getByTestId('model-error')).toContainText('corrupt.gguf');
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-model-name', modelName);
+    const pane = page.getByTestId('session-pane').nth(3);
+    const before = (await pane.getByTestId('session-transcript').textContent()) ?? '';
+    await send(pane, 'Are you still there?');
+    await expectFinished(pane);
+    expect(((await pane.getByTestId('session-transcript').textContent()) ?? '').length).toBeGreaterThan(before.length + 'Are you still there?'.length);
+    await expect(pane.getByTestId('session-output')).not.toHaveText('');
+  });
+
+  await test.step('screenshot of the main view at 1280x800', async () => {
+    await page.getByTestId('session-grid').evaluate((grid) => grid.scrollTo(0, 0));
+    const path = testInfo.outputPath('ui-main-view.png');
+    await page.screenshot({ path });
+    await testInfo.attach('main view 1280x800', { path, contentType: 'image/png' });
+  });
+});
+
+test('the NIAH preset opens N staggered greedy sessions and marks each from its own output', async ({ page }, testInfo) => {
+  test.setTimeout(900_000);
+  await openWithModel(page);
+  await page.getByTestId('niah-count').fill('4');
+  await page.getByTestId('niah-length').selectOption('600');
+  await page.getByTestId('niah-preset').click();
+  const panes = page.getByTestId('session-pane');
+  await expect(panes).toHaveCount(4);
+  await expect(page.getByTestId('niah-result')).toHaveCount(4);
+  const recall = page.getByTestId('niah-recall');
+  await expect(recall).not.toHaveAttribute('data-recall', '');
+
+  const results = await panes.evaluateAll((els) =>
+    els.map((el) => ({
+      state: el.getAttribute('data-state'),
+      settings: el.querySelector('[data-testid=session-settings-summary]')?.textContent ?? '',
+      code: el.querySelector('[data-testid=niah-result]')?.getAttribute('data-code') ?? '',
+      pass: el.querySelector('[data-testid=niah-result]')?.getAttribute('data-pass'),
+      prompt: el.querySelector('.msg.user')?.textContent ?? '',
+      output: el.querySelector('[data-testid=session-output]')?.textContent ?? '',
+    })),
+  );
+  await testInfo.attach('niah results', { body: JSON.stringify(results, null, 2), contentType: 'application/json' });
+  const codes = results.map((r) => r.code);
+  expect(new Set(codes).size).toBe(4);
+  for (const r of results) {
+    expect(r.state).toBe('done');
+    expect(r.settings).toContain('greedy · max 24');
+    expect(r.prompt).toContain(`IMPORTANT: the secret code is ${r.code}.`);
+    // The mark (judged from the engine's final text) must agree with what the pane streamed.
+    const leaks = niahLeaks(r.output, r.code, codes);
+    expect(leaks, `${r.code} output another session's code`).toEqual([]);
+    expect(r.pass).toBe(String(niahPassed(r.output, r.code)));
+  }
+  const numPassed = results.filter((r) => r.pass === 'true').length;
+  await expect(recall).toHaveAttribute('data-recall', String(numPassed / 4));
+  testInfo.annotations.push({ type: 'niah recall', description: `${numPassed}/4 (recall itself is asserted by e2e/niah.spec.ts)` });
+});

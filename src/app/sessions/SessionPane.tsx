@@ -1,0 +1,131 @@
+// One chat pane: label, state, time to first token and decode tok/s, NIAH mark, settings until
+// the first message, the streamed transcript and the composer (Enter sends, Shift+Enter newline).
+import { useState } from 'react';
+import { isActive, type SessionView } from '../derive/session-view';
+import { cancelTurn, closeSession, resetSession, sendMessage, updateSettings } from '../state/session-actions';
+import { useSessionsStore } from '../state/sessions-store';
+import { SessionSettingsForm } from './SessionSettingsForm';
+import { Transcript } from './Transcript';
+
+function settingsSummary(s: SessionView['settings']): string {
+  const sampling = s.temperature === 0 ? 'greedy' : `T ${s.temperature} · top-p ${s.topP} · top-k ${s.topK || 'off'}`;
+  return `${sampling} · max ${s.maxNewTokens} · seed ${s.seed ?? 'auto'}${s.systemPrompt.trim() ? ' · system prompt' : ''}`;
+}
+
+function Stats({ view }: { view: SessionView }) {
+  return (
+    <div className="pane-stats">
+      <span className={`badge state-${view.state}`} data-testid="session-state">
+        {view.discarding ? 'resetting' : view.state}
+      </span>
+      <span title="Time to first token" data-testid="session-ttft">
+        TTFT {view.ttftMs !== undefined ? `${Math.round(view.ttftMs)} ms` : '—'}
+      </span>
+      <span title="Decode tokens per second in this turn" data-testid="session-tps">
+        {view.tokensPerSec !== undefined ? `${view.tokensPerSec.toFixed(1)} tok/s` : '— tok/s'}
+      </span>
+      <span title="Tokens generated in this turn" className="muted">
+        {view.numOutputTokens} tok
+      </span>
+    </div>
+  );
+}
+
+function NiahBadge({ view }: { view: SessionView }) {
+  const mark = view.niah;
+  if (!mark) return null;
+  const title = `needle ${mark.code} in ${mark.numLines} haystack lines` + (mark.leaks?.length ? `; leaked ${mark.leaks.join(', ')}` : '');
+  if (mark.passed === undefined) {
+    return (
+      <span className="niah-mark pending" title={title}>
+        {mark.code}
+      </span>
+    );
+  }
+  return (
+    <span className={`niah-mark ${mark.passed ? 'pass' : 'fail'}`} data-testid="niah-result" data-pass={String(mark.passed)} data-code={mark.code} title={title}>
+      {mark.passed ? '✓' : '✗'} {mark.code}
+    </span>
+  );
+}
+
+function Composer({ view }: { view: SessionView }) {
+  const [text, setText] = useState('');
+  const busy = isActive(view);
+  const send = () => {
+    if (busy || !text.trim()) return;
+    const message = text;
+    setText('');
+    void sendMessage(view.paneId, message);
+  };
+  return (
+    <div className="composer">
+      <textarea
+        rows={2}
+        data-testid="session-input"
+        placeholder={busy ? 'Generating…' : 'Message (Enter sends, Shift+Enter for a new line)'}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault();
+            send();
+          }
+        }}
+      />
+      {busy && !view.discarding ? (
+        <button type="button" className="danger" data-testid="session-cancel" onClick={() => void cancelTurn(view.paneId)}>
+          Cancel
+        </button>
+      ) : (
+        <button type="button" className="primary" data-testid="session-send" disabled={busy || !text.trim()} onClick={send}>
+          Send
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function SessionPane({ paneId }: { paneId: string }) {
+  const view = useSessionsStore((s) => s.views.get(paneId));
+  const [showSettings, setShowSettings] = useState(false);
+  if (!view) return null;
+  const editable = !view.engineId && view.lines.length === 0;
+  return (
+    <article className={`pane state-${view.state}`} data-testid="session-pane" data-session-id={paneId} data-engine-session-id={view.engineId ?? ''} data-state={view.state} data-num-tokens={view.numOutputTokens}>
+      <header className="pane-head">
+        <span className="pane-label">{view.label}</span>
+        {view.engineId && <span className="muted small">{view.engineId}</span>}
+        <NiahBadge view={view} />
+        <span className="spacer" />
+        <button type="button" className="link" aria-expanded={showSettings} data-testid="session-settings-toggle" title="Sampling settings" aria-label={`Settings of ${view.label}`} onClick={() => setShowSettings(!showSettings)}>
+          ⚙
+        </button>
+        <button type="button" className="link" data-testid="session-reset" title="Reset: forget the history" aria-label={`Reset ${view.label}`} onClick={() => void resetSession(paneId)}>
+          ↺
+        </button>
+        <button type="button" className="link danger" data-testid="session-close" title="Close" aria-label={`Close ${view.label}`} onClick={() => void closeSession(paneId)}>
+          ✕
+        </button>
+      </header>
+      <Stats view={view} />
+      {showSettings ? (
+        <>
+          <SessionSettingsForm settings={view.settings} disabled={!editable} onChange={(settings) => updateSettings(paneId, settings)} />
+          {!editable && <p className="muted small">Settings apply when the session is created; open a new session to change them.</p>}
+        </>
+      ) : (
+        <p className="pane-settings muted small" data-testid="session-settings-summary">
+          {settingsSummary(view.settings)}
+        </p>
+      )}
+      {view.error && (
+        <p className="pane-error" role="alert" data-testid="session-error">
+          {view.error}
+        </p>
+      )}
+      <Transcript lines={view.lines} streaming={view.state === 'prefill' || view.state === 'decode'} />
+      <Composer view={view} />
+    </article>
+  );
+}

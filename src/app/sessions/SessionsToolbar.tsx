@@ -1,0 +1,87 @@
+// Above the grid: add one session or N at once (with the settings for new sessions), the
+// NIAH x N preset, and closing everything. Buttons only; the work is in state/*-actions.ts.
+import { useState } from 'react';
+import { closeAllSessions, addSessions } from '../state/session-actions';
+import { runNiah } from '../state/niah-actions';
+import { useModelStore } from '../state/model-store';
+import { useSessionsStore } from '../state/sessions-store';
+import { SessionSettingsForm } from './SessionSettingsForm';
+
+const NIAH_LENGTHS = [600, 1200, 2000];
+
+function NewSessionSettings({ onClose }: { onClose: () => void }) {
+  const settings = useSessionsStore((s) => s.newSettings);
+  const setSettings = useSessionsStore((s) => s.setNewSettings);
+  return (
+    <div className="popover" data-testid="new-session-settings">
+      <div className="card-head">
+        <strong>Settings for new sessions</strong>
+        <button type="button" className="link" onClick={onClose}>
+          done
+        </button>
+      </div>
+      <SessionSettingsForm settings={settings} onChange={setSettings} />
+      <div className="row">
+        <button
+          type="button"
+          className="primary"
+          data-testid="create-with-settings"
+          onClick={() => {
+            addSessions(1);
+            onClose();
+          }}
+        >
+          New session with these settings
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export function SessionsToolbar() {
+  const [count, setCount] = useState(4);
+  const [niahCount, setNiahCount] = useState(8);
+  const [niahTokens, setNiahTokens] = useState(1200);
+  const [showSettings, setShowSettings] = useState(false);
+  const hasModel = useModelStore((s) => s.model !== null);
+  const numPanes = useSessionsStore((s) => s.order.length);
+  return (
+    <div className="toolbar">
+      <div className="group">
+        <button type="button" className="primary" data-testid="add-session" onClick={() => addSessions(1)}>
+          + Session
+        </button>
+        <span className="joined">
+          <button type="button" data-testid="add-n-sessions" onClick={() => addSessions(count)}>
+            + {count} sessions
+          </button>
+          <input type="number" aria-label="Sessions to add" data-testid="add-n-count" min={1} max={64} value={count} onChange={(e) => setCount(Math.max(1, Math.min(64, e.target.valueAsNumber || 1)))} />
+        </span>
+        <span className="anchor">
+          <button type="button" aria-expanded={showSettings} data-testid="new-session-settings-toggle" onClick={() => setShowSettings(!showSettings)}>
+            New session with settings…
+          </button>
+          {showSettings && <NewSessionSettings onClose={() => setShowSettings(false)} />}
+        </span>
+      </div>
+      <div className="group">
+        <span className="joined">
+          <button type="button" data-testid="niah-preset" disabled={!hasModel} title="Needle-in-a-haystack: one greedy session per needle, staggered starts" onClick={() => void runNiah(niahCount, niahTokens)}>
+            NIAH × {niahCount}
+          </button>
+          <input type="number" aria-label="NIAH sessions" data-testid="niah-count" min={1} max={32} value={niahCount} onChange={(e) => setNiahCount(Math.max(1, Math.min(32, e.target.valueAsNumber || 1)))} />
+          <select aria-label="Longest haystack (tokens)" data-testid="niah-length" value={niahTokens} onChange={(e) => setNiahTokens(Number(e.target.value))}>
+            {NIAH_LENGTHS.map((n) => (
+              <option key={n} value={n}>
+                ≤{n} tok
+              </option>
+            ))}
+          </select>
+        </span>
+        <button type="button" className="link danger" disabled={numPanes === 0} data-testid="close-all" onClick={() => void closeAllSessions()}>
+          close all
+        </button>
+      </div>
+    </div>
+  );
+}
