@@ -3,7 +3,7 @@
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
-const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/app', 'workers', 'shaders', 'e2e', 'bench', 'tools', 'scripts'];
+const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/app', 'src/harness', 'workers', 'shaders', 'e2e', 'bench', 'tools', 'scripts'];
 const uiPackages = ['react', 'react-dom', 'zustand', 'uplot'];
 const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/test'];
 
@@ -19,11 +19,14 @@ const policies = {
   'src/gpu': { layers: ['src/engine', 'src/model', 'src/gpu', 'shaders'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink'], why: 'gpu code imports engine/model types; CPU twins only in tests' },
   'src/protocol': { layers: ['src/protocol'], typeOnlyLayers: ['src/engine', 'src/model'], deniedPackages: [...uiPackages, 'comlink', 'webgpu'], why: 'the protocol is data only' },
   'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
+  'src/harness': { layers: ['src/harness', 'src/protocol'], deniedPackages: ['react', 'react-dom', 'zustand', 'webgpu'], why: 'the test harness page drives the worker only through src/protocol and comlink, like the app' },
   workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'shaders'], testOnlyLayers: ['tools'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
 
 /** The only UI file allowed to touch comlink and the worker module. */
 const engineClientFile = 'src/app/engine-client.ts';
+/** Folders whose every file may use comlink and reach the worker module (no UI components there). */
+const comlinkLayers = ['workers', 'src/harness'];
 
 function layerOf(relPath) {
   return layers.find((layer) => relPath === layer || relPath.startsWith(`${layer}/`)) ?? null;
@@ -60,7 +63,7 @@ export const importBoundaries = {
       testOnly: '{{from}} may import {{to}} only in tests: {{why}}.',
       package: "{{from}} may not import '{{name}}': {{why}}.",
       nodeBuiltin: "{{from}} runs in the browser: '{{name}}' is allowed only in tests and Node-only files.",
-      comlink: `Only ${engineClientFile} (and workers/) may import comlink.`,
+      comlink: `Only ${engineClientFile} (and workers/, src/harness/) may import comlink.`,
       worker: `Only ${engineClientFile} may reach the worker module.`,
     },
   },
@@ -101,7 +104,7 @@ export const importBoundaries = {
         return;
       }
       if (name === 'comlink') {
-        if (fromLayer !== 'workers' && relFile !== engineClientFile) report('comlink');
+        if (!comlinkLayers.includes(fromLayer) && relFile !== engineClientFile) report('comlink');
         return;
       }
       if (policy.deniedPackages.includes(name)) {

@@ -40,6 +40,14 @@ describe('import boundaries', () => {
     expect(await lintAt('src/app/engine-client.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
   });
 
+  it('lets the src/harness page use comlink and protocol, but not engine code or React', async () => {
+    expect(await lintAt('src/harness/probe.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
+    expect(await lintAt('src/harness/probe.ts', "import { makeNiahSuite } from '../protocol/niah';\nexport const m = makeNiahSuite;\n")).toEqual([]);
+    expect(await lintAt('src/harness/probe.ts', "import { sampleUniform } from '../engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/harness/probe.ts', "import { useState } from 'react';\nexport const x = useState;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/harness/probe.ts', "import { EngineHost } from '../../workers/engine-host';\nexport const h = EngineHost;\n")).toContain('cohort/import-boundaries');
+  });
+
   it('allows CPU twins in gpu tests only, and engine types in protocol only as types', async () => {
     const twinImport = "import { residualAdd } from '../reference/residual-add';\nexport const f = residualAdd;\n";
     expect(await lintAt('src/gpu/probe.ts', twinImport)).toContain('cohort/import-boundaries');

@@ -1,0 +1,89 @@
+// Checks the benchmark's arithmetic on hand-built step records: which steps count as decode,
+// the rate, the median, and the join window's gaps. Not a benchmark; no browser, no timing.
+import { describe, expect, it } from 'vitest';
+import type { RunRecord, StepRecord } from '../src/harness/driver';
+import { decodeThroughput, joinLatency, median, timesToFirstToken } from './metrics';
+
+type Row = StepRecord['rows'][number];
+
+function row(sessionId: string, kind: Row['kind'], numTokens: number, sampled: boolean): Row {
+  return { sessionId, kind, numTokens, position: 0, newTokenIds: sampled ? [65] : [] };
+}
+
+let clockMs = 0;
+function step(rows: Row[], elapsedMs: number): StepRecord {
+  const startedAtMs = clockMs;
+  clockMs += elapsedMs + 1; // a 1 ms yield between steps
+  return { stepIndex: 0, startedAtMs, elapsedMs, mode: 'batched', numTokens: rows.reduce((n, r) => n + r.numTokens, 0), receivedAtMs: clockMs, rows };
+}
+
+function turn(sessionId: string, promptTokens: number, sentAtMs: number): RunRecord['turns'][number] {
+  return {
+    sessionId,
+    sentAtMs,
+    sentAfterSteps: 0,
+    result: { sessionId, requestId: `${sessionId}-r`, promptTokenIds: new Array<number>(promptTokens).fill(1), outputTokenIds: [], text: '', finishReason: 'length' },
+  };
+}
+
+describe('decodeThroughput', () => {
+  it('counts only steps made entirely of decode rows, one forward pass each', () => {
+    clockMs = 0;
+    const steps = [
+      step([row('a', 'prefill', 40, true)], 100),
+      step([row('a', 'decode', 1, true), row('b', 'prefill', 40, true)], 100), // mixed: left out
+      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true)], 10),
+      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true)], 10),
+      step([row('b', 'decode', 1, true)], 5),
+    ];
+    const t = decodeThroughput(steps);
+    expect(t.decodeTokens).toBe(5);
+    expect(t.forwardPasses).toBe(3);
+    expect(t.decodeMs).toBe(25);
+    expect(t.tokensPerSec).toBeCloseTo(200);
+    expect(t.decodeRowsInMixedSteps).toBe(1);
+    expect(t.meanRowsPerStep).toBeCloseTo(5 / 3);
+    expect(t.wallSpanMs).toBe(steps[4]!.startedAtMs + 5 - steps[2]!.startedAtMs);
+  });
+
+  it('gives zero, not NaN, when nothing decoded', () => {
+    expect(decodeThroughput([step([row('a', 'prefill', 3, true)], 4)]).tokensPerSec).toBe(0);
+  });
+});
+
+describe('median', () => {
+  it('takes the middle value, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+});
+
+describe('join latency', () => {
+  it('measures the decoders’ longest gap while the joiner’s chunks run, and its first token', () => {
+    clockMs = 1000;
+    const steps = [
+      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true)], 10),
+      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true)], 12),
+      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true), row('j', 'prefill', 510, false)], 300),
+      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true), row('j', 'prefill', 200, true)], 150),
+      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true), row('j', 'decode', 1, true)], 11),
+    ];
+    const run: RunRecord = {
+      mode: 'batched',
+      turns: [turn('a', 50, 900), turn('b', 50, 900), turn('j', 710, 1010)],
+      steps,
+      wallMs: 0,
+    };
+    const join = joinLatency(run);
+    expect(join.joinPromptTokens).toBe(710);
+    expect(join.joinSteps).toBe(2);
+    expect(join.maxChunkTokens).toBe(510);
+    expect(join.longestJoinStepMs).toBe(300);
+    // the gap ending at the 300 ms step is that step plus the 1 ms yield before it
+    expect(join.maxGapDuringJoinMs).toBe(301);
+    expect(join.medianGapBeforeJoinMs).toBe(13);
+    expect(join.timeToFirstTokenMs).toBe(steps[3]!.receivedAtMs - 1010);
+    expect(timesToFirstToken(run)).toEqual([steps[0]!.receivedAtMs - 900, steps[0]!.receivedAtMs - 900, steps[3]!.receivedAtMs - 1010]);
+  });
+});

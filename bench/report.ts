@@ -1,0 +1,133 @@
+// The benchmark report: its JSON shape and the markdown tables rendered from it (the results
+// file and README's Benchmark section). Formatting only: no measuring, no files.
+import type { ModelInfo } from '../src/protocol/api';
+import type { DecodeThroughput, JoinLatency } from './metrics';
+
+export type Workload = 'chat' | 'niah';
+export type Mode = 'batched' | 'serialized';
+
+export interface RunSummary extends DecodeThroughput {
+  repeat: number;
+  medianTimeToFirstTokenMs: number;
+  meanPromptTokens: number;
+  meanNewTokens: number;
+  wallMs: number;
+}
+
+export interface ModeResult {
+  medianTokensPerSec: number;
+  runs: RunSummary[];
+}
+
+export interface ThroughputPoint {
+  workload: Workload;
+  sessions: number;
+  batched: ModeResult;
+  serialized: ModeResult;
+  /** Median batched tok/s over median serialized tok/s. */
+  speedup: number;
+  /** speedup / sessions: the share of the linear limit reached. */
+  efficiency: number;
+  /** Batched and serialized produced the same tokens in every repeat (greedy, batch invariance). */
+  outputsMatch: boolean;
+}
+
+export interface BenchReport {
+  schema: 1;
+  date: string;
+  machine: string;
+  quick: boolean;
+  gpu: { adapter: string; backend: 'swiftshader' | 'native' };
+  browser: string;
+  model: ModelInfo;
+  settings: {
+    sessions: number[];
+    repeats: number;
+    workloads: Record<Workload, { maxNewTokens: number; meanPromptTokens: number; description: string }>;
+    timing: string;
+  };
+  throughput: ThroughputPoint[];
+  join: { decoders: number; runs: JoinLatency[]; median: JoinLatency } | null;
+  runtimeSeconds: number;
+}
+
+const WORKLOAD_NAMES: Record<Workload, string> = { chat: 'chat', niah: 'NIAH' };
+
+function fmt(value: number, digits = 1): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
+}
+
+/** The throughput table: one row per workload and session count. */
+export function throughputTable(report: BenchReport): string {
+  const lines = [
+    '| workload | sessions | batched tok/s | serialized tok/s | speedup | of linear | new tokens per session | same tokens |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: |',
+  ];
+  for (const p of report.throughput) {
+    // Turns end at EOS too, so the mean new tokens says how long each cohort really decoded.
+    const newTokens = p.batched.runs[0]?.meanNewTokens ?? Number.NaN;
+    lines.push(
+      `| ${WORKLOAD_NAMES[p.workload]} | ${p.sessions} | ${fmt(p.batched.medianTokensPerSec)} | ${fmt(p.serialized.medianTokensPerSec)} | ` +
+        `${fmt(p.speedup, 2)}x | ${fmt(100 * p.efficiency, 0)}% | ${fmt(newTokens)} | ${p.outputsMatch ? 'yes' : 'NO'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function joinTable(report: BenchReport): string {
+  if (!report.join) return '';
+  const m = report.join.median;
+  return [
+    `A ${m.joinPromptTokens}-token prompt joins ${report.join.decoders} decoding sessions (batched; medians of ${report.join.runs.length}):`,
+    '',
+    '| time to first token | join steps | largest chunk | longest join step | longest token gap while joining | median gap before |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| ${fmt(m.timeToFirstTokenMs, 0)} ms | ${fmt(m.joinSteps, 0)} | ${fmt(m.maxChunkTokens, 0)} tokens | ${fmt(m.longestJoinStepMs, 0)} ms | ` +
+      `${fmt(m.maxGapDuringJoinMs, 0)} ms | ${fmt(m.medianGapBeforeJoinMs, 0)} ms |`,
+  ].join('\n');
+}
+
+function settingsLine(report: BenchReport): string {
+  const w = report.settings.workloads;
+  const parts = (Object.keys(w) as Workload[]).map(
+    (k) => `${WORKLOAD_NAMES[k]}: ${w[k].description}, ~${Math.round(w[k].meanPromptTokens)} prompt tokens, up to ${w[k].maxNewTokens} new tokens`,
+  );
+  return (
+    `${report.model.name} (${report.model.numParams.toLocaleString('en-US')} params) on ${report.gpu.adapter} (${report.gpu.backend}), ${report.browser}. ` +
+    `${parts.join('; ')}. Greedy decoding; median of ${report.settings.repeats} repeats after a warm-up. ${report.settings.timing}`
+  );
+}
+
+/** The whole markdown report written beside the JSON. */
+export function renderMarkdown(report: BenchReport, chartFile: string): string {
+  return [
+    `# Benchmark ${report.date} on ${report.machine}${report.quick ? ' (quick grid)' : ''}`,
+    '',
+    settingsLine(report),
+    '',
+    throughputTable(report),
+    '',
+    joinTable(report),
+    '',
+    `![decode tokens/sec vs sessions](${chartFile})`,
+    '',
+    `Bench runtime: ${Math.round(report.runtimeSeconds / 60)} min.`,
+    '',
+  ].join('\n');
+}
+
+/** README's Benchmark section body (between its markers), linking the full report. */
+export function readmeSection(report: BenchReport, reportPath: string, chartPath: string): string {
+  return [
+    `Aggregate decode throughput, batched vs serialized, measured side by side in one run on ${report.date} ` +
+      `(${report.machine}; full report: [${reportPath}](${reportPath})). Rerun with \`npm run bench\`, then \`npm run bench:readme\`.`,
+    '',
+    settingsLine(report),
+    '',
+    throughputTable(report),
+    '',
+    joinTable(report),
+    '',
+    `![decode tokens/sec vs sessions](${chartPath})`,
+  ].join('\n');
+}
