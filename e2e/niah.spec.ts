@@ -117,7 +117,7 @@ test.describe('needle-in-a-haystack recall in the browser', () => {
   });
 
   test('16 staggered sessions, serialized pass from scratch @slow', async ({ page }, testInfo) => {
-    test.skip(process.env.COHORT_SLOW !== '1', 'set COHORT_SLOW=1 to run');
+    test.skip(process.env.COHORT_SLOW !== '1', 'kept out of CI: 16 long prompts prefilled twice from scratch on SwiftShader exceed its time budget; set COHORT_SLOW=1 to run');
     test.setTimeout(120 * 60_000);
     await recallTest(page, testInfo, 16, true);
   });
