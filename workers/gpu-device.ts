@@ -1,20 +1,7 @@
 // Acquires the worker's WebGPU adapter and device once, with the features and limits the
-// engine wants; reports why not when it cannot. Not a buffer or pipeline manager.
+// runner asks for (src/gpu/device.ts); reports why not when it cannot. Not a buffer or pipeline manager.
+import { runnerDeviceDescriptor } from '../src/gpu/device';
 import type { GpuInfo } from '../src/protocol/api';
-
-/** Used by kernels when present (DESIGN: f16 only where the adapter has it). */
-const wantedFeatures: GPUFeatureName[] = ['subgroups', 'timestamp-query', 'shader-f16'];
-/** Raised to the adapter's maximum: weights and the KV pool need big bindings. */
-const raisedLimits = [
-  'maxStorageBufferBindingSize',
-  'maxBufferSize',
-  'maxComputeWorkgroupStorageSize',
-  'maxComputeInvocationsPerWorkgroup',
-  'maxComputeWorkgroupSizeX',
-  'maxComputeWorkgroupSizeY',
-  'maxComputeWorkgroupsPerDimension',
-  'maxStorageBuffersPerShaderStage',
-] as const;
 
 export type GpuAcquisition =
   | { status: 'ok'; adapter: GPUAdapter; device: GPUDevice }
@@ -31,10 +18,7 @@ async function acquire(): Promise<GpuAcquisition> {
     return { status: 'unavailable', reason: 'no-adapter', message: 'navigator.gpu.requestAdapter() returned null' };
   }
   try {
-    const requiredFeatures = wantedFeatures.filter((name) => adapter.features.has(name));
-    const requiredLimits: Record<string, number> = {};
-    for (const name of raisedLimits) requiredLimits[name] = adapter.limits[name];
-    const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
+    const device = await adapter.requestDevice(runnerDeviceDescriptor(adapter));
     device.lost.then(() => {
       acquisition = undefined; // the next call acquires a fresh device
     });

@@ -1,29 +1,28 @@
-// requestRunnerDevice on the Node WebGPU adapter: raised storage limits, clear refusals.
+// runnerDeviceDescriptor on the Node WebGPU adapter and on adapters that fall short.
 // Does not cover browsers' adapters, whose limits differ.
 import { describe, expect, it } from 'vitest';
-import { create } from 'webgpu';
-import { requestRunnerDevice } from './device';
+import { REQUIRED_MINIMUMS, runnerDeviceDescriptor } from './device';
 import { getNodeDevice } from './node-gpu';
 
-async function nodeAdapter(): Promise<GPUAdapter> {
-  await getNodeDevice(); // sets up the Vulkan ICD for this process
-  const adapter = await create([]).requestAdapter();
-  if (!adapter) throw new Error('no adapter');
-  return adapter;
-}
-
-describe('requestRunnerDevice', () => {
-  it("raises storage binding limits to the adapter's", async () => {
-    const adapter = await nodeAdapter();
-    const device = await requestRunnerDevice(adapter);
-    expect(device.limits.maxStorageBufferBindingSize).toBe(adapter.limits.maxStorageBufferBindingSize);
-    expect(device.limits.maxBufferSize).toBe(adapter.limits.maxBufferSize);
-    device.destroy();
+describe('runnerDeviceDescriptor', () => {
+  it("gives a device whose storage limits are the adapter's", async () => {
+    const device = await getNodeDevice(); // requested through runnerDeviceDescriptor
+    expect(device.limits.maxStorageBufferBindingSize).toBeGreaterThan(128 * 2 ** 20);
+    expect(device.limits.maxStorageBuffersPerShaderStage).toBeGreaterThanOrEqual(REQUIRED_MINIMUMS.maxStorageBuffersPerShaderStage);
+    expect(device.features.has('shader-f16')).toBe(false); // SwiftShader has none: asked only when present
   });
 
-  it('refuses a tensor larger than the adapter can bind', async () => {
-    const adapter = await nodeAdapter();
-    const tooBig = adapter.limits.maxStorageBufferBindingSize + 4;
-    await expect(requestRunnerDevice(adapter, { minBindingBytes: tooBig })).rejects.toThrow(/storage binding limit/);
+  it('refuses an adapter below a required minimum, naming the limit', () => {
+    const limits = { maxStorageBuffersPerShaderStage: 4, maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 16384 };
+    const weak = { features: new Set<string>(), limits } as unknown as GPUAdapter;
+    expect(() => runnerDeviceDescriptor(weak)).toThrow(/maxStorageBuffersPerShaderStage = 4; Cohort needs at least 5/);
+  });
+
+  it('asks only for features the adapter has', () => {
+    const limits = { ...REQUIRED_MINIMUMS, maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 };
+    const adapter = { features: new Set(['timestamp-query']), limits } as unknown as GPUAdapter;
+    const descriptor = runnerDeviceDescriptor(adapter);
+    expect(descriptor.requiredFeatures).toEqual(['timestamp-query']);
+    expect(descriptor.requiredLimits).toMatchObject({ maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 });
   });
 });

@@ -4,23 +4,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, globals } from 'webgpu';
+import { runnerDeviceDescriptor } from './device';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const swiftShaderIcd = '/usr/lib/chromium/vk_swiftshader_icd.json';
-
-/** Features a kernel may use when the adapter has them; requested on the device. */
-const wantedFeatures: GPUFeatureName[] = ['subgroups', 'timestamp-query', 'shader-f16'];
-/** Limits raised to the adapter's maximum: big weights and KV pools need them. */
-const raisedLimits = [
-  'maxStorageBufferBindingSize',
-  'maxBufferSize',
-  'maxComputeWorkgroupStorageSize',
-  'maxComputeInvocationsPerWorkgroup',
-  'maxComputeWorkgroupSizeX',
-  'maxComputeWorkgroupSizeY',
-  'maxComputeWorkgroupsPerDimension',
-  'maxStorageBuffersPerShaderStage',
-] as const;
 
 let devicePromise: Promise<GPUDevice> | undefined;
 /** Held for the life of the process: if the GPU instance is garbage-collected, Dawn tears down
@@ -70,10 +57,7 @@ async function createDevice(): Promise<GPUDevice> {
         `to a Vulkan ICD json (default ${swiftShaderIcd}).`,
     );
   }
-  const requiredFeatures = wantedFeatures.filter((name) => adapter.features.has(name));
-  const requiredLimits: Record<string, number> = {};
-  for (const name of raisedLimits) requiredLimits[name] = adapter.limits[name];
-  const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
+  const device = await adapter.requestDevice(runnerDeviceDescriptor(adapter, 'cohort-node'));
   device.lost.then((info) => {
     if (info.reason !== 'destroyed') console.error(`WebGPU device lost: ${info.message}`);
     devicePromise = undefined;
