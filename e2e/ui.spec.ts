@@ -174,3 +174,25 @@ test('the NIAH preset opens N staggered greedy sessions and marks each from its 
   await expect(recall).toHaveAttribute('data-recall', String(numPassed / 4));
   testInfo.annotations.push({ type: 'niah recall', description: `${numPassed}/4 (recall itself is asserted by e2e/niah.spec.ts)` });
 });
+
+test('a model loaded from a URL is downloaded into the browser cache, listed with its size, and deletable', async ({ page }) => {
+  test.setTimeout(300_000);
+  await openWithModel(page);
+  const cache = page.getByTestId('model-cache');
+  await page.getByTestId('source-tab-url').click();
+  // Same-origin is the one non-https origin the worker accepts; the file is the embedded model's Q8_0 GGUF.
+  await page.getByTestId('model-url').fill('/models/cohort-tiny/cohort-tiny-q8_0.gguf');
+  await page.getByTestId('model-url').press('Enter');
+  await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+  await expect(page.getByTestId('model-info')).toHaveAttribute('data-model-name', /q8_0|cohort-tiny/i);
+  const entry = cache.getByTestId('cache-entry').filter({ hasText: 'cohort-tiny-q8_0.gguf' });
+  await expect(entry).toHaveCount(1);
+  await expect(entry).toContainText('KB'); // 917,792 bytes
+  const stored = await page.evaluate(async () => {
+    const hit = await (await caches.open('cohort-models')).match(new URL('/models/cohort-tiny/cohort-tiny-q8_0.gguf', location.href).href);
+    return hit ? (await hit.blob()).size : -1;
+  });
+  expect(stored).toBe(917_792);
+  await entry.getByRole('button', { name: /Delete/ }).click();
+  await expect(cache.getByTestId('cache-entry').filter({ hasText: 'cohort-tiny-q8_0.gguf' })).toHaveCount(0);
+});

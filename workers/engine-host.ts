@@ -4,8 +4,9 @@ import { EngineCore } from '../src/engine/engine-core';
 import type { EngineMode, StepEvent } from '../src/engine/events';
 import type { TurnResult } from '../src/engine/sessions';
 import type { ModelRunner } from '../src/engine/types';
-import { blobSource, urlOpener, urlSource, mapOpener, type ProgressCallback } from '../src/model/byte-source';
+import { blobSource, urlOpener, urlSource, mapOpener, type ByteSource, type FileOpener, type ProgressCallback } from '../src/model/byte-source';
 import type { ModelDesc } from '../src/model/desc';
+import { cachedUrlOpener, cachedUrlSource, type BlobStore } from '../src/model/download-cache';
 import { openGgufModel, openHfModel, type OpenedModel } from '../src/model/open-model';
 import type { EngineApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../src/protocol/api';
 
@@ -18,6 +19,8 @@ export interface EngineHostOptions {
   /** Origin of the page: URL sources must be https or this origin. */
   pageOrigin?: string;
   fetchFn?: typeof fetch;
+  /** Where downloaded model files are kept (Cache Storage in the browser); none: read in ranges. */
+  downloadStore?: BlobStore;
 }
 
 interface Loaded {
@@ -80,13 +83,13 @@ export class EngineHost {
       case 'huggingface': {
         if (!/^[\w.-]+\/[\w.-]+$/.test(source.repoId)) throw new Error(`"${source.repoId}" is not a Hugging Face repo id (owner/name)`);
         const base = `${HF_BASE}/${source.repoId}/resolve/${encodeURIComponent(source.revision ?? 'main')}`;
-        if (source.file) return openGgufModel(await urlSource(`${base}/${encodeURIComponent(source.file)}`, fetchFn), onProgress);
-        return openHfModel(urlOpener(base, fetchFn), source.repoId, onProgress);
+        if (source.file) return openGgufModel(await this.remoteFile(`${base}/${encodeURIComponent(source.file)}`, onProgress), onProgress);
+        return openHfModel(this.remoteFolder(base, onProgress), source.repoId, onProgress);
       }
       case 'url': {
         const url = this.checkUrl(source.url);
-        if (url.pathname.toLowerCase().endsWith('.gguf')) return openGgufModel(await urlSource(url.href, fetchFn), onProgress);
-        return openHfModel(urlOpener(url.href, fetchFn), url.href, onProgress);
+        if (url.pathname.toLowerCase().endsWith('.gguf')) return openGgufModel(await this.remoteFile(url.href, onProgress), onProgress);
+        return openHfModel(this.remoteFolder(url.href, onProgress), url.href, onProgress);
       }
       case 'files': {
         const gguf = source.files.filter((f) => f.name.toLowerCase().endsWith('.gguf'));
@@ -96,6 +99,17 @@ export class EngineHost {
         return openHfModel(mapOpener(files), folderName(source.files), onProgress);
       }
     }
+  }
+
+  /** A downloaded file: kept in the download store when there is one, else read in ranges. */
+  private remoteFile(url: string, onProgress: ProgressCallback): Promise<ByteSource> {
+    const { downloadStore, fetchFn = fetch } = this.options;
+    return downloadStore ? cachedUrlSource(url, downloadStore, fetchFn, onProgress) : urlSource(url, fetchFn);
+  }
+
+  private remoteFolder(baseUrl: string, onProgress: ProgressCallback): FileOpener {
+    const { downloadStore, fetchFn = fetch } = this.options;
+    return downloadStore ? cachedUrlOpener(baseUrl, downloadStore, fetchFn, onProgress) : urlOpener(baseUrl, fetchFn);
   }
 
   /** Only https, or the page's own origin (where the embedded model lives), may be fetched. */

@@ -5,6 +5,7 @@ import { GpuRunner } from '../src/gpu/gpu-runner';
 import { bundledShaderSource } from '../src/gpu/shader-sources';
 import type { EngineApi, GpuInfo, SelfCheckResult } from '../src/protocol/api';
 import { EngineHost, hostApi } from './engine-host';
+import { cacheStorageStore } from './download-store';
 import { acquireGpu, describeGpu } from './gpu-device';
 import { runSelfCheck } from './self-check';
 
@@ -18,6 +19,7 @@ const host = new EngineHost({
   makeRunner: async (model) => GpuRunner.create({ device: await device(), model, shaderSource: bundledShaderSource }),
   embeddedModelUrl: new URL(`${import.meta.env.BASE_URL}models/cohort-tiny/`, self.location.origin).href,
   pageOrigin: self.location.origin,
+  downloadStore: cacheStorageStore(),
 });
 
 const api: EngineApi = {

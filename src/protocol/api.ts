@@ -1,5 +1,8 @@
 // The one worker API (EngineApi) and the plain data it carries between worker and UI.
 // Data and types only: no behaviour, no comlink, no DOM; both sides import it.
+
+/** Cache Storage name for downloaded model files: the worker writes it, the page lists and deletes. */
+export const MODEL_CACHE_NAME = 'cohort-models';
 import type { SamplingParams } from '../engine/types';
 import type { EngineMode, StepEvent, TurnResult } from './events';
 

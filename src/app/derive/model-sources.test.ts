@@ -31,9 +31,12 @@ describe('Hugging Face repos', () => {
 });
 
 describe('checkModelUrl', () => {
-  it('takes https and refuses other schemes and non-URLs', () => {
+  it('takes https or the page origin, and refuses other schemes and non-URLs', () => {
     expect(checkModelUrl(' https://example.org/m.gguf ')).toEqual({ ok: true, url: 'https://example.org/m.gguf' });
-    expect(checkModelUrl('http://example.org/m.gguf')).toEqual({ ok: false, error: 'only https:// URLs can be loaded, not http://' });
+    expect(checkModelUrl('http://example.org/m.gguf')).toEqual({ ok: false, error: "only https:// URLs (or this page's own origin) can be loaded, not http://" });
+    expect(checkModelUrl('http://localhost:4173/models/m.gguf', 'http://localhost:4173')).toEqual({ ok: true, url: 'http://localhost:4173/models/m.gguf' });
+    expect(checkModelUrl('/models/m.gguf', 'http://localhost:4173')).toEqual({ ok: true, url: 'http://localhost:4173/models/m.gguf' });
+    expect(checkModelUrl('http://localhost:9999/m.gguf', 'http://localhost:4173').ok).toBe(false);
     expect(checkModelUrl('file:///etc/passwd').ok).toBe(false);
     expect(checkModelUrl('model.gguf')).toMatchObject({ ok: false, error: expect.stringContaining('not a URL') });
   });

@@ -41,14 +41,15 @@ export function parseRepoListing(json: unknown): RepoListing {
 }
 
 /** The URL as a model source, or why it is refused (only https; the worker checks again). */
-export function checkModelUrl(raw: string): { ok: true; url: string } | { ok: false; error: string } {
+/** https anywhere, or the page's own origin (where the embedded model is served); the worker checks again. */
+export function checkModelUrl(raw: string, pageOrigin?: string): { ok: true; url: string } | { ok: false; error: string } {
   let url: URL;
   try {
-    url = new URL(raw.trim());
+    url = new URL(raw.trim(), pageOrigin);
   } catch {
     return { ok: false, error: `"${raw}" is not a URL` };
   }
-  if (url.protocol !== 'https:') return { ok: false, error: `only https:// URLs can be loaded, not ${url.protocol}//` };
+  if (url.protocol !== 'https:' && url.origin !== pageOrigin) return { ok: false, error: `only https:// URLs (or this page's own origin) can be loaded, not ${url.protocol}//` };
   return { ok: true, url: url.href };
 }
 

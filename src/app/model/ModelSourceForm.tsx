@@ -87,13 +87,13 @@ function UrlSource({ busy }: { busy: boolean }) {
       className="source-form"
       onSubmit={(e) => {
         e.preventDefault();
-        const checked = checkModelUrl(url);
+        const checked = checkModelUrl(url, window.location.origin);
         if (checked.ok) void loadModel({ kind: 'url', url: checked.url });
         else showModelError(checked.error);
       }}
     >
       <label>
-        https URL of a .gguf file or an HF folder
+        https URL of a .gguf file or an HF folder (or a path on this site)
         <input data-testid="model-url" value={url} placeholder="https://…/model.gguf" spellCheck={false} onChange={(e) => setUrl(e.target.value)} />
       </label>
       <button type="submit" className="primary" disabled={!url.trim() || busy}>

@@ -1,6 +1,6 @@
 // The browser's download cache of model files: Cache Storage entries named 'cohort-models',
 // listed with their sizes and deleted one by one or all together. Not a fetcher.
-export const MODEL_CACHE_NAME = 'cohort-models';
+import { MODEL_CACHE_NAME } from '../../protocol/api';
 
 export interface CachedFile {
   url: string;
