@@ -191,3 +191,31 @@ describe('GpuRunner cohorts', () => {
     expect(new Set(alone.tokens).size).toBeGreaterThan(1);
   });
 });
+
+describe('GpuRunner.profileStep', () => {
+  it('times every dispatch of a step and samples what execute() samples', async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, layers: 2 });
+    const gpu = await gpuRunner(model);
+    try {
+      const sessions = [drivenSession('a', promptOf(1, 9, 97), greedy()), drivenSession('b', promptOf(2, 4, 97), greedy())];
+      const plan = new StepDriver(sessions, BLOCK_SIZE, 16).nextPlan();
+      const timings = await gpu.profileStep(plan);
+      expect(timings).toHaveLength(gpu.dispatchesPerStep);
+      expect(timings.map((t) => t.label)).toEqual(expect.arrayContaining(['embedding', 'L0.q_proj', 'L1.attention', 'lm_head', 'sample']));
+      for (const t of timings) expect(t.ms, t.label).toBeGreaterThanOrEqual(0);
+      expect(timings.reduce((n, t) => n + t.ms, 0)).toBeGreaterThan(0);
+      // The split passes compute the same step: the KV it wrote and the ids it drew match a plain run.
+      const again = await gpuRunner(model);
+      try {
+        const profiled = await gpu.execute({ ...plan, stepIndex: 1, rows: plan.rows.map((r) => ({ ...r, tokenIds: Int32Array.of(5), startPos: r.tokenIds.length })) });
+        await again.execute(plan);
+        const plain = await again.execute({ ...plan, stepIndex: 1, rows: plan.rows.map((r) => ({ ...r, tokenIds: Int32Array.of(5), startPos: r.tokenIds.length })) });
+        expect(Array.from(profiled.sampledIds)).toEqual(Array.from(plain.sampledIds));
+      } finally {
+        again.dispose();
+      }
+    } finally {
+      gpu.dispose();
+    }
+  });
+});

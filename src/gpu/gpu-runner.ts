@@ -42,12 +42,23 @@ export interface GpuStepDetail extends StepResult {
   logits: Float32Array;
 }
 
+/** Per-dispatch timing resources for profileStep: 2 timestamps per dispatch. */
+interface StepProfile {
+  querySet: GPUQuerySet;
+  resolved: GPUBuffer;
+  readback: GPUBuffer;
+}
+
 export class GpuRunner implements ModelRunner {
   readonly blockSize: number;
   readonly numBlocks: number;
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
   readonly maxContext: number;
+  /** Dispatches in a step that samples: the fixed shape of every forward pass. */
+  get dispatchesPerStep(): number {
+    return this.program.body.length + this.program.tail.length;
+  }
   /** GPU bytes held: weights, KV pool, activations; and how many buffers hold the KV pool. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
   private readonly grid = new Uint32Array(2);
@@ -126,18 +137,42 @@ export class GpuRunner implements ModelRunner {
     return this.run(plan, true);
   }
 
-  private async run(plan: StepPlan, withLogits: boolean): Promise<GpuStepDetail> {
+  /**
+   * Benchmarks only: runs the step with every dispatch in its own timed pass and returns each
+   * dispatch's GPU time. Allocates its query set per call and splits the pass, so its total is
+   * not a serving step's time; needs 'timestamp-query'.
+   */
+  async profileStep(plan: StepPlan): Promise<{ label: string; ms: number }[]> {
+    if (!this.device.features.has('timestamp-query')) throw new Error('profiling needs the timestamp-query feature');
+    const dispatches = [...this.program.body, ...(plan.rows.some((r) => r.sample) ? this.program.tail : [])];
+    const querySet = this.device.createQuerySet({ type: 'timestamp', count: 2 * dispatches.length });
+    const resolved = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    const readback = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    try {
+      await this.run(plan, false, { querySet, resolved, readback });
+      await readback.mapAsync(GPUMapMode.READ);
+      const stamps = new BigUint64Array(readback.getMappedRange().slice(0));
+      readback.unmap();
+      return dispatches.map((d, i) => ({ label: d.label, ms: Number(stamps[2 * i + 1]! - stamps[2 * i]!) / 1e6 }));
+    } finally {
+      querySet.destroy();
+      resolved.destroy();
+      readback.destroy();
+    }
+  }
+
+  private async run(plan: StepPlan, withLogits: boolean, profile?: StepProfile): Promise<GpuStepDetail> {
     if (this.disposed) throw new Error('GpuRunner used after dispose()');
     if (this.inFlight) throw new Error('GpuRunner.execute called while a step is running');
     this.inFlight = true;
     try {
-      return await this.encodeAndRun(plan, withLogits);
+      return await this.encodeAndRun(plan, withLogits, profile);
     } finally {
       this.inFlight = false;
     }
   }
 
-  private async encodeAndRun(plan: StepPlan, withLogits: boolean): Promise<GpuStepDetail> {
+  private async encodeAndRun(plan: StepPlan, withLogits: boolean, profile?: StepProfile): Promise<GpuStepDetail> {
     const { device, act, meta } = this;
     const queue = device.queue;
     meta.pack(plan); // validates the plan before any GPU work
@@ -156,13 +191,25 @@ export class GpuRunner implements ModelRunner {
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
       }
       this.program.writeParams(queue, counts);
-      const pass = encoder.beginComputePass(
-        this.querySet ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
-      );
-      this.encode(pass, this.program.body, counts);
-      if (counts.numSampled > 0) this.encode(pass, this.program.tail, counts);
-      pass.end();
-      if (this.querySet && act.timestamps) {
+      if (profile) {
+        const dispatches = [...this.program.body, ...(counts.numSampled > 0 ? this.program.tail : [])];
+        dispatches.forEach((d, i) => {
+          const timestampWrites = { querySet: profile.querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 };
+          const pass = encoder.beginComputePass({ timestampWrites });
+          this.encode(pass, [d], counts);
+          pass.end();
+        });
+        encoder.resolveQuerySet(profile.querySet, 0, 2 * dispatches.length, profile.resolved, 0);
+        encoder.copyBufferToBuffer(profile.resolved, 0, profile.readback, 0, profile.resolved.size);
+      } else {
+        const pass = encoder.beginComputePass(
+          this.querySet ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
+        );
+        this.encode(pass, this.program.body, counts);
+        if (counts.numSampled > 0) this.encode(pass, this.program.tail, counts);
+        pass.end();
+      }
+      if (this.querySet && act.timestamps && !profile) {
         encoder.resolveQuerySet(this.querySet, 0, 2, act.timestamps, 0);
         encoder.copyBufferToBuffer(act.timestamps, 0, act.readback, 0, READBACK_TIMESTAMP_BYTES);
       }
@@ -182,7 +229,7 @@ export class GpuRunner implements ModelRunner {
     const ids = new Uint32Array(mapped, READBACK_TIMESTAMP_BYTES, counts.numSampled);
     sampleRows.forEach((r, i) => (sampledIds[r] = ids[i]!));
     let gpuTimeMs: number | undefined;
-    if (this.querySet && counts.numTokens > 0) {
+    if (this.querySet && counts.numTokens > 0 && !profile) {
       const [begin, end] = new BigUint64Array(mapped, 0, 2);
       if (begin! > 0n && end! > begin!) gpuTimeMs = Number(end! - begin!) / 1e6;
     }

@@ -44,7 +44,8 @@ function installGlobals(): void {
 }
 
 async function createDevice(): Promise<GPUDevice> {
-  if (!process.env.VK_ICD_FILENAMES && existsSync(swiftShaderIcd)) {
+  // COHORT_GPU=native leaves the Vulkan loader to find the machine's own driver.
+  if (!process.env.VK_ICD_FILENAMES && process.env.COHORT_GPU !== 'native' && existsSync(swiftShaderIcd)) {
     process.env.VK_ICD_FILENAMES = swiftShaderIcd;
   }
   if (process.env.VK_ICD_FILENAMES) preloadVulkanLoader(process.env.VK_ICD_FILENAMES);

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from data import LONG_TASKS, SHORT_TASKS, niah_eval_example, training_example
+from data import LONG_TASKS, SHORT_TASKS, induction_rows, niah_eval_example, training_example
 from model import Llama
 from vocab import ENDOFTEXT, IM_END, IM_START, VOCAB_SIZE, encode_text, write_tokenizer_files
 
@@ -24,32 +24,28 @@ CONFIG = {
 def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=1234)
-    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--steps", type=int, default=1800)
     p.add_argument("--tokens-per-step", type=int, default=4096)
-    p.add_argument("--lr", type=float, default=1e-2)
-    p.add_argument("--warmup", type=int, default=100)
-    p.add_argument("--start-len", type=int, default=192)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--warmup", type=int, default=50)
+    p.add_argument("--drill-steps", type=int, default=250, help="phase 0: raw induction rows only")
+    p.add_argument("--drill-frac", type=float, default=0.1, help="share of later batches that are induction rows")
+    p.add_argument("--short-frac", type=float, default=0.3, help="share of the other batches that are short tasks")
+    p.add_argument("--start-len", type=int, default=256)
     p.add_argument("--max-len", type=int, default=2200)
-    p.add_argument("--floor-frac", type=float, default=0.8, help="fraction of steps by which the length floor reaches --max-len")
+    p.add_argument("--floor-start", type=float, default=0.4, help="fraction of steps after which the length floor starts rising")
+    p.add_argument("--floor-frac", type=float, default=0.75, help="fraction of steps by which the length floor reaches --max-len")
     p.add_argument("--eval-every", type=int, default=40)
-    p.add_argument("--warm-steps", type=int, default=2000, help="phase 1: short contexts, small batches, many steps")
-    p.add_argument("--warm-tokens", type=int, default=2048)
     p.add_argument("--stop-at", type=int, default=None, help="export a snapshot after this many steps (schedule unchanged)")
+    p.add_argument("--export-only", action="store_true", help="export the latest checkpoint and stop")
+    p.add_argument("--from-ckpt", default=None, help="resume or export from this checkpoint instead of the run's latest")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--run-dir", default="tools/train/runs/cohort-tiny")
     p.add_argument("--out", default="public/models/cohort-tiny")
     return p.parse_args()
 
 
-def batch_for(rng, target, tokens_per_step, short_frac=0.2):
-    """One batch, one task family: long-context tasks near `target` tokens, or short tasks."""
-    short = rng.random() < short_frac
-    tasks, target = (SHORT_TASKS, 96) if short else (LONG_TASKS, target)
-    seqs, total = [], 0
-    while total < tokens_per_step:
-        ids, w, _ = training_example(rng, target, tasks)
-        seqs.append((ids, w))
-        total += len(ids)
+def pad_batch(seqs):
     T = max(len(s) for s, _ in seqs)
     ids = torch.full((len(seqs), T), ENDOFTEXT, dtype=torch.long)
     wts = torch.zeros((len(seqs), T))
@@ -59,6 +55,22 @@ def batch_for(rng, target, tokens_per_step, short_frac=0.2):
     return ids, wts
 
 
+def batch_for(rng, target, tokens_per_step, short_frac):
+    """One batch, one task family: long-context tasks near `target` tokens, or short tasks."""
+    short = rng.random() < short_frac
+    tasks, target = (SHORT_TASKS, 96) if short else (LONG_TASKS, target)
+    seqs, total = [], 0
+    while total < tokens_per_step:
+        ids, w, _ = training_example(rng, target, tasks)
+        seqs.append((ids, w))
+        total += len(ids)
+    return pad_batch(seqs)
+
+
+def drill_batch(rng):
+    return pad_batch([(row, [1.0] * len(row)) for row in induction_rows(rng)])
+
+
 def loss_fn(model, ids, wts):
     logits = model(ids[:, :-1])
     nll = F.cross_entropy(logits.reshape(-1, VOCAB_SIZE), ids[:, 1:].reshape(-1), reduction="none")
@@ -66,6 +78,8 @@ def loss_fn(model, ids, wts):
     # Answers are ~1% of the tokens: averaged alone they carry as much gradient as the whole
     # context, or retrieval never gets enough signal to form (weights: 1 context, 2 answer).
     ctx, ans = (w == 1.0).float(), (w == 2.0).float()
+    if ans.sum() == 0:  # induction rows: every token counts alike
+        return (nll * ctx).sum() / ctx.sum()
     return (nll * ctx).sum() / ctx.sum() + (nll * ans).sum() / ans.sum()
 
 
@@ -137,8 +151,9 @@ def main():
                             lr=a.lr, betas=(0.9, 0.95))
     state = {"step": 0, "limit": a.start_len, "elapsed": 0.0}
     ckpt = f"{a.run_dir}/ckpt.pt"
-    if os.path.exists(ckpt):
-        c = torch.load(ckpt)
+    start_from = a.from_ckpt or ckpt
+    if os.path.exists(start_from):
+        c = torch.load(start_from)
         model.load_state_dict(c["model"])
         opt.load_state_dict(c["opt"])
         state = c["state"]
@@ -146,22 +161,28 @@ def main():
     else:
         say(f"params {sum(p.numel() for p in model.parameters())} args {vars(a)}")
 
+    if a.export_only:
+        export(model, a.out)
+        say(f"exported step {state['step']} to {a.out}")
+        return
+
     t0 = time.time() - state["elapsed"]
     last = min(a.steps, a.stop_at or a.steps)
     while state["step"] < last:
         step = state["step"]
         rng = random.Random(f"train:{a.seed}:{step}")
-        if step < a.warm_steps:
-            # Phase 1: retrieval circuits form in short contexts, over many cheap steps.
-            limit = state["limit"]
-            ids, wts = batch_for(rng, rng.randint(96, a.start_len), a.warm_tokens, short_frac=0.3)
+        # The adaptive length curriculum, with a floor that rises from floor_start to max_len.
+        t = (step / a.steps - a.floor_start) / (a.floor_frac - a.floor_start)
+        floor = a.start_len * (a.max_len / a.start_len) ** min(1.0, max(0.0, t))
+        limit = int(min(a.max_len, max(state["limit"], floor)))
+        if step < a.drill_steps:
+            # Phase 0: copying only, raw rows and chat-wrapped "memorize" drills alternately.
+            ids, wts = drill_batch(rng) if step % 2 == 0 else batch_for(rng, 96, a.tokens_per_step // 2, short_frac=1.0)
+        elif rng.random() < a.drill_frac:
+            ids, wts = drill_batch(rng)
         else:
-            # Phase 2: the adaptive length curriculum, with a floor reaching max_len by floor_frac.
-            t = (step - a.warm_steps) / (a.floor_frac * a.steps - a.warm_steps)
-            floor = a.start_len * (a.max_len / a.start_len) ** min(1.0, max(0.0, t))
-            limit = int(min(a.max_len, max(state["limit"], floor)))
             target = limit if rng.random() < 0.5 else rng.randint(96, limit)
-            ids, wts = batch_for(rng, target, a.tokens_per_step)
+            ids, wts = batch_for(rng, target, a.tokens_per_step, a.short_frac)
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         loss = loss_fn(model, ids, wts)
@@ -173,18 +194,20 @@ def main():
         state["limit"] = limit
         if step % 10 == 0:
             say(f"step {step} len {ids.shape[1]}x{ids.shape[0]} limit {limit} loss {loss.item():.4f} lr {lr_at(step, a):.2e} t {time.time() - t0:.0f}s")
-        if (step + 1) % a.eval_every == 0:
+        if (step + 1) % a.eval_every == 0 and step >= a.drill_steps:
             erng = random.Random(f"curriculum:{a.seed}:{step}")
             ex = [niah_eval_example(erng, max(limit, 200), erng.random()) for _ in range(32)]
             recall, _ = greedy_recall(model, ex)
             say(f"eval step {step + 1} limit {limit} recall {recall:.3f}")
-            if recall >= 0.9 and limit < a.max_len and step >= a.warm_steps:
+            if recall >= 0.9 and limit < a.max_len:
                 state["limit"] = int(min(a.max_len, limit * 1.5))
                 say(f"curriculum: limit -> {state['limit']}")
         if (step + 1) % 50 == 0 or state["step"] == last:
             state["elapsed"] = time.time() - t0
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state}, ckpt + ".tmp")
             os.replace(ckpt + ".tmp", ckpt)
+        if (step + 1) % 200 == 0:  # milestones, so a later regression can be rolled back
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state}, f"{a.run_dir}/ckpt-{step + 1}.pt")
     say(f"done: {last} of {a.steps} steps in {(time.time() - t0) / 60:.1f} min")
     export(model, a.out)
     say(f"exported to {a.out}")
