@@ -16,6 +16,8 @@ export interface CpuRunnerOptions {
   maxTokensPerStep?: number;
   /** Most rows per step (default 64). */
   maxRows?: number;
+  /** Round matmul inputs as llama.cpp's CPU backend does for quantized weights (oracle tests). */
+  emulateLlamaCpp?: boolean;
 }
 
 /** Logits a step produced, for tests and parity checks that look past the sampled ids. */
@@ -41,7 +43,7 @@ export class CpuRunner implements ModelRunner {
     this.numBlocks = options.numBlocks ?? 513;
     this.maxTokensPerStep = options.maxTokensPerStep ?? 2048;
     this.maxRows = options.maxRows ?? 64;
-    this.weights = loadCpuWeights(model);
+    this.weights = loadCpuWeights(model, options.emulateLlamaCpp ?? false);
     const c = this.weights.config;
     this.kv = new KvPool({
       numLayers: c.numLayers,

@@ -7,6 +7,7 @@
 // - Every reduction runs in ascending index order over one token's own data. Nothing depends
 //   on which other tokens or rows are in the step, so a row's results are bitwise identical
 //   whatever else rides in the cohort (batch invariance).
+import { roundActivations, type ActivationRounding } from './llama-cpp-rounding';
 import { dequantizeRow } from './dequant';
 import type { ModelConfig, TensorDesc } from '../model/desc';
 
@@ -16,6 +17,8 @@ export interface Matrix {
   cols: number;
   /** [rows, cols] */
   data: Float32Array;
+  /** Set only when emulating llama.cpp: how it rounds this matmul's input rows first. */
+  inputRounding?: ActivationRounding | null;
 }
 
 /**
@@ -89,9 +92,10 @@ export function matmul(
   out: Float32Array,
 ): void {
   const { rows, cols, data } = w;
+  const xs = w.inputRounding ? roundActivations(x, numTokens, cols, w.inputRounding) : x;
   for (let r = 0; r < rows; r++) {
     const b = bias ? bias[r] : 0;
-    for (let t = 0; t < numTokens; t++) out[t * rows + r] = dot(x, t * cols, data, r * cols, cols) + b;
+    for (let t = 0; t < numTokens; t++) out[t * rows + r] = dot(xs, t * cols, data, r * cols, cols) + b;
   }
 }
 

@@ -29,9 +29,10 @@ cases.push({ arch: 'qwen3', dtype: 'q8_0', tied: true });
 
 /**
  * Allowed |log p_ours - log p_llama.cpp| over tokens with p > 1e-4. f32 matmuls in llama.cpp are
- * plain f32 (observed ~2e-6). Quantized ones quantize the activations too (q8_0 / q8_K), which
- * random-weight models amplify (observed up to ~0.18); for scale, storing the weights as q4_0
- * instead of f32 moves them by ~1.2. Greedy may then differ only at such near-ties.
+ * plain f32 (observed ~1e-5). Quantized ones round their inputs to 8 bits first; the reference
+ * emulates that (llama-cpp-rounding.ts), which makes q4_K models agree to ~2e-6 where every
+ * matrix is q4_K. Where q8_0 rounding is involved (q8_0 and q4_0 weights) up to ~7e-2 remains,
+ * so this build of llama.cpp rounds those somewhere the emulation does not yet reproduce.
  */
 const LOGPROB_TOLERANCE: Record<string, number> = { f32: 1e-3, q8_0: 0.3, q4_0: 0.3, q4_K: 0.3 };
 
@@ -98,7 +99,8 @@ describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied)', ({ ar
     expect(reference).toHaveLength(NUM_GENERATED);
 
     const { desc } = await loadGgufModel(bytesSource(path, bytes));
-    const runner = new CpuRunner(desc, { blockSize: 16, numBlocks: 16 });
+    // Quantized matmuls round their inputs to 8 bits in llama.cpp; the reference does the same here.
+    const runner = new CpuRunner(desc, { blockSize: 16, numBlocks: 16, emulateLlamaCpp: true });
     const blockTable = Int32Array.of(9, 3, 14, 1, 7, 2, 11); // 112 positions, scattered
     const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 

@@ -1,6 +1,7 @@
 // The CPU runner's weights: every tensor of a ModelDesc dequantized once to f32, grouped per
 // layer under the names forward.ts uses. Not a loader (src/model) and not the math (ops.ts).
 import { dequantize } from './dequant';
+import { llamaCppRounding } from './llama-cpp-rounding';
 import { ropeInvFreq, type Matrix } from './ops';
 import type { ModelConfig, ModelDesc, TensorDesc } from '../model/desc';
 
@@ -48,8 +49,11 @@ export interface CpuWeights {
   ropeInvFreq: Float32Array;
 }
 
-/** Dequantize every weight of `model` to f32 and check each shape against its config. */
-export function loadCpuWeights(model: ModelDesc): CpuWeights {
+/**
+ * Dequantize every weight of `model` to f32 and check each shape against its config. With
+ * emulateLlamaCpp, matrices also carry llama.cpp's rounding of their inputs (oracle tests only).
+ */
+export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp = false): CpuWeights {
   const c = model.config;
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
@@ -67,7 +71,7 @@ export function loadCpuWeights(model: ModelDesc): CpuWeights {
     if (t.shape.length !== 2 || t.shape[0] !== rows || t.shape[1] !== cols) {
       throw new Error(`${model.source}: ${name} has shape [${t.shape.join(', ')}], expected [${rows}, ${cols}]`);
     }
-    return { rows, cols, data: dequantize(t) };
+    return { rows, cols, data: dequantize(t), inputRounding: emulateLlamaCpp ? llamaCppRounding(t.dtype) : null };
   };
   const vector = (name: string, n: number): Float32Array => {
     const t = need(name);
