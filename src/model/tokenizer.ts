@@ -132,6 +132,20 @@ export class HfTokenizer implements Tokenizer {
 
   /** Loads tokenizer.json with tokenizer_config.json and generation_config.json beside it. */
   static fromFiles(files: TokenizerFiles): HfTokenizer {
+    // The tokenizer library and the lookups below trust their input: a damaged file can fail
+    // anywhere in construction or at first use. Build it and run it once here, so damage
+    // surfaces at load as one typed error.
+    try {
+      const tokenizer = HfTokenizer.build(files);
+      tokenizer.decode(tokenizer.encode('Hello, world! 123'));
+      return tokenizer;
+    } catch (err) {
+      if (err instanceof ModelFormatError) throw err;
+      throw new ModelFormatError('tokenizer.json', `cannot be loaded (${(err as Error)?.message ?? String(err)})`);
+    }
+  }
+
+  private static build(files: TokenizerFiles): HfTokenizer {
     const tokenizerJson = parseJsonObject(files.tokenizerJson, 'tokenizer.json');
     const config = files.tokenizerConfig ? parseJsonObject(files.tokenizerConfig, 'tokenizer_config.json') : {};
     const generation = files.generationConfig

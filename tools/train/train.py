@@ -23,7 +23,7 @@ CONFIG = {
 
 def parse_args():
     p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=1800)
     p.add_argument("--tokens-per-step", type=int, default=4096)
     p.add_argument("--lr", type=float, default=3e-3)
@@ -176,8 +176,10 @@ def main():
         floor = a.start_len * (a.max_len / a.start_len) ** min(1.0, max(0.0, t))
         limit = int(min(a.max_len, max(state["limit"], floor)))
         if step < a.drill_steps:
-            # Phase 0: copying only, raw rows and chat-wrapped "memorize" drills alternately.
-            ids, wts = drill_batch(rng) if step % 2 == 0 else batch_for(rng, 96, a.tokens_per_step // 2, short_frac=1.0)
+            # Phase 0: copying only: raw rows until induction heads form (~100 steps), then
+            # raw rows and chat-wrapped "memorize" drills alternately.
+            raw = step < 0.6 * a.drill_steps or step % 2 == 0
+            ids, wts = drill_batch(rng) if raw else batch_for(rng, 96, a.tokens_per_step // 2, short_frac=1.0)
         elif rng.random() < a.drill_frac:
             ids, wts = drill_batch(rng)
         else:
