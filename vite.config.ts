@@ -2,12 +2,38 @@
 // Test settings live in vitest.config.ts; browser tests in playwright.config.ts.
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
 
 const port = Number(process.env.COHORT_PORT ?? 4173);
 
+/**
+ * What the built pages and the worker may do: scripts and workers only from this origin, no
+ * eval, no plugins, no frames; model downloads from this origin or any https host (the worker
+ * checks the URL the person typed again). Inline styles stay allowed for React style props.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "worker-src 'self'",
+  "connect-src 'self' https:",
+  "img-src 'self' data: blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+/** The policy as a <meta> in built pages (the dev server's inline React refresh would break it). */
+function contentSecurityPolicy(): Plugin {
+  return {
+    name: 'cohort-csp',
+    apply: 'build',
+    transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CONTENT_SECURITY_POLICY }, injectTo: 'head-prepend' }],
+  };
+}
+
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), contentSecurityPolicy()],
   // Two pages and no client routing. The SPA fallback would answer a missing model file (e.g. the
   // optional model.safetensors.index.json) with index.html instead of a 404.
   appType: 'mpa',
@@ -25,5 +51,6 @@ export default defineConfig({
     },
   },
   server: { host: '127.0.0.1', port: 5173 },
-  preview: { host: '127.0.0.1', port, strictPort: true },
+  // As a header too, so the worker (whose policy comes from its own response) is bound by it.
+  preview: { host: '127.0.0.1', port, strictPort: true, headers: { 'Content-Security-Policy': CONTENT_SECURITY_POLICY } },
 });
