@@ -50,6 +50,7 @@ export class EngineCore {
       maxTokensPerStep: Math.min(options.maxTokensPerStep ?? 512, runner.maxTokensPerStep),
       maxRows: Math.min(options.maxRows ?? 16, runner.maxRows),
       mode: options.mode,
+      maxContextTokens: runner.maxContext,
     });
     this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate, this.now);
   }

@@ -14,6 +14,8 @@ export interface FakeRunnerOptions {
   eosTokenId?: number;
   /** About one sample in eosEvery is EOS (0 = never). */
   eosEvery?: number;
+  /** The model's context in positions (default: none beyond the pool). */
+  maxContext?: number;
 }
 
 const UNWRITTEN = -1;
@@ -27,6 +29,7 @@ export class FakeRunner implements ModelRunner {
   readonly vocabSize: number;
   readonly eosTokenId: number;
   readonly eosEvery: number;
+  readonly maxContext: number | undefined;
   /** [numBlocks * blockSize] token id stored at each KV slot. */
   readonly slots: Int32Array;
   numExecuted = 0;
@@ -38,6 +41,7 @@ export class FakeRunner implements ModelRunner {
     this.maxRows = options.maxRows ?? 64;
     this.firstTokenId = options.firstTokenId ?? 97;
     this.vocabSize = options.vocabSize ?? 26;
+    this.maxContext = options.maxContext;
     this.eosTokenId = options.eosTokenId ?? 256;
     this.eosEvery = options.eosEvery ?? 0;
     this.slots = new Int32Array(this.numBlocks * this.blockSize).fill(UNWRITTEN);

@@ -68,7 +68,7 @@ export class Request {
 
   /**
    * Appends a sampled token. Returns its text and, when the request must stop here, why.
-   * `capacityTokens` is the most tokens the KV pool can hold for one request.
+   * `capacityTokens` is the most tokens one request may hold: the model's context or the KV pool.
    */
   appendToken(tokenId: number, capacityTokens: number): { delta: string; finishReason?: FinishReason } {
     this.tokenIds.push(tokenId);

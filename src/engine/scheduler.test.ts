@@ -162,3 +162,25 @@ describe('Scheduler', () => {
     for (const id of ids) expect((await engine.waitForTurn(id)).finishReason).toBe('length');
   });
 });
+
+describe("the model's context", () => {
+  it('refuses a prompt that does not fit it up front, and ends generation at its last position', async () => {
+    const engine = makeEngine({ numBlocks: 200, blockSize: 4, maxContext: 64 });
+    const tooLong = engine.createSession({ maxNewTokens: 8 });
+    const nearEnd = engine.createSession({ maxNewTokens: 100 });
+    const fine = engine.createSession({ maxNewTokens: 5 });
+    engine.send(tooLong, prompt(64, 1));
+    engine.send(nearEnd, prompt(60, 2));
+    engine.send(fine, prompt(10, 3));
+    const events = await runToIdle(engine);
+    const finished = new Map(events.flatMap((e) => e.finished).map((f) => [f.sessionId, f]));
+    expect(finished.get(tooLong)?.reason).toBe('error');
+    expect(finished.get(tooLong)?.error).toMatch(/prompt of 64 tokens does not fit the model's context of 64 tokens/);
+    // the refused prompt never rode in a step
+    expect(events.some((e) => e.rows.some((r) => r.sessionId === tooLong))).toBe(false);
+    expect(finished.get(nearEnd)?.reason).toBe('length');
+    const lastPosition = Math.max(...events.flatMap((e) => e.rows.filter((r) => r.sessionId === nearEnd).map((r) => r.position + r.numTokens - 1)));
+    expect(lastPosition).toBe(63);
+    expect(finished.get(fine)?.reason).toBe('length');
+  });
+});

@@ -11,6 +11,8 @@ export interface SchedulerConfig {
   /** Row cap of one step in batched mode (serialized mode uses 1). */
   maxRows: number;
   mode?: EngineMode;
+  /** Positions one request may reach (the model's or runner's context); default: the KV pool. */
+  maxContextTokens?: number;
 }
 
 /** What a step did, request by request; the session registry and the engine turn it into events. */
@@ -35,6 +37,7 @@ export class Scheduler {
   maxTokensPerStep: number;
   maxRows: number;
   private readonly tokenizer: Tokenizer;
+  private readonly maxContextTokens: number;
   /** Not holding blocks, in arrival order (preempted requests go back to their place). */
   private readonly waiting: Request[] = [];
   /** Holding blocks, in arrival order: the last one is preempted first. */
@@ -52,6 +55,12 @@ export class Scheduler {
     this.maxTokensPerStep = config.maxTokensPerStep;
     this.maxRows = config.maxRows;
     this.mode = config.mode ?? 'batched';
+    this.maxContextTokens = config.maxContextTokens ?? Infinity;
+  }
+
+  /** Most tokens one request may hold: the model's context or the whole KV pool, whichever is less. */
+  get contextLimit(): number {
+    return Math.min(this.maxContextTokens, this.kv.capacityTokens);
   }
 
   get numWaiting(): number {
@@ -83,6 +92,9 @@ export class Scheduler {
     this.requests.set(request.requestId, request);
     if (request.numPromptTokens > this.kv.capacityTokens) {
       this.finish(request, 'error', `prompt of ${request.numPromptTokens} tokens exceeds the KV capacity of ${this.kv.capacityTokens}`);
+    } else if (request.numPromptTokens >= this.maxContextTokens) {
+      // >=: the first generated token needs a position of its own
+      this.finish(request, 'error', `prompt of ${request.numPromptTokens} tokens does not fit the model's context of ${this.maxContextTokens} tokens`);
     } else {
       this.waiting.push(request);
     }
@@ -180,7 +192,7 @@ export class Scheduler {
           this.finish(request, 'error', `runner returned token id ${tokenId}`);
           row.finishReason = 'error';
         } else {
-          const { delta, finishReason } = request.appendToken(tokenId, this.kv.capacityTokens);
+          const { delta, finishReason } = request.appendToken(tokenId, this.contextLimit);
           row.newTokenIds = Int32Array.of(tokenId);
           row.newText = delta;
           if (finishReason) {

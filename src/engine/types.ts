@@ -50,6 +50,8 @@ export interface ModelRunner {
   readonly maxTokensPerStep: number;
   /** Most rows one step can carry. */
   readonly maxRows: number;
+  /** Positions one session may reach (the model's context); none: only the KV pool limits it. */
+  readonly maxContext?: number;
   execute(plan: StepPlan): Promise<StepResult>;
   dispose(): void;
 }

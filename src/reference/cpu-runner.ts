@@ -33,6 +33,8 @@ export class CpuRunner implements ModelRunner {
   readonly numBlocks: number;
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
+  /** The model's context (maxPositionEmbeddings): RoPE positions past it were never trained. */
+  readonly maxContext: number;
   readonly weights: CpuWeights;
   readonly kv: KvPool;
   private readonly arena: ForwardArena;
@@ -45,6 +47,7 @@ export class CpuRunner implements ModelRunner {
     this.maxRows = options.maxRows ?? 64;
     this.weights = loadCpuWeights(model, options.emulateLlamaCpp ?? false);
     const c = this.weights.config;
+    this.maxContext = c.maxPositionEmbeddings;
     this.kv = new KvPool({
       numLayers: c.numLayers,
       numBlocks: this.numBlocks,
