@@ -1,50 +1,22 @@
 // EngineApi end to end over a Node worker thread (comlink's node adapter) on CpuRunner: model
 // loading over HTTP, concurrent sessions, batched == serialized, bad sources rejected cleanly.
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
-import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { writeSyntheticModel } from '../tools/models/synth';
-import type { EngineApi, LoadProgress } from '../src/protocol/api';
+import type { LoadProgress } from '../src/protocol/api';
 import type { StepEvent } from '../src/protocol/events';
+import { startHost, type HostFixture } from './host-fixtures';
 
-type HostApi = Omit<EngineApi, 'gpuInfo' | 'selfCheck'>;
-
-let dir: string;
-let server: Server;
+let host: HostFixture;
+let api: HostFixture['api'];
 let origin: string;
-let worker: Worker;
-let api: Comlink.Remote<HostApi>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'cohort-host-'));
-  writeSyntheticModel({ arch: 'llama', format: 'hf', dtype: 'f32', dir: join(dir, 'good'), seed: 3, dims: { hidden: 64, intermediate: 128, layers: 2, heads: 4, kvHeads: 2, headDim: 16 } });
-  server = createServer((req, res) => {
-    const path = join(dir, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
-    if (!path.startsWith(dir) || !existsSync(path)) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(readFileSync(path));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('no server address');
-  origin = `http://127.0.0.1:${address.port}`;
-  // Worker threads take no TypeScript loader flags: a one-line bootstrap imports the entry via tsx.
-  const entry = new URL('./engine-worker.node.ts', import.meta.url).href;
-  worker = new Worker(`import('tsx/esm/api').then((m) => m.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`, {
-    eval: true,
-    workerData: { embeddedModelUrl: `${origin}/good/`, pageOrigin: origin, numBlocks: 129 },
-  });
-  api = Comlink.wrap<HostApi>(nodeEndpoint(worker));
+  host = await startHost(129);
+  ({ api, origin } = host);
 });
 
 afterAll(async () => {
-  await worker?.terminate();
-  server?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await host?.close();
 });
 
 async function runTurns(prompts: string[], mode: 'batched' | 'serialized', events: StepEvent[]): Promise<{ ids: string[]; outputs: string[] }> {

@@ -1,0 +1,114 @@
+// EngineApi under pressure, over a Node worker thread on CpuRunner: 32 sessions against a KV pool
+// sized for about 8, and a storm of 200 random cancels, closes and new sessions while 16 generate.
+import * as Comlink from 'comlink';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { StepEvent } from '../src/protocol/events';
+import { startHost, type HostFixture } from './host-fixtures';
+
+// 32 usable blocks of 16 positions: 512 tokens, about 8 sessions of ~60 tokens each.
+const NUM_BLOCKS = 33;
+
+let host: HostFixture;
+let api: HostFixture['api'];
+const events: StepEvent[] = [];
+
+beforeAll(async () => {
+  host = await startHost(NUM_BLOCKS);
+  api = host.api;
+  await api.loadModel({ kind: 'embedded' });
+  await api.subscribe(Comlink.proxy((e: StepEvent) => void events.push(e)));
+}, 60_000);
+
+afterAll(async () => {
+  await host?.close();
+});
+
+function rng(seed: number): () => number {
+  let s = seed;
+  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+}
+
+/** Waits until the engine has gone idle with every block back in the pool. */
+async function expectDrained(): Promise<void> {
+  await vi.waitFor(() => {
+    const last = events.at(-1)!;
+    expect(last.queueDepth).toBe(0);
+    expect(last.numRunning).toBe(0);
+    expect(last.kvBlocksUsed).toBe(0);
+  }, { timeout: 30_000 });
+}
+
+const prompts = Array.from({ length: 32 }, (_, i) => `Session ${i} asks: please continue the pattern ${'abcdefgh'.slice(0, 1 + (i % 8))}`);
+
+async function runAll(mode: 'batched' | 'serialized'): Promise<string[]> {
+  await api.setMode(mode);
+  const ids = await Promise.all(prompts.map(() => api.createSession({ maxNewTokens: 16, sampling: { temperature: 0 } })));
+  await Promise.all(ids.map((id, i) => api.send(id, prompts[i]!)));
+  const results = await Promise.all(ids.map((id) => api.waitForTurn(id)));
+  for (const r of results) expect(r.finishReason, r.error).not.toBe('error');
+  await Promise.all(ids.map((id) => api.closeSession(id)));
+  return results.map((r) => r.outputTokenIds.join(','));
+}
+
+describe('EngineApi under pressure', () => {
+  it('serves 32 sessions through a pool sized for 8: queued or preempted, none dropped, each equal to its solo run', async () => {
+    const from = events.length;
+    const batched = await runAll('batched');
+    const during = events.slice(from);
+    expect(Math.max(...during.map((e) => e.queueDepth))).toBeGreaterThan(8); // most had to wait
+    expect(Math.max(...during.map((e) => e.kvBlocksUsed))).toBeLessThanOrEqual(NUM_BLOCKS - 1);
+    await expectDrained();
+    // Serialized: one session at a time, the pool never tight, i.e. each one's solo run.
+    const solo = await runAll('serialized');
+    expect(batched).toEqual(solo);
+    await expectDrained();
+  }, 300_000);
+
+  it('survives 200 random cancels, closes and new sessions while 16 generate, leaking no blocks', async () => {
+    await api.setMode('batched');
+    const from = events.length;
+    const random = rng(42);
+    const live = new Set<string>();
+    const turns: Array<Promise<unknown>> = [];
+    const start = async () => {
+      const id = await api.createSession({ maxNewTokens: 12 + Math.floor(random() * 30), sampling: { temperature: 0.8, seed: Math.floor(random() * 1000) } });
+      await api.send(id, prompts[Math.floor(random() * prompts.length)]!);
+      live.add(id);
+      // A closed session's turn rejects; a cancelled one resolves: either way it must settle.
+      turns.push(api.waitForTurn(id).then(() => 'done', () => 'closed'));
+    };
+    for (let i = 0; i < 16; i++) await start();
+    const counts = { cancel: 0, close: 0, create: 0 };
+    for (let op = 0; op < 200; op++) {
+      const ids = [...live];
+      const pick = ids[Math.floor(random() * ids.length)];
+      const r = random();
+      if (r < 0.4 && pick) {
+        counts.cancel++;
+        await api.cancel(pick);
+      } else if (r < 0.7 && pick) {
+        counts.close++;
+        live.delete(pick);
+        await api.closeSession(pick);
+      } else {
+        counts.create++;
+        await start();
+      }
+      if (op % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 5 + random() * 20));
+    }
+    expect(counts.cancel + counts.close + counts.create).toBe(200);
+    const settled = await Promise.all(turns);
+    expect(settled.length).toBe(16 + counts.create);
+    await expectDrained();
+    const storm = events.slice(from);
+    const reasons = storm.flatMap((e) => e.finished.map((f) => f.reason));
+    expect(reasons.filter((r) => r === 'cancelled').length, 'cancels that hit live turns').toBeGreaterThan(10);
+    expect(reasons).not.toContain('error');
+    // as many as the small pool holds at once (about 6 of these longer turns)
+    expect(Math.max(...storm.map((e) => e.rows.length)), 'sessions generating together').toBeGreaterThanOrEqual(4);
+    // The engine still serves normally afterwards.
+    const id = await api.createSession({ maxNewTokens: 4, sampling: { temperature: 0 } });
+    await api.send(id, 'still fine?');
+    expect((await api.waitForTurn(id)).finishReason).not.toBe('error');
+  }, 300_000);
+});
