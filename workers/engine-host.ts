@@ -8,7 +8,7 @@ import { blobSource, urlOpener, urlSource, mapOpener, type ByteSource, type File
 import type { ModelDesc } from '../src/model/desc';
 import { cachedUrlOpener, cachedUrlSource, type BlobStore } from '../src/model/download-cache';
 import { openGgufModel, openHfModel, type OpenedModel } from '../src/model/open-model';
-import type { EngineApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../src/protocol/api';
+import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../src/protocol/api';
 
 export type RunnerFactory = (desc: ModelDesc) => Promise<ModelRunner>;
 
@@ -37,6 +37,8 @@ export class EngineHost {
   private loading: Promise<ModelInfo> | null = null;
   private mode: EngineMode = 'batched';
   private readonly listeners = new Map<number, (event: StepEvent) => void>();
+  private readonly noticeListeners = new Map<number, (notice: EngineNotice) => void>();
+  private recovering: Promise<void> | null = null;
   private nextListenerId = 1;
 
   constructor(private readonly options: EngineHostOptions) {}
@@ -166,8 +168,51 @@ export class EngineHost {
     return id;
   }
 
+  subscribeNotices(onNotice: (notice: EngineNotice) => void): number {
+    const id = this.nextListenerId++;
+    this.noticeListeners.set(id, onNotice);
+    return id;
+  }
+
   unsubscribe(id: number): void {
     this.listeners.delete(id);
+    this.noticeListeners.delete(id);
+  }
+
+  /**
+   * The runner's device is gone (GPU reset, driver update, destroy()): stop stepping, build a
+   * new runner from the model still in memory, and carry every session on with it. Turns whose
+   * step was in flight end with the runner's error; the others recompute their KV and go on.
+   */
+  recoverRunner(reason: string): Promise<void> {
+    this.recovering ??= this.recover(reason).finally(() => (this.recovering = null));
+    return this.recovering;
+  }
+
+  private async recover(reason: string): Promise<void> {
+    const loaded = this.loaded;
+    if (!loaded) return;
+    loaded.engine.suspend();
+    this.notify({ kind: 'gpu-lost', message: `${reason}; re-creating the device and reloading ${loaded.info.name}` });
+    try {
+      const runner = await this.options.makeRunner(loaded.opened.desc);
+      await loaded.engine.replaceRunner(runner); // waits out the step in flight on the old one
+      loaded.runner.dispose();
+      loaded.runner = runner;
+      this.notify({ kind: 'gpu-restored', message: `GPU device re-created and ${loaded.info.name} reloaded; turns that were mid-step when it was lost ended with an error and can be sent again` });
+    } catch (err) {
+      this.notify({ kind: 'gpu-failed', message: `the GPU device could not be re-created (${(err as Error).message}); load a model again or reload the page` });
+    }
+  }
+
+  private notify(notice: EngineNotice): void {
+    for (const listener of this.noticeListeners.values()) {
+      try {
+        listener(notice);
+      } catch (err) {
+        console.error('notice subscriber failed', err);
+      }
+    }
   }
 
   private emit(event: StepEvent): void {
@@ -231,7 +276,7 @@ function folderName(files: File[]): string {
 }
 
 /** EngineApi's engine methods over a host: shared by the browser worker and the Node worker. */
-export function hostApi(host: EngineHost): Omit<EngineApi, 'gpuInfo' | 'selfCheck'> {
+export function hostApi(host: EngineHost): Omit<EngineApi, 'gpuInfo' | 'selfCheck' | 'debugLoseDevice'> {
   return {
     loadModel: (source, onProgress) => host.loadModel(source, onProgress),
     createSession: async (options) => host.createSession(options),
@@ -242,6 +287,7 @@ export function hostApi(host: EngineHost): Omit<EngineApi, 'gpuInfo' | 'selfChec
     waitForTurn: (sessionId) => host.waitForTurn(sessionId),
     setMode: async (mode) => host.setMode(mode),
     subscribe: async (onStep) => host.subscribe(onStep),
+    subscribeNotices: async (onNotice) => host.subscribeNotices(onNotice),
     unsubscribe: async (id) => host.unsubscribe(id),
   };
 }

@@ -15,8 +15,19 @@ async function device(): Promise<GPUDevice> {
   return gpu.device;
 }
 
-const host = new EngineHost({
-  makeRunner: async (model) => GpuRunner.create({ device: await device(), model, shaderSource: bundledShaderSource }),
+const watched = new WeakSet<GPUDevice>();
+
+/** A lost device (driver reset, destroy()) sends the host to rebuild its runner on a new one. */
+function watchForLoss(gpu: GPUDevice): GPUDevice {
+  if (!watched.has(gpu)) {
+    watched.add(gpu);
+    void gpu.lost.then((info) => host.recoverRunner(`GPU device lost (${info.reason}${info.message ? `: ${info.message}` : ''})`));
+  }
+  return gpu;
+}
+
+const host: EngineHost = new EngineHost({
+  makeRunner: async (model) => GpuRunner.create({ device: watchForLoss(await device()), model, shaderSource: bundledShaderSource }),
   embeddedModelUrl: new URL(`${import.meta.env.BASE_URL}models/cohort-tiny/`, self.location.origin).href,
   pageOrigin: self.location.origin,
   downloadStore: cacheStorageStore(),
@@ -30,6 +41,10 @@ const api: EngineApi = {
     return runSelfCheck(await device());
   },
   ...hostApi(host),
+  async debugLoseDevice(): Promise<void> {
+    const gpu = await acquireGpu();
+    if (gpu.status === 'ok') gpu.device.destroy();
+  },
 };
 
 Comlink.expose(api);

@@ -1,7 +1,7 @@
 // The UI's only door to the engine worker: starts it and wraps EngineApi with comlink.
 // Not a store and not a component; callbacks are proxied here so components never see comlink.
 import * as Comlink from 'comlink';
-import type { EngineApi, GpuInfo, LoadProgress, ModelInfo, ModelSource, SelfCheckResult, SendInput, SessionId, SessionOptions } from '../protocol/api';
+import type { EngineApi, EngineNotice, GpuInfo, LoadProgress, ModelInfo, ModelSource, SelfCheckResult, SendInput, SessionId, SessionOptions } from '../protocol/api';
 import type { EngineMode, StepEvent, TurnResult } from '../protocol/events';
 
 export interface EngineClient {
@@ -18,6 +18,8 @@ export interface EngineClient {
   setMode(mode: EngineMode): Promise<void>;
   /** Calls onStep once per engine step; resolves to a function that unsubscribes. */
   subscribe(onStep: (event: StepEvent) => void): Promise<() => Promise<void>>;
+  /** Engine notices (GPU lost, restored); resolves to a function that unsubscribes. */
+  subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<() => Promise<void>>;
   terminate(): void;
 }
 
@@ -38,6 +40,10 @@ function startEngine(): EngineClient {
     setMode: (mode) => remote.setMode(mode),
     async subscribe(onStep) {
       const subscriptionId = await remote.subscribe(Comlink.proxy(onStep));
+      return () => remote.unsubscribe(subscriptionId);
+    },
+    async subscribeNotices(onNotice) {
+      const subscriptionId = await remote.subscribeNotices(Comlink.proxy(onNotice));
       return () => remote.unsubscribe(subscriptionId);
     },
     terminate() {

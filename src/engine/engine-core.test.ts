@@ -151,3 +151,32 @@ describe('EngineCore loop', () => {
     expect(numSteps).toBe(0);
   });
 });
+
+describe('EngineCore.replaceRunner', () => {
+  it('carries every session on with a fresh runner (empty KV): same outputs as without the swap', async () => {
+    const prompts = ['first prompt here', 'second, a little longer prompt', 'x', 'shared prefix shared prefix one', 'shared prefix shared prefix two'];
+    const run = async (swapAfterSteps: number | null) => {
+      const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 100, blockSize: 4 }), tokenizer, chatTemplate: new PlainChatTemplate(), manualSteps: true });
+      const ids = prompts.map(() => engine.createSession({ maxNewTokens: 12 }));
+      ids.forEach((id, i) => engine.send(id, prompts[i]!));
+      const results = ids.map((id) => engine.waitForTurn(id));
+      let steps = 0;
+      while (await engine.step()) {
+        if (++steps === swapAfterSteps) {
+          // the new runner's KV is empty: reading a block the old one wrote would change tokens
+          await engine.replaceRunner(new FakeRunner({ numBlocks: 100, blockSize: 4 }));
+        }
+      }
+      expect(engine.pool.stats().numUsed).toBe(0);
+      return (await Promise.all(results)).map((r) => r.outputTokenIds.join(','));
+    };
+    const plain = await run(null);
+    expect(await run(4)).toEqual(plain);
+    expect(await run(9)).toEqual(plain);
+  });
+
+  it('refuses a runner with another pool shape', async () => {
+    const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 100, blockSize: 4 }), tokenizer, chatTemplate: new PlainChatTemplate(), manualSteps: true });
+    await expect(engine.replaceRunner(new FakeRunner({ numBlocks: 50, blockSize: 4 }))).rejects.toThrow(/same KV pool/);
+  });
+});

@@ -26,7 +26,7 @@ export interface EngineCoreOptions {
 export type StepListener = (event: StepEvent) => void;
 
 export class EngineCore {
-  readonly runner: ModelRunner;
+  runner: ModelRunner;
   readonly pool: BlockPool;
   readonly kv: KVCacheManager;
   readonly scheduler: Scheduler;
@@ -38,6 +38,9 @@ export class EngineCore {
   private loopScheduled = false;
   private stepping = false;
   private disposed = false;
+  /** While set, no step starts (a runner is being replaced); sessions keep their state. */
+  private suspended = false;
+  private stepDone: Promise<unknown> = Promise.resolve();
 
   constructor(options: EngineCoreOptions) {
     const runner = options.runner;
@@ -105,9 +108,41 @@ export class EngineCore {
   }
 
   /** Runs one step if any is runnable; returns its event (null when idle). */
-  async step(): Promise<StepEvent | null> {
+  step(): Promise<StepEvent | null> {
+    const done = this.runStep();
+    this.stepDone = done.catch(() => undefined);
+    return done;
+  }
+
+  /**
+   * Stops starting steps, e.g. when the GPU device is lost: the step in flight still ends (its
+   * rows fail if the runner fails), nothing else runs until replaceRunner().
+   */
+  suspend(): void {
+    this.suspended = true;
+  }
+
+  /**
+   * Carries on with a new runner whose KV is empty (a re-created GPU device): every request
+   * holding blocks is evicted to recompute from its tokens, and the prefix cache is forgotten,
+   * since the blocks it names held KV that no longer exists. Same pool shape required.
+   */
+  async replaceRunner(runner: ModelRunner): Promise<void> {
+    if (runner.numBlocks !== this.runner.numBlocks || runner.blockSize !== this.runner.blockSize) {
+      throw new Error(`a replacement runner needs the same KV pool (${this.runner.numBlocks} blocks of ${this.runner.blockSize})`);
+    }
+    this.suspended = true;
+    await this.stepDone;
+    this.runner = runner;
+    this.scheduler.evictAll();
+    this.pool.clearCache();
+    this.suspended = false;
+    this.wake();
+  }
+
+  private async runStep(): Promise<StepEvent | null> {
     if (this.stepping) throw new Error('a step is already running');
-    if (this.disposed || !this.scheduler.hasWork()) return null;
+    if (this.disposed || this.suspended || !this.scheduler.hasWork()) return null;
     this.stepping = true;
     try {
       const startedAtMs = this.now();
@@ -168,7 +203,7 @@ export class EngineCore {
   }
 
   private wake(): void {
-    if (this.manualSteps || this.disposed || this.loopScheduled || this.stepping) return;
+    if (this.manualSteps || this.disposed || this.suspended || this.loopScheduled || this.stepping) return;
     this.loopScheduled = true;
     yieldThen(() => void this.tick());
   }
@@ -176,7 +211,7 @@ export class EngineCore {
   /** One loop turn: a step, then the next turn after a yield; idles when there is no work. */
   private async tick(): Promise<void> {
     this.loopScheduled = false;
-    if (!this.disposed && this.scheduler.hasWork()) {
+    if (!this.disposed && !this.suspended && this.scheduler.hasWork()) {
       const event = await this.step();
       // a plan with no rows and nothing finished means nothing could run: wait for new work
       const madeProgress = event !== null && (event.rows.length > 0 || event.finished.length > 0);

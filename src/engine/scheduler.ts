@@ -250,6 +250,14 @@ export class Scheduler {
   }
 
   /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
+  /** Frees every running request's blocks; they recompute from their tokens when readmitted. */
+  evictAll(): number {
+    if (this.inFlight) throw new Error(`step ${this.inFlight.stepIndex} is still in flight`);
+    const victims = [...this.running].reverse();
+    for (const victim of victims) this.preempt(victim, []);
+    return victims.length;
+  }
+
   private preempt(victim: Request, scheduled: ScheduledEntry[]): number {
     this.kv.free(victim.requestId);
     remove(this.running, victim);

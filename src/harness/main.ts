@@ -1,7 +1,7 @@
 // Harness page entry: starts the engine worker exactly as the app does and exposes it on
 // window.cohort for Playwright (recall test, benchmark). Renders nothing; not part of the UI.
 import * as Comlink from 'comlink';
-import type { EngineApi } from '../protocol/api';
+import type { EngineApi, EngineNotice } from '../protocol/api';
 import { runTurns, StepLog, type RunRecord, type RunRequest, type StepRecord } from './driver';
 import { drawThroughputChart, type ChartSeries } from './chart';
 
@@ -9,6 +9,8 @@ export interface CohortHarness {
   api: Comlink.Remote<EngineApi>;
   /** Every step event since the page loaded, as plain data. */
   events: StepRecord[];
+  /** Every engine notice (GPU lost, restored) since the page loaded. */
+  notices: EngineNotice[];
   /** Sends a workload and resolves with its turns and steps (see driver.ts). */
   run(request: RunRequest): Promise<RunRecord>;
   /** Draws a tokens/sec-vs-sessions chart into the page for a screenshot. */
@@ -31,12 +33,15 @@ const engine = api as unknown as EngineApi;
 window.cohort = {
   api,
   events: log.steps,
+  notices: [],
   run: (request) => runTurns(engine, log, request),
   drawChart: (title, series) => drawThroughputChart(document.body, title, series),
 };
 
 // harness.html?log prints one line per step to the console (Playwright can forward it).
 const logSteps = new URLSearchParams(location.search).has('log');
+
+void api.subscribeNotices(Comlink.proxy((notice) => void window.cohort.notices.push(notice)));
 
 void api.subscribe(Comlink.proxy((event) => {
   log.push(event);

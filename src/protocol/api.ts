@@ -94,6 +94,15 @@ export interface SelfCheckResult {
   elapsedMs: number;
 }
 
+/**
+ * Engine-wide notices, outside the step stream: the GPU device was lost, then re-created with
+ * the model reloaded (turns in flight at the loss end with an error; the rest carry on), or not.
+ */
+export interface EngineNotice {
+  kind: 'gpu-lost' | 'gpu-restored' | 'gpu-failed';
+  message: string;
+}
+
 export interface EngineApi {
   gpuInfo(): Promise<GpuInfo>;
   selfCheck(): Promise<SelfCheckResult>;
@@ -108,5 +117,9 @@ export interface EngineApi {
   setMode(mode: EngineMode): Promise<void>;
   /** One callback per step, never per token. Returns an id for unsubscribe. */
   subscribe(onStep: (event: StepEvent) => void): Promise<number>;
+  /** Engine notices (GPU loss and recovery). Returns an id for unsubscribe. */
+  subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number>;
   unsubscribe(subscriptionId: number): Promise<void>;
+  /** Debug hook: destroys the GPU device as a driver reset would, to exercise recovery. */
+  debugLoseDevice(): Promise<void>;
 }

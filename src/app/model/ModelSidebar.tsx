@@ -3,7 +3,7 @@
 import { GpuReport } from '../GpuReport';
 import { SelfCheckPanel } from '../SelfCheckPanel';
 import { formatBytes, formatCount } from '../derive/model-sources';
-import { dismissModelError } from '../state/model-actions';
+import { dismissModelError, dismissNotice } from '../state/model-actions';
 import { useModelStore } from '../state/model-store';
 import { LoadProgressBars } from './LoadProgressBars';
 import { ModelCacheList } from './ModelCacheList';
@@ -64,6 +64,21 @@ function ModelError() {
   );
 }
 
+function EngineNoticeBox() {
+  const notice = useModelStore((s) => s.notice);
+  if (!notice) return null;
+  return (
+    <div className={notice.kind === 'gpu-restored' ? 'notice-box' : 'error-box'} role="status" data-testid="engine-notice" data-kind={notice.kind}>
+      <span>{notice.message}</span>
+      {notice.kind !== 'gpu-lost' && (
+        <button type="button" className="link" onClick={dismissNotice} aria-label="Dismiss notice">
+          dismiss
+        </button>
+      )}
+    </div>
+  );
+}
+
 function GpuSection() {
   const gpu = useModelStore((s) => s.gpu);
   const selfCheck = useModelStore((s) => s.selfCheck);
@@ -79,6 +94,7 @@ export function ModelSidebar() {
   return (
     <aside className="sidebar">
       <ModelCard />
+      <EngineNoticeBox />
       <ModelError />
       <LoadProgressBars />
       <ModelSourceForm />

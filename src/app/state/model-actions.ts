@@ -30,6 +30,7 @@ export function startEngine(): void {
         .selfCheck()
         .then((result) => store.set({ selfCheck: { status: result.ok ? 'pass' : 'fail', result } }))
         .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
+      void engine.subscribeNotices((notice) => useModelStore.getState().set({ notice }));
       void startStepFeed(engine).then(() => loadModel({ kind: 'embedded' }));
     })
     .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
@@ -68,4 +69,8 @@ export function dismissModelError(): void {
 
 export function showModelError(message: string): void {
   useModelStore.getState().set({ error: message });
+}
+
+export function dismissNotice(): void {
+  useModelStore.getState().set({ notice: null });
 }

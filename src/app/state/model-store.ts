@@ -1,7 +1,7 @@
 // Zustand store of what the model panel shows: GPU report, kernel self-check, the serving model,
-// the load in progress and the last load error. Written by model-actions.ts only.
+// the load in progress, the last load error and engine notices. Written by model-actions.ts only.
 import { create } from 'zustand';
-import type { GpuInfo, LoadProgress, ModelInfo } from '../../protocol/api';
+import type { EngineNotice, GpuInfo, LoadProgress, ModelInfo } from '../../protocol/api';
 import type { SelfCheckState } from '../SelfCheckPanel';
 
 export interface LoadingState {
@@ -21,6 +21,8 @@ interface ModelState {
   model: ModelInfo | null;
   loading: LoadingState | null;
   error: string | null;
+  /** The engine's latest notice (GPU lost / restored / failed), until dismissed. */
+  notice: EngineNotice | null;
   /** Bumps after every finished load (success or not), e.g. to re-read the download cache. */
   loadCount: number;
   set(patch: Partial<Omit<ModelState, 'set'>>): void;
@@ -32,6 +34,7 @@ export const useModelStore = create<ModelState>()((set) => ({
   model: null,
   loading: null,
   error: null,
+  notice: null,
   loadCount: 0,
   set(patch) {
     set(patch);
