@@ -138,6 +138,12 @@ export class EngineHost {
   }
 
   send(sessionId: SessionId, input: SendInput): void {
+    if (typeof input !== 'string') {
+      // Ids index the embedding table: one outside it would read another row's memory or none.
+      const vocabSize = this.loaded?.info.vocabSize ?? 0;
+      const bad = Array.from(input).find((id) => !Number.isInteger(id) || id < 0 || id >= vocabSize);
+      if (bad !== undefined) throw new Error(`token id ${bad} is outside the vocabulary (0 to ${vocabSize - 1})`);
+    }
     this.engine().send(sessionId, typeof input === 'string' ? input : Array.from(input));
   }
 

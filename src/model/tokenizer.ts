@@ -216,7 +216,7 @@ export class HfTokenizer implements Tokenizer {
     const ids: number[] = [];
     sections.forEach((section, sectionIndex) => {
       if ('token' in section) ids.push(section.token.id);
-      else ids.push(...this.encodeSection(section.text, sectionIndex));
+      else for (const id of this.encodeSection(section.text, sectionIndex)) ids.push(id); // no spread: a 1 MB prompt overflows the call stack
     });
     return ids;
   }

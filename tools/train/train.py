@@ -24,7 +24,7 @@ CONFIG = {
 def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--steps", type=int, default=2600)
+    p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--tokens-per-step", type=int, default=4096)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--warmup", type=int, default=50)
