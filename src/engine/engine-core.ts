@@ -178,6 +178,7 @@ export class EngineCore {
         kvBlocksCached: kv.numCached,
         kvBlocksTotal: kv.numBlocks,
         queueDepth: this.scheduler.numWaiting,
+        waiting: this.scheduler.waitingReasons(),
         numRunning: this.scheduler.numRunning,
         mode: this.scheduler.mode,
       };

@@ -35,6 +35,19 @@ export interface FinishedEvent {
   error?: string;
 }
 
+/**
+ * Why a request is not in the cohort: 'queued' behind earlier arrivals (row cap, token budget,
+ * serialized mode); 'kv-full' the pool has no room for it yet; 'preempted' evicted to make room
+ * for earlier requests, it will recompute its KV when readmitted.
+ */
+export type WaitReason = 'queued' | 'kv-full' | 'preempted';
+
+export interface WaitingEvent {
+  sessionId: string;
+  requestId: string;
+  reason: WaitReason;
+}
+
 /** Block pool counts, as the pool reports them. */
 export interface KvBlockStats {
   /** Blocks that can hold KV (block 0 excluded). */
@@ -74,6 +87,8 @@ export interface StepEvent {
   kvBlocksTotal: number;
   /** Requests waiting to be (re)admitted after this step. */
   queueDepth: number;
+  /** Those requests, in arrival order, each with why it waits. */
+  waiting: WaitingEvent[];
   /** Requests holding KV blocks after this step. */
   numRunning: number;
   mode: EngineMode;

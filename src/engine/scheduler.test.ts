@@ -184,3 +184,31 @@ describe("the model's context", () => {
     expect(finished.get(fine)?.reason).toBe('length');
   });
 });
+
+describe('wait reasons', () => {
+  async function reasonsSeen(numBlocks: number, maxRows: number): Promise<Set<string>> {
+    const engine = makeEngine({ numBlocks, blockSize: 4 }, { maxRows });
+    const ids = Array.from({ length: 5 }, () => engine.createSession({ maxNewTokens: 12 }));
+    ids.forEach((id, i) => engine.send(id, prompt(12, i)));
+    const events = await runToIdle(engine);
+    for (const e of events) {
+      expect(e.waiting.length).toBe(e.queueDepth);
+      // nobody is both in the cohort and waiting
+      const riding = new Set(e.rows.map((r) => r.sessionId));
+      for (const w of e.waiting) expect(riding.has(w.sessionId)).toBe(false);
+    }
+    expect(events.at(-1)!.waiting).toEqual([]);
+    return new Set(events.flatMap((e) => e.waiting.map((w) => w.reason)));
+  }
+
+  it('says a request is queued when the row cap holds it back', async () => {
+    expect(await reasonsSeen(200, 2)).toEqual(new Set(['queued']));
+  });
+
+  it('says a request waits for KV memory, or was preempted for it, when the pool is full', async () => {
+    // 8 usable blocks of 4 positions; each session grows to 24 tokens (6 blocks)
+    const reasons = await reasonsSeen(9, 5);
+    expect(reasons).toContain('kv-full');
+    expect(reasons).toContain('preempted');
+  });
+});

@@ -1,6 +1,6 @@
 // Scheduler: picks each step's rows under a token budget and a row cap, preempts when the KV
 // pool says no, and applies the runner's sampled tokens. It never sees buffers or sessions' text.
-import type { EngineMode, FinishReason, FinishedEvent, StepRowEvent } from './events';
+import type { EngineMode, FinishReason, FinishedEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
 import type { StepPlan, StepResult, StepRow, Tokenizer } from './types';
@@ -46,6 +46,8 @@ export class Scheduler {
   private pendingFinished: FinishedEvent[] = [];
   private inFlight: { stepIndex: number; entries: ScheduledEntry[] } | null = null;
   private nextStepIndex = 0;
+  /** The last schedule() could not admit the head of the queue for lack of KV blocks, or preempted. */
+  private memoryBound = false;
   private nextArrivalSeq = 1;
 
   constructor(kv: KVCacheManager, tokenizer: Tokenizer, config: SchedulerConfig) {
@@ -143,12 +145,16 @@ export class Scheduler {
 
     // Then waiting requests in arrival order, head of line first (no skipping: no starvation).
     // A step that had to preempt admits nobody: memory is tight, let running requests finish.
+    this.memoryBound = preempted;
     while (!preempted && this.waiting.length > 0 && budget > 0 && this.running.length < rowCap) {
       const request = this.waiting[0];
       const cachedPrefix = this.kv.findCachedPrefix(request.tokenIds);
       const numCachedTokens = cachedPrefix.length * this.kv.blockSize;
       const numNewTokens = Math.min(request.numTokens - numCachedTokens, budget);
-      if (this.kv.allocateSlots(request, numNewTokens, cachedPrefix) === null) break;
+      if (this.kv.allocateSlots(request, numNewTokens, cachedPrefix) === null) {
+        this.memoryBound = true;
+        break;
+      }
       this.waiting.shift();
       request.status = 'running';
       request.numComputedTokens = numCachedTokens;
@@ -250,6 +256,15 @@ export class Scheduler {
   }
 
   /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
+  /** The waiting requests in arrival order, each with why it waits (for StepEvents and the UI). */
+  waitingReasons(): WaitingEvent[] {
+    return this.waiting.map((request) => ({
+      sessionId: request.sessionId,
+      requestId: request.requestId,
+      reason: request.numPreemptions > 0 ? 'preempted' : this.memoryBound ? 'kv-full' : 'queued',
+    }));
+  }
+
   /** Frees every running request's blocks; they recompute from their tokens when readmitted. */
   evictAll(): number {
     if (this.inFlight) throw new Error(`step ${this.inFlight.stepIndex} is still in flight`);

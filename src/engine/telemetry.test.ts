@@ -30,6 +30,7 @@ function step(stepIndex: number, startedAtMs: number, elapsedMs: number, rows: S
     kvBlocksCached: 0,
     kvBlocksTotal: 10,
     queueDepth: 0,
+    waiting: [],
     numRunning: rows.length,
     mode: 'batched',
   };

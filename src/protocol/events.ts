@@ -12,6 +12,8 @@ export type {
   SessionStats,
   StepEvent,
   StepRowEvent,
+  WaitReason,
+  WaitingEvent,
 } from '../engine/events';
 
 /** Compiles only while the API's session options mean the same to the engine. */

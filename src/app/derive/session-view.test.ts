@@ -18,6 +18,20 @@ describe('applyStepRecords', () => {
     ['s2', 'p2'],
   ]);
 
+  it("shows why a pane waits, moves a preempted one back to waiting, and clears the reason when it rides", () => {
+    let views: ReadonlyMap<string, SessionView> = panes(sent('p1', 's1'), sent('p2', 's2'));
+    const waiting = (sessionId: string, reason: 'queued' | 'kv-full' | 'preempted') => ({ sessionId, requestId: `${sessionId}:1`, reason });
+    views = applyStepRecords(views, byEngine, [rec(step(0, 0, 50, [row('s1', 'prefill', 32)], { waiting: [waiting('s2', 'kv-full')] }), 1060)]);
+    expect(views.get('p2')).toMatchObject({ state: 'waiting', waitReason: 'kv-full' });
+    views = applyStepRecords(views, byEngine, [rec(step(1, 50, 50, [row('s2', 'prefill', 32)], { waiting: [waiting('s1', 'preempted')] }), 1110)]);
+    expect(views.get('p1')).toMatchObject({ state: 'waiting', waitReason: 'preempted' });
+    expect(views.get('p2')!.state).toBe('prefill');
+    expect(views.get('p2')!.waitReason).toBeUndefined();
+    // an unchanged reason leaves the map as it is
+    const same = applyStepRecords(views, byEngine, [rec(step(2, 100, 50, [], { waiting: [waiting('s1', 'preempted')] }), 1160)]);
+    expect(same).toBe(views);
+  });
+
   it('streams text, moves through prefill and decode, and measures TTFT and decode tok/s', () => {
     let views: ReadonlyMap<string, SessionView> = panes(sent('p1', 's1'));
     views = applyStepRecords(views, byEngine, [rec(step(0, 0, 50, [row('s1', 'prefill', 32)]), 1060)]);

@@ -1,7 +1,7 @@
 // A chat pane's plain mirror of its engine session, and the pure transitions that fold user
 // actions and StepEvents into it. No store, no engine calls: state/sessions-store.ts holds these.
 import type { SessionOptions } from '../../protocol/api';
-import type { FinishReason, SessionState } from '../../protocol/events';
+import type { FinishReason, SessionState, WaitReason } from '../../protocol/events';
 import type { StepRecord } from './step-ring';
 import { stepEndMs } from './throughput';
 
@@ -46,6 +46,8 @@ export interface SessionView {
   engineId?: string;
   settings: SessionSettings;
   state: SessionState;
+  /** While waiting after a send: why the engine has not taken it into a step yet. */
+  waitReason?: WaitReason;
   lines: ChatLine[];
   lastPrompt?: string;
   /** Page clock (ms) when the current turn was sent. */
@@ -149,7 +151,7 @@ export function applyStepRecords(views: ReadonlyMap<string, SessionView>, paneBy
       const view = paneId === undefined ? undefined : current(paneId);
       if (!view || view.discarding || view.sentAtMs === undefined) continue;
       const n = row.newTokenIds.length;
-      const updated: SessionView = { ...view, state: row.kind, lines: appendAssistant(view.lines, row.newText) };
+      const updated: SessionView = { ...view, state: row.kind, waitReason: undefined, lines: appendAssistant(view.lines, row.newText) };
       if (n > 0) {
         updated.numOutputTokens += n;
         updated.ttftMs ??= receivedAtMs - view.sentAtMs;
@@ -161,6 +163,12 @@ export function applyStepRecords(views: ReadonlyMap<string, SessionView>, paneBy
       }
       put(updated);
     }
+    for (const waiting of event.waiting) {
+      const paneId = paneByEngineId.get(waiting.sessionId);
+      const view = paneId === undefined ? undefined : current(paneId);
+      if (!view || view.discarding || !isActive(view)) continue;
+      if (view.state !== 'waiting' || view.waitReason !== waiting.reason) put({ ...view, state: 'waiting', waitReason: waiting.reason });
+    }
     for (const finished of event.finished) {
       const paneId = paneByEngineId.get(finished.sessionId);
       const view = paneId === undefined ? undefined : current(paneId);
@@ -171,6 +179,7 @@ export function applyStepRecords(views: ReadonlyMap<string, SessionView>, paneBy
       }
       put({
         ...view,
+        waitReason: undefined,
         lines: appendAssistant(view.lines, finished.newText),
         state: finishedState(finished.reason),
         finishReason: finished.reason,
@@ -180,6 +189,13 @@ export function applyStepRecords(views: ReadonlyMap<string, SessionView>, paneBy
   }
   return next ?? views;
 }
+
+/** What a waiting pane's badge says about why it waits. */
+export const WAIT_REASON_TEXT: Record<WaitReason, string> = {
+  queued: 'queued behind earlier sessions',
+  'kv-full': 'KV cache full: waits for blocks to free up',
+  preempted: 'preempted to free KV blocks: will recompute',
+};
 
 /** The text of the pane's latest assistant line (what its current turn has produced). */
 export function latestReply(view: SessionView): string {

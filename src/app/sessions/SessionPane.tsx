@@ -1,7 +1,7 @@
 // One chat pane: label, state, time to first token and decode tok/s, NIAH mark, settings until
 // the first message, the streamed transcript and the composer (Enter sends, Shift+Enter newline).
 import { useState } from 'react';
-import { isActive, type SessionView } from '../derive/session-view';
+import { isActive, WAIT_REASON_TEXT, type SessionView } from '../derive/session-view';
 import { cancelTurn, closeSession, resetSession, sendMessage, updateSettings } from '../state/session-actions';
 import { useSessionsStore } from '../state/sessions-store';
 import { SessionSettingsForm } from './SessionSettingsForm';
@@ -15,8 +15,13 @@ function settingsSummary(s: SessionView['settings']): string {
 function Stats({ view }: { view: SessionView }) {
   return (
     <div className="pane-stats">
-      <span className={`badge state-${view.state}`} data-testid="session-state">
-        {view.discarding ? 'resetting' : view.state}
+      <span
+        className={`badge state-${view.state}`}
+        data-testid="session-state"
+        data-wait-reason={view.state === 'waiting' ? (view.waitReason ?? '') : ''}
+        title={view.state === 'waiting' && view.waitReason ? WAIT_REASON_TEXT[view.waitReason] : undefined}
+      >
+        {view.discarding ? 'resetting' : view.state === 'waiting' && view.waitReason && view.waitReason !== 'queued' ? `waiting · ${view.waitReason === 'kv-full' ? 'KV full' : 'preempted'}` : view.state}
       </span>
       <span title="Time to first token" data-testid="session-ttft">
         TTFT {view.ttftMs !== undefined ? `${Math.round(view.ttftMs)} ms` : '—'}
