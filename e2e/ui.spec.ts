@@ -196,3 +196,29 @@ test('a model loaded from a URL is downloaded into the browser cache, listed wit
   await entry.getByRole('button', { name: /Delete/ }).click();
   await expect(cache.getByTestId('cache-entry').filter({ hasText: 'cohort-tiny-q8_0.gguf' })).toHaveCount(0);
 });
+
+test('a dead engine worker is reported, and a restart reloads the model with every transcript kept', async ({ page }) => {
+  test.setTimeout(600_000);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('/?watchdogMs=3000');
+  await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready', { timeout: 120_000 });
+  await page.getByTestId('add-n-count').fill('1');
+  await page.getByTestId('add-n-sessions').click();
+  const pane = page.getByTestId('session-pane').first();
+  await send(pane, 'Hello there.');
+  await expectFinished(pane);
+  const transcript = (await pane.getByTestId('session-transcript').textContent()) ?? '';
+
+  await page.evaluate(() => (globalThis as unknown as { cohortDebug: { closeWorker(): Promise<void> } }).cohortDebug.closeWorker());
+  await expect(page.getByTestId('worker-dead')).toBeVisible({ timeout: 60_000 });
+  await page.getByTestId('restart-engine').click();
+  await expect(page.getByTestId('worker-dead')).toHaveCount(0);
+  await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready', { timeout: 120_000 });
+  await expect(pane.getByTestId('session-transcript')).toHaveText(transcript);
+
+  await send(pane, 'And again.');
+  await expectFinished(pane);
+  const after = (await pane.getByTestId('session-transcript').textContent()) ?? '';
+  expect(after.startsWith(transcript)).toBe(true);
+  expect(after).toContain('And again.');
+});

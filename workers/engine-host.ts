@@ -282,7 +282,7 @@ function folderName(files: File[]): string {
 }
 
 /** EngineApi's engine methods over a host: shared by the browser worker and the Node worker. */
-export function hostApi(host: EngineHost): Omit<EngineApi, 'gpuInfo' | 'selfCheck' | 'debugLoseDevice'> {
+export function hostApi(host: EngineHost): Omit<EngineApi, 'gpuInfo' | 'selfCheck' | 'debugLoseDevice' | 'debugCloseWorker'> {
   return {
     loadModel: (source, onProgress) => host.loadModel(source, onProgress),
     createSession: async (options) => host.createSession(options),
@@ -295,5 +295,6 @@ export function hostApi(host: EngineHost): Omit<EngineApi, 'gpuInfo' | 'selfChec
     subscribe: async (onStep) => host.subscribe(onStep),
     subscribeNotices: async (onNotice) => host.subscribeNotices(onNotice),
     unsubscribe: async (id) => host.unsubscribe(id),
+    ping: async () => true,
   };
 }

@@ -41,6 +41,9 @@ const api: EngineApi = {
     return runSelfCheck(await device());
   },
   ...hostApi(host),
+  async debugCloseWorker(): Promise<void> {
+    setTimeout(() => self.close(), 0); // after this call's reply
+  },
   async debugLoseDevice(): Promise<void> {
     const gpu = await acquireGpu();
     if (gpu.status === 'ok') gpu.device.destroy();

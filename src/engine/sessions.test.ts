@@ -21,6 +21,23 @@ function makeEngine(eosEvery = 0): { engine: EngineCore; clock: { ms: number } }
 }
 
 describe('SessionRegistry', () => {
+  it('continues from a given history exactly as if those turns had happened in the session', async () => {
+    const { engine } = makeEngine();
+    const live = engine.createSession({ systemPrompt: 'Be brief.', maxNewTokens: 5 });
+    engine.send(live, 'Hi');
+    await runToIdle(engine);
+    const first = await engine.waitForTurn(live);
+    engine.send(live, 'More');
+    await runToIdle(engine);
+    const second = await engine.waitForTurn(live);
+
+    const restored = engine.createSession({ systemPrompt: 'Be brief.', maxNewTokens: 5, history: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: first.text }] });
+    engine.send(restored, 'More');
+    await runToIdle(engine);
+    expect((await engine.waitForTurn(restored)).promptTokenIds).toEqual(second.promptTokenIds);
+    expect(() => engine.createSession({ history: [{ role: 'system' as 'user', content: 'x' }] })).toThrow(/only user and assistant/);
+  });
+
   it('renders the conversation with the chat template and records the reply in the history', async () => {
     const { engine } = makeEngine();
     const id = engine.createSession({ systemPrompt: 'Be brief.', maxNewTokens: 5 });

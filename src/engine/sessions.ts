@@ -13,6 +13,8 @@ export interface SessionOptions {
   stopStrings?: string[];
   /** Sampling seed; overrides sampling.seed. */
   seed?: number;
+  /** Earlier user/assistant messages to continue from (e.g. a transcript restored after a restart). */
+  history?: Array<{ role: 'user' | 'assistant'; content: string }>;
 }
 
 export interface TurnResult {
@@ -87,7 +89,10 @@ export class SessionRegistry {
       sampling,
       maxTokens: options.maxNewTokens ?? DEFAULT_MAX_TOKENS,
       stopStrings: options.stopStrings ?? [],
-      messages: [],
+      messages: (options.history ?? []).map(({ role, content }) => {
+        if ((role !== 'user' && role !== 'assistant') || typeof content !== 'string') throw new Error('history holds only user and assistant messages with text');
+        return { role, content };
+      }),
       historyTokenIds: [],
       numTurns: 0,
       state: 'idle',

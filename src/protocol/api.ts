@@ -48,6 +48,8 @@ export interface SessionOptions {
   sampling?: Partial<SamplingParams>;
   maxNewTokens?: number;
   stopStrings?: string[];
+  /** Earlier user/assistant messages to continue from (a transcript restored after a restart). */
+  history?: Array<{ role: 'user' | 'assistant'; content: string }>;
 }
 
 /** A user turn as text (templated by the model's chat template) or as raw token ids. */
@@ -120,6 +122,10 @@ export interface EngineApi {
   /** Engine notices (GPU loss and recovery). Returns an id for unsubscribe. */
   subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number>;
   unsubscribe(subscriptionId: number): Promise<void>;
+  /** Answers at once while the worker's event loop runs: the page's watchdog. */
+  ping(): Promise<true>;
+  /** Debug hook: stops the worker for good (as a crash would), to exercise the page's restart. */
+  debugCloseWorker(): Promise<void>;
   /** Debug hook: destroys the GPU device as a driver reset would, to exercise recovery. */
   debugLoseDevice(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 // Tests for folding StepEvents into chat panes: streaming text, states, TTFT and decode tok/s,
 // held-back text in finished events, resets during a turn, and untouched panes staying the same.
 import { describe, expect, it } from 'vitest';
-import { applyStepRecords, beginTurn, DEFAULT_SETTINGS, detachView, isActive, latestReply, newSessionView, resetView, toSessionOptions, type SessionView } from './session-view';
+import { applyStepRecords, beginTurn, DEFAULT_SETTINGS, detachView, historyBeforeTurn, isActive, latestReply, newSessionView, resetView, suspendView, toSessionOptions, type SessionView } from './session-view';
 import { row, step } from './step-fixtures';
 import type { StepRecord } from './step-ring';
 
@@ -118,5 +118,24 @@ describe('pane transitions', () => {
     });
     expect(toSessionOptions({ ...DEFAULT_SETTINGS, systemPrompt: 'Be brief.', seed: 7 }).sampling?.seed).toBe(7);
     expect(toSessionOptions({ ...DEFAULT_SETTINGS, systemPrompt: 'Be brief.' }).systemPrompt).toBe('Be brief.');
+  });
+});
+
+describe('engine restart', () => {
+  it('keeps the transcript, ends a cut-off turn with an error, and hands the history to the next turn', () => {
+    const base = { ...newSessionView('p1', '#1', DEFAULT_SETTINGS), engineId: 's1' };
+    const answered: SessionView = { ...base, state: 'decode', sentAtMs: 1, lines: [{ role: 'user', text: 'hi' }, { role: 'assistant', text: 'hello' }, { role: 'user', text: 'more' }, { role: 'assistant', text: 'and' }] };
+    const suspended = suspendView(answered);
+    expect(suspended.engineId).toBeUndefined();
+    expect(suspended).toMatchObject({ state: 'error', restoreHistory: true, lines: answered.lines });
+    const next = beginTurn(suspended, 'again', 5);
+    // the cut-off reply is kept as it streamed; the turn just begun is not history yet
+    expect(historyBeforeTurn(next)).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+      { role: 'user', content: 'more' },
+      { role: 'assistant', content: 'and' },
+    ]);
+    expect(suspendView({ ...base, state: 'done', lines: [] }).state).toBe('done');
   });
 });

@@ -68,6 +68,8 @@ export interface SessionView {
   niah?: NiahMark;
   /** Panes the app opened itself (compare runs). */
   tag?: string;
+  /** The engine restarted: the next engine session is created with this pane's transcript. */
+  restoreHistory?: boolean;
 }
 
 const ACTIVE: ReadonlySet<SessionState> = new Set(['waiting', 'prefill', 'decode']);
@@ -115,6 +117,29 @@ export function resetView(view: SessionView): SessionView {
     discarding: busy,
     state: busy ? 'cancelled' : 'idle',
   };
+}
+
+/**
+ * The engine worker restarted: the engine session is gone but the transcript stays, to be
+ * handed to the next engine session; a turn cut off by the restart ends with an error.
+ */
+export function suspendView(view: SessionView): SessionView {
+  const { engineId: _gone, ...rest } = view;
+  const cut = isActive(view);
+  return {
+    ...rest,
+    discarding: false,
+    restoreHistory: true,
+    ...(cut ? { state: 'error' as const, error: 'The engine worker stopped during this turn; send it again.' } : {}),
+  };
+}
+
+/** The transcript before the turn just begun (its user line and empty reply), as chat history. */
+export function historyBeforeTurn(view: SessionView): Array<{ role: 'user' | 'assistant'; content: string }> {
+  return view.lines
+    .slice(0, -2)
+    .filter((line) => line.text !== '')
+    .map((line) => ({ role: line.role, content: line.text }));
 }
 
 /** The model changed: the engine session is gone, the pane starts over with its settings. */

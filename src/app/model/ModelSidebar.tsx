@@ -3,7 +3,7 @@
 import { GpuReport } from '../GpuReport';
 import { SelfCheckPanel } from '../SelfCheckPanel';
 import { formatBytes, formatCount } from '../derive/model-sources';
-import { dismissModelError, dismissNotice } from '../state/model-actions';
+import { dismissModelError, dismissNotice, restartEngine } from '../state/model-actions';
 import { useModelStore } from '../state/model-store';
 import { LoadProgressBars } from './LoadProgressBars';
 import { ModelCacheList } from './ModelCacheList';
@@ -64,6 +64,19 @@ function ModelError() {
   );
 }
 
+function WorkerDeadBox() {
+  const message = useModelStore((s) => s.workerDead);
+  if (!message) return null;
+  return (
+    <div className="error-box" role="alert" data-testid="worker-dead">
+      <span>{message}</span>
+      <button type="button" className="primary" data-testid="restart-engine" onClick={restartEngine}>
+        Restart engine
+      </button>
+    </div>
+  );
+}
+
 function EngineNoticeBox() {
   const notice = useModelStore((s) => s.notice);
   if (!notice) return null;
@@ -94,6 +107,7 @@ export function ModelSidebar() {
   return (
     <aside className="sidebar">
       <ModelCard />
+      <WorkerDeadBox />
       <EngineNoticeBox />
       <ModelError />
       <LoadProgressBars />

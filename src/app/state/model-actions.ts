@@ -1,11 +1,11 @@
 // What the page does with the engine at start and when a model is chosen: GPU report, self-check,
 // the embedded model, loads from other sources. The old model serves until a new one is ready.
 import type { ModelSource } from '../../protocol/api';
-import { getEngineClient } from '../engine-client';
+import { getEngineClient, restartEngineClient, type EngineClient } from '../engine-client';
 import { describeSource } from '../derive/model-sources';
 import { useModelStore, withProgress } from './model-store';
 import { useSessionsStore } from './sessions-store';
-import { clearSteps, startStepFeed } from './step-feed';
+import { clearSteps, startStepFeed, stopStepFeed } from './step-feed';
 
 let started = false;
 
@@ -19,8 +19,19 @@ export function errorMessage(error: unknown): string {
 export function startEngine(): void {
   if (started) return;
   started = true;
-  const engine = getEngineClient();
+  // For browser tests and people poking at failure paths from the console.
+  (globalThis as { cohortDebug?: unknown }).cohortDebug = { closeWorker: () => getEngineClient().debugCloseWorker() };
+  boot(getEngineClient(), { kind: 'embedded' }, false);
+}
+
+/** The last source that loaded, reloaded when the engine worker is restarted. */
+let lastSource: ModelSource | null = null;
+
+function boot(engine: EngineClient, source: ModelSource, keepTranscripts: boolean): void {
   const store = useModelStore.getState();
+  engine.onUnresponsive(() =>
+    useModelStore.getState().set({ workerDead: 'The engine worker stopped responding (it may have crashed or run out of memory). Restart it to reload the model; your transcripts stay.' }),
+  );
   engine
     .gpuInfo()
     .then((gpu) => {
@@ -31,13 +42,25 @@ export function startEngine(): void {
         .then((result) => store.set({ selfCheck: { status: result.ok ? 'pass' : 'fail', result } }))
         .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
       void engine.subscribeNotices((notice) => useModelStore.getState().set({ notice }));
-      void startStepFeed(engine).then(() => loadModel({ kind: 'embedded' }));
+      void startStepFeed(engine).then(() => loadModel(source, { keepTranscripts }));
     })
     .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
 }
 
+/**
+ * A fresh engine worker after the old one died: the same model is loaded again and every pane
+ * keeps its transcript, which its next message carries into a new engine session.
+ */
+export function restartEngine(): void {
+  stopStepFeed();
+  clearSteps();
+  useModelStore.getState().set({ workerDead: null, notice: null, model: null, loading: null, gpu: { status: 'pending' }, selfCheck: { status: 'running' } });
+  useSessionsStore.getState().detachAll(true);
+  boot(restartEngineClient(), lastSource ?? { kind: 'embedded' }, true);
+}
+
 /** Loads a model; on failure the error is shown and the serving model (if any) stays. */
-export async function loadModel(source: ModelSource): Promise<boolean> {
+export async function loadModel(source: ModelSource, options: { keepTranscripts?: boolean } = {}): Promise<boolean> {
   const store = useModelStore.getState();
   if (store.loading) {
     store.set({ error: 'A model is already loading: wait for it to finish.' });
@@ -52,7 +75,8 @@ export async function loadModel(source: ModelSource): Promise<boolean> {
     });
     // The previous engine and its sessions are gone: panes start over on the new model.
     clearSteps();
-    useSessionsStore.getState().detachAll();
+    useSessionsStore.getState().detachAll(options.keepTranscripts);
+    lastSource = source;
     useModelStore.getState().set({ model: info, loading: null, error: null, loadCount: useModelStore.getState().loadCount + 1 });
     return true;
   } catch (error) {

@@ -23,6 +23,8 @@ interface ModelState {
   error: string | null;
   /** The engine's latest notice (GPU lost / restored / failed), until dismissed. */
   notice: EngineNotice | null;
+  /** Set when the engine worker stopped answering: what to tell the person. */
+  workerDead: string | null;
   /** Bumps after every finished load (success or not), e.g. to re-read the download cache. */
   loadCount: number;
   set(patch: Partial<Omit<ModelState, 'set'>>): void;
@@ -35,6 +37,7 @@ export const useModelStore = create<ModelState>()((set) => ({
   loading: null,
   error: null,
   notice: null,
+  workerDead: null,
   loadCount: 0,
   set(patch) {
     set(patch);

@@ -2,7 +2,7 @@
 // settings on first use), cancel, reset, close. Store updates first, then the worker call.
 import type { TurnResult } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
-import { beginTurn, failTurn, isActive, resetView, toSessionOptions, type SessionSettings } from '../derive/session-view';
+import { beginTurn, failTurn, historyBeforeTurn, isActive, resetView, toSessionOptions, type SessionSettings } from '../derive/session-view';
 import { errorMessage } from './model-actions';
 import { useModelStore } from './model-store';
 import { useSessionsStore, type NewPaneOptions } from './sessions-store';
@@ -22,8 +22,10 @@ async function ensureEngineSession(paneId: string): Promise<string> {
   const view = useSessionsStore.getState().views.get(paneId);
   if (!view) throw new Error(`pane ${paneId} is closed`);
   if (view.engineId) return view.engineId;
-  const engineId = await getEngineClient().createSession(toSessionOptions(view.settings));
+  const history = view.restoreHistory ? historyBeforeTurn(view) : [];
+  const engineId = await getEngineClient().createSession({ ...toSessionOptions(view.settings), ...(history.length > 0 ? { history } : {}) });
   useSessionsStore.getState().bindEngine(paneId, engineId);
+  useSessionsStore.getState().updateView(paneId, (v) => (v.restoreHistory ? { ...v, restoreHistory: false } : v));
   return engineId;
 }
 

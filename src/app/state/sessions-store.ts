@@ -1,7 +1,7 @@
 // Zustand store of chat panes: their order, their views (plain mirrors of engine sessions) and
 // which engine session backs which pane. Maps are replaced, never mutated. No engine calls here.
 import { create } from 'zustand';
-import { applyStepRecords, DEFAULT_SETTINGS, detachView, newSessionView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
+import { applyStepRecords, DEFAULT_SETTINGS, detachView, newSessionView, suspendView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
 import type { StepRecord } from '../derive/step-ring';
 
 export interface NewPaneOptions {
@@ -22,8 +22,9 @@ interface SessionsState {
   bindEngine(paneId: string, engineId: string): void;
   removePane(paneId: string): void;
   applyRecords(records: readonly StepRecord[]): void;
-  /** The model was replaced: every pane loses its engine session and history. */
-  detachAll(): void;
+  /** The model was replaced: every pane loses its engine session and history (or, after an
+   *  engine restart, keeps its transcript for the next engine session). */
+  detachAll(keepTranscripts?: boolean): void;
   setNewSettings(settings: SessionSettings): void;
 }
 
@@ -85,9 +86,9 @@ export const useSessionsStore = create<SessionsState>()((set, get) => ({
     if (next !== views) set({ views: next });
   },
 
-  detachAll() {
+  detachAll(keepTranscripts = false) {
     const views = new Map<string, SessionView>();
-    for (const [id, view] of get().views) views.set(id, detachView(view));
+    for (const [id, view] of get().views) views.set(id, keepTranscripts ? suspendView(view) : detachView(view));
     set({ views, paneByEngineId: new Map() });
   },
 

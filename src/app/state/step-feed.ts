@@ -50,6 +50,11 @@ export async function startStepFeed(client: EngineClient): Promise<void> {
   unsubscribe = await client.subscribe(receive);
 }
 
+/** Forgets the subscription (its worker is gone), so startStepFeed subscribes a new one. */
+export function stopStepFeed(): void {
+  unsubscribe = null;
+}
+
 /** Calls onStep for every step until the returned function is called. */
 export function tapSteps(onStep: (event: StepEvent) => void): () => void {
   taps.add(onStep);
