@@ -14,7 +14,7 @@ let clockMs = 0;
 function step(rows: Row[], elapsedMs: number): StepRecord {
   const startedAtMs = clockMs;
   clockMs += elapsedMs + 1; // a 1 ms yield between steps
-  return { stepIndex: 0, startedAtMs, elapsedMs, mode: 'batched', numTokens: rows.reduce((n, r) => n + r.numTokens, 0), receivedAtMs: clockMs, rows };
+  return { stepIndex: 0, startedAtMs, elapsedMs, mode: 'batched', numTokens: rows.reduce((n, r) => n + r.numTokens, 0), queueDepth: 0, numRunning: rows.length, kvBlocksUsed: 0, receivedAtMs: clockMs, rows };
 }
 
 function turn(sessionId: string, promptTokens: number, sentAtMs: number): RunRecord['turns'][number] {

@@ -11,6 +11,10 @@ export interface StepRecord {
   gpuTimeMs?: number;
   mode: EngineMode;
   numTokens: number;
+  /** After the step: requests waiting, requests holding KV, blocks in use. */
+  queueDepth: number;
+  numRunning: number;
+  kvBlocksUsed: number;
   /** Page clock (performance.now) when the event reached the page. */
   receivedAtMs: number;
   rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; position: number; newTokenIds: number[]; finishReason?: FinishReason }>;
@@ -54,6 +58,9 @@ export function toStepRecord(event: StepEvent, receivedAtMs: number): StepRecord
     ...(event.gpuTimeMs !== undefined ? { gpuTimeMs: event.gpuTimeMs } : {}),
     mode: event.mode,
     numTokens: event.numTokens,
+    queueDepth: event.queueDepth,
+    numRunning: event.numRunning,
+    kvBlocksUsed: event.kvBlocksUsed,
     receivedAtMs,
     rows: event.rows.map((row) => ({
       sessionId: row.sessionId,
