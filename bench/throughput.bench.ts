@@ -16,7 +16,8 @@ const TIMING =
   '(each such step is one forward pass; prefill forwards, which sample each first token, count on neither path).';
 
 function greedy(maxNewTokens: number): SessionOptions {
-  return { sampling: { temperature: 0 }, maxNewTokens };
+  // Every turn runs its full length, as vLLM's benchmark does: EOS would end turns unevenly.
+  return { sampling: { temperature: 0 }, maxNewTokens, ignoreEos: true };
 }
 
 function workloadTurns(settings: BenchSettings, workload: Workload, n: number, maxNewTokens?: number): TurnSpec[] {

@@ -12,6 +12,8 @@ export interface RequestParams {
   /** Most tokens to generate (>= 1). */
   maxTokens: number;
   stopStrings?: readonly string[];
+  /** Keep generating past EOS until maxTokens (benchmarks, like vLLM's ignore_eos). */
+  ignoreEos?: boolean;
 }
 
 export type RequestStatus = 'waiting' | 'running' | 'finished';
@@ -46,7 +48,7 @@ export class Request {
     this.maxTokens = Math.max(1, Math.floor(params.maxTokens));
     this.numPromptTokens = params.promptTokenIds.length;
     this.tokenIds = params.promptTokenIds.slice();
-    this.eosTokenIds = new Set(tokenizer.eosTokenIds);
+    this.eosTokenIds = new Set(params.ignoreEos ? [] : tokenizer.eosTokenIds);
     this.output = new OutputText(tokenizer, params.stopStrings ?? [], params.promptTokenIds);
   }
 

@@ -179,3 +179,18 @@ describe('SessionRegistry with a chat-aware tokenizer', () => {
     expect(tokenizer.decode(turn.promptTokenIds.slice(1))).toBe('<|system|>S\n<|user|>Hi\n<|assistant|>');
   });
 });
+
+describe('ignoreEos', () => {
+  it('generates exactly maxNewTokens past any EOS', async () => {
+    const { engine } = makeEngine(2); // EOS about every other sample
+    const normal = engine.createSession({ maxNewTokens: 20 });
+    const bench = engine.createSession({ maxNewTokens: 20, ignoreEos: true });
+    engine.send(normal, 'Hi');
+    engine.send(bench, 'Hi');
+    await runToIdle(engine);
+    expect((await engine.waitForTurn(normal)).finishReason).toBe('eos');
+    const turn = await engine.waitForTurn(bench);
+    expect(turn.finishReason).toBe('length');
+    expect(turn.outputTokenIds).toHaveLength(20);
+  });
+});

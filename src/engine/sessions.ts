@@ -13,6 +13,8 @@ export interface SessionOptions {
   stopStrings?: string[];
   /** Sampling seed; overrides sampling.seed. */
   seed?: number;
+  /** Keep generating past EOS until maxNewTokens (benchmarks, like vLLM's ignore_eos). */
+  ignoreEos?: boolean;
   /** Earlier user/assistant messages to continue from (e.g. a transcript restored after a restart). */
   history?: Array<{ role: 'user' | 'assistant'; content: string }>;
 }
@@ -43,6 +45,7 @@ interface Session {
   sampling: SamplingParams;
   maxTokens: number;
   stopStrings: string[];
+  ignoreEos: boolean;
   /** Conversation after the system prompt, rendered by the chat template for text turns. */
   messages: ChatMessage[];
   /** Prompt and output tokens of the last finished turn, continued by token turns. */
@@ -89,6 +92,7 @@ export class SessionRegistry {
       sampling,
       maxTokens: options.maxNewTokens ?? DEFAULT_MAX_TOKENS,
       stopStrings: options.stopStrings ?? [],
+      ignoreEos: options.ignoreEos ?? false,
       messages: (options.history ?? []).map(({ role, content }) => {
         if ((role !== 'user' && role !== 'assistant') || typeof content !== 'string') throw new Error('history holds only user and assistant messages with text');
         return { role, content };
@@ -132,6 +136,7 @@ export class SessionRegistry {
       sampling: session.sampling,
       maxTokens: session.maxTokens,
       stopStrings: session.stopStrings,
+      ignoreEos: session.ignoreEos,
     });
     session.active = { request, sentAtMs: this.now(), text: '', discard: false };
     session.state = 'waiting';

@@ -48,6 +48,8 @@ export interface SessionOptions {
   sampling?: Partial<SamplingParams>;
   maxNewTokens?: number;
   stopStrings?: string[];
+  /** Keep generating past EOS until maxNewTokens (benchmarks, like vLLM's ignore_eos). */
+  ignoreEos?: boolean;
   /** Earlier user/assistant messages to continue from (a transcript restored after a restart). */
   history?: Array<{ role: 'user' | 'assistant'; content: string }>;
 }
