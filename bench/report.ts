@@ -64,7 +64,7 @@ export function throughputTable(report: BenchReport): string {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: |',
   ];
   for (const p of report.throughput) {
-    // Turns end at EOS too, so the mean new tokens says how long each cohort really decoded.
+    // Turns run to their full length (ignoreEos); the mean says so, or shows where one stopped early.
     const newTokens = p.batched.runs[0]?.meanNewTokens ?? Number.NaN;
     lines.push(
       `| ${WORKLOAD_NAMES[p.workload]} | ${p.sessions} | ${fmt(p.batched.medianTokensPerSec)} | ${fmt(p.serialized.medianTokensPerSec)} | ` +
