@@ -1,5 +1,6 @@
 // The playground UI on the embedded model in a real Chromium: four sessions streaming side by
 // side, the cohort timeline, the mode switch, a corrupt model drop, and the NIAH preset.
+import { readFileSync } from 'node:fs';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { niahLeaks, niahPassed } from '../src/protocol/niah';
 
@@ -221,4 +222,46 @@ test('a dead engine worker is reported, and a restart reloads the model with eve
   const after = (await pane.getByTestId('session-transcript').textContent()) ?? '';
   expect(after.startsWith(transcript)).toBe(true);
   expect(after).toContain('And again.');
+});
+
+test('a Hugging Face repo is listed, a GGUF in it picked, downloaded into the cache and served', async ({ page }) => {
+  test.setTimeout(300_000);
+  // huggingface.co answered from the embedded model's files: the page and worker code paths are
+  // the real ones (listing API, resolve URLs, Cache Storage), only the network is local.
+  const files = new Map(['cohort-tiny-q8_0.gguf', 'cohort-tiny-f32.gguf', 'config.json', 'tokenizer.json'].map((name) => [name, readFileSync(`public/models/cohort-tiny/${name}`)]));
+  const seen: string[] = [];
+  await page.route('https://huggingface.co/**', async (route) => {
+    const url = new URL(route.request().url());
+    seen.push(url.pathname);
+    if (url.pathname === '/api/models/cohort/tiny-test') {
+      return route.fulfill({ json: { id: 'cohort/tiny-test', siblings: [...files].map(([name, bytes]) => ({ rfilename: name, size: bytes.length })) } });
+    }
+    const name = url.pathname.match(/^\/cohort\/tiny-test\/resolve\/main\/(.+)$/)?.[1];
+    const body = name ? files.get(decodeURIComponent(name)) : undefined;
+    if (!body) return route.fulfill({ status: 404, body: 'not found' });
+    const range = route.request().headers()['range']?.match(/bytes=(\d+)-(\d+)/);
+    if (range) {
+      const [start, end] = [Number(range[1]), Math.min(Number(range[2]), body.length - 1)];
+      return route.fulfill({ status: 206, headers: { 'content-range': `bytes ${start}-${end}/${body.length}`, 'access-control-allow-origin': '*' }, body: body.subarray(start, end + 1) });
+    }
+    return route.fulfill({ status: 200, headers: { 'content-length': String(body.length), 'access-control-allow-origin': '*' }, body });
+  });
+  await openWithModel(page);
+  await page.getByTestId('source-tab-huggingface').click();
+  await page.getByTestId('hf-repo').fill('cohort/tiny-test');
+  await page.getByRole('button', { name: 'List files' }).click();
+  const picker = page.locator('select[data-testid=hf-file]');
+  await expect(picker.locator('option')).toHaveText(['cohort-tiny-f32.gguf (3.26 MB)', 'cohort-tiny-q8_0.gguf (896 KB)']);
+  await picker.selectOption('cohort-tiny-q8_0.gguf');
+  await page.getByRole('button', { name: 'Load', exact: true }).click();
+  await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+  await expect(page.getByTestId('model-name')).toContainText(/q8_0|cohort/i);
+  expect(seen).toContain('/cohort/tiny-test/resolve/main/cohort-tiny-q8_0.gguf');
+  await expect(page.getByTestId('model-cache').getByTestId('cache-entry').filter({ hasText: 'cohort-tiny-q8_0.gguf' })).toHaveCount(1);
+
+  await page.getByTestId('add-n-count').fill('1');
+  await page.getByTestId('add-n-sessions').click();
+  const pane = page.getByTestId('session-pane').last();
+  await send(pane, 'Hello from the hub.');
+  await expectFinished(pane);
 });
