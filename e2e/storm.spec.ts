@@ -16,36 +16,8 @@ test('200 random cancels, closes and new sessions while 16 generate', async ({ p
 
   const result = await page.evaluate(async () => {
     const { api } = window.cohort;
-    let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const live = new Set<string>();
-    const settled: Array<Promise<string>> = [];
-    const start = async () => {
-      const id = await api.createSession({ maxNewTokens: 16 + Math.floor(random() * 48), sampling: { temperature: 0.8, seed: Math.floor(random() * 1000) } });
-      await api.send(id, `Session ${id} says hello and asks for a story number ${Math.floor(random() * 100)}.`);
-      live.add(id);
-      settled.push(api.waitForTurn(id).then((r) => r.finishReason, () => 'closed'));
-    };
-    for (let i = 0; i < 16; i++) await start();
-    const counts = { cancel: 0, close: 0, create: 0 };
-    for (let op = 0; op < 200; op++) {
-      const ids = [...live];
-      const pick = ids[Math.floor(random() * ids.length)];
-      const r = random();
-      if (r < 0.4 && pick) {
-        counts.cancel++;
-        await api.cancel(pick);
-      } else if (r < 0.7 && pick) {
-        counts.close++;
-        live.delete(pick);
-        await api.closeSession(pick);
-      } else {
-        counts.create++;
-        await start();
-      }
-      if (op % 8 === 0) await new Promise((resolve) => setTimeout(resolve, 30 * random()));
-    }
-    const reasons = await Promise.all(settled);
+    const prompts = Array.from({ length: 8 }, (_, i) => `Session ${i} says hello and asks for story number ${i * 7}.`);
+    const { counts, reasons } = await window.cohort.storm({ numSessions: 16, numOperations: 200, seed: 7, prompts });
     // idle: the last step reports an empty queue, nothing running, every block back
     const deadline = performance.now() + 120_000;
     let last = window.cohort.events.at(-1)!;

@@ -20,7 +20,7 @@ const policies = {
   'src/protocol': { layers: ['src/protocol'], typeOnlyLayers: ['src/engine', 'src/model'], deniedPackages: [...uiPackages, 'comlink', 'webgpu'], why: 'the protocol is data only' },
   'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
   'src/harness': { layers: ['src/harness', 'src/protocol'], deniedPackages: ['react', 'react-dom', 'zustand', 'webgpu'], why: 'the test harness page drives the worker only through src/protocol and comlink, like the app' },
-  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'shaders'], testOnlyLayers: ['tools'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
+  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'shaders'], testOnlyLayers: ['tools', 'src/harness'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
 
 /** The only UI file allowed to touch comlink and the worker module. */

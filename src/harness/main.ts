@@ -4,6 +4,7 @@ import * as Comlink from 'comlink';
 import type { EngineApi, EngineNotice } from '../protocol/api';
 import { runTurns, StepLog, type RunRecord, type RunRequest, type StepRecord } from './driver';
 import { drawThroughputChart, type ChartSeries } from './chart';
+import { cancelStorm, type StormOptions, type StormResult } from './storm';
 
 export interface CohortHarness {
   api: Comlink.Remote<EngineApi>;
@@ -15,6 +16,8 @@ export interface CohortHarness {
   run(request: RunRequest): Promise<RunRecord>;
   /** Draws a tokens/sec-vs-sessions chart into the page for a screenshot. */
   drawChart(title: string, series: ChartSeries[]): void;
+  /** Random cancels, closes and new sessions against generating ones (see storm.ts). */
+  storm(options: StormOptions): Promise<StormResult>;
 }
 
 declare global {
@@ -36,6 +39,7 @@ window.cohort = {
   notices: [],
   run: (request) => runTurns(engine, log, request),
   drawChart: (title, series) => drawThroughputChart(document.body, title, series),
+  storm: (options) => cancelStorm(engine, options),
 };
 
 // harness.html?log prints one line per step to the console (Playwright can forward it).
