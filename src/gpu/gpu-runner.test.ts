@@ -219,3 +219,30 @@ describe('GpuRunner.profileStep', () => {
     }
   });
 });
+
+describe('GpuRunner.create under memory pressure', () => {
+  it('reports an out-of-memory error from its buffers as a setup failure instead of running', async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, layers: 1 });
+    const pipelines = await testPipelineCache();
+    const real = pipelines.device;
+    // A device whose out-of-memory scope reports what a real GPU does when createBuffer fails;
+    // everything else goes to the real device.
+    const scopes: GPUErrorFilter[] = [];
+    const device = new Proxy(real, {
+      get(target, key) {
+        if (key === 'pushErrorScope') return (filter: GPUErrorFilter) => (scopes.push(filter), target.pushErrorScope(filter));
+        if (key === 'popErrorScope') {
+          return async () => {
+            const error = await target.popErrorScope();
+            return scopes.pop() === 'out-of-memory' ? (error ?? { message: 'Not enough memory left for buffer "kv-0" (64 GiB)' }) : error;
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    await expect(GpuRunner.create({ device, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 8, maxTokensPerStep: 16, maxRows: 2, maxContext: 64 })).rejects.toThrow(
+      /GpuRunner setup failed: Not enough memory left for buffer "kv-0"/,
+    );
+  });
+});
