@@ -24,6 +24,8 @@ export interface KernelBenchReport {
   machine: string;
   adapter: string;
   repeats: number;
+  /** Conditions worth knowing when reading the numbers (e.g. other load on the machine). */
+  note?: string;
   sweeps: ModelSweep[];
 }
 
@@ -63,6 +65,7 @@ export function renderKernelMarkdown(r: KernelBenchReport): string {
     `# Decode-step breakdown, ${r.date}, ${r.machine}`,
     '',
     `Adapter: ${r.adapter}. Each point: median of ${r.repeats} decode steps (wall and GPU pass time); ops from one step with every dispatch timed in its own pass.`,
+    ...(r.note ? ['', `Note: ${r.note}`] : []),
     '',
     '| model | B | step ms | GPU ms | overhead | 8xB1 / B8 | dispatches | top ops (GPU ms) |',
     '|---|---|---|---|---|---|---|---|',

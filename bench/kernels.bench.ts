@@ -1,6 +1,7 @@
 // The per-kernel benchmark: decode-step time, GPU time, overhead and per-op GPU time at B = 1-16
 // for the embedded model and random-weight SmolLM2-135M / Qwen2.5-0.5B shapes (Q8_0, Q4_0), in
-// Node on the npm webgpu adapter (SwiftShader unless COHORT_GPU=native). Writes bench/results/.
+// Node on the npm webgpu adapter (SwiftShader unless COHORT_GPU=native). Writes bench/results/;
+// COHORT_BENCH_NOTE adds a line on the conditions of the run.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -99,7 +100,8 @@ async function main(): Promise<void> {
   const sweeps: ModelSweep[] = [];
   for (const spec of MODELS) sweeps.push(await sweep(spec));
   const date = new Date().toISOString().slice(0, 10);
-  const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, sweeps };
+  const note = process.env.COHORT_BENCH_NOTE;
+  const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps };
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   const base = `${dir}${date}-${machine.replace(/[^\w.-]+/g, '-').toLowerCase()}-kernels`;
