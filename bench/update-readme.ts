@@ -16,7 +16,8 @@ function latestReport(allowQuick: boolean): string {
   const files = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
   const candidates = files
     .map((f) => ({ file: path.join(resultsDir, f), report: JSON.parse(readFileSync(path.join(resultsDir, f), 'utf8')) as BenchReport }))
-    .filter((c) => c.report.schema === 1 && (allowQuick || !c.report.quick))
+    // throughput reports only: the kernel benchmark writes its own kind of JSON beside them
+    .filter((c) => c.report.schema === 1 && Array.isArray(c.report.throughput) && (allowQuick || !c.report.quick))
     .sort((a, b) => a.report.date.localeCompare(b.report.date) || fileTime(a.file) - fileTime(b.file));
   const latest = candidates[candidates.length - 1];
   if (!latest) throw new Error(`no ${allowQuick ? '' : 'full-grid '}benchmark report in ${path.relative(root, resultsDir)}/: run npm run bench first`);
