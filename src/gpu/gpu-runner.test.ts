@@ -7,6 +7,8 @@ import type { Arch, DType, ModelDesc } from '../model/desc';
 import { bytesSource, mapOpener } from '../model/byte-source';
 import { loadGgufModel } from '../model/gguf-loader';
 import { loadHfModel } from '../model/hf-loader';
+import { fileURLToPath } from 'node:url';
+import { folderOpener } from '../../tools/models/node-files';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './kernel-harness';
@@ -92,6 +94,18 @@ describe('GpuRunner vs CpuRunner', () => {
       expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
     });
   }
+});
+
+describe('GpuRunner vs CpuRunner on the embedded model', () => {
+  it('cohort-tiny: greedy tokens identical for 64 steps on NIAH-style prompts joining at different steps', async () => {
+    const model = await loadHfModel(folderOpener(fileURLToPath(new URL('../../public/models/cohort-tiny/', import.meta.url))), { source: 'cohort-tiny' });
+    const bytes = (text: string) => Array.from(new TextEncoder().encode(text));
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `Note ${String(i).padStart(4, '0')}: this paragraph is unrelated padding and does not contain the answer.`);
+    const niah = (n: number, code: string) => bytes([...lines(n), '', `IMPORTANT: the secret code is ${code}.`, '', ...lines(1), 'Question: what is the secret code? Answer:'].join('\n'));
+    const sessions = () => [drivenSession('a', niah(2, 'MAPLE-7890'), greedy()), drivenSession('b', niah(1, 'OAK-1234'), greedy(), 5)];
+    const worst = await compareRunners(model, sessions, 64, 32); // two rows of 32-token chunks fit the 64-token steps
+    expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+  });
 });
 
 describe('GpuRunner KV pool', () => {
