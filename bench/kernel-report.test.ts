@@ -1,6 +1,7 @@
 // The per-kernel report's arithmetic: op totals over layers, overhead share, the B=8 ratio.
 import { describe, expect, it } from 'vitest';
-import { batchRatio, median, opTotals, overheadShare, renderKernelMarkdown, type ModelSweep } from './kernel-report';
+import { batchRatio, opTotals, overheadShare, renderKernelMarkdown, type ModelSweep } from './kernel-report';
+import { median } from './metrics';
 
 const sweep: ModelSweep = {
   model: 'm',

@@ -39,13 +39,6 @@ export function opTotals(timings: { label: string; ms: number }[]): Record<strin
   return totals;
 }
 
-export function median(values: number[]): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
 /** Share of a step that is not GPU work: encoding, submit, readback and scheduling latency. */
 export function overheadShare(p: BatchPoint): number {
   return p.stepMs > 0 ? Math.max(0, p.stepMs - p.gpuMs) / p.stepMs : NaN;

@@ -13,7 +13,8 @@ import { testPipelineCache } from '../src/gpu/kernel-harness';
 import { getNodeDevice, loadShader } from '../src/gpu/node-gpu';
 import { folderOpener } from '../tools/models/node-files';
 import { randomModel } from '../tools/models/random-model';
-import { median, opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep } from './kernel-report';
+import { median } from './metrics';
+import { opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep } from './kernel-report';
 
 const BATCHES = (process.env.COHORT_BENCH_BATCHES ?? '1,2,4,8,16').split(',').map(Number);
 const REPEATS = Number(process.env.COHORT_BENCH_REPEATS ?? 3);

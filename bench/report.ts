@@ -98,18 +98,17 @@ function settingsLine(report: BenchReport): string {
   );
 }
 
+/** Settings, both tables and the chart: what the report file and the README section share. */
+function reportBody(report: BenchReport, chartPath: string): string[] {
+  return [settingsLine(report), '', throughputTable(report), '', joinTable(report), '', `![decode tokens/sec vs sessions](${chartPath})`];
+}
+
 /** The whole markdown report written beside the JSON. */
 export function renderMarkdown(report: BenchReport, chartFile: string): string {
   return [
     `# Benchmark ${report.date} on ${report.machine}${report.quick ? ' (quick grid)' : ''}`,
     '',
-    settingsLine(report),
-    '',
-    throughputTable(report),
-    '',
-    joinTable(report),
-    '',
-    `![decode tokens/sec vs sessions](${chartFile})`,
+    ...reportBody(report, chartFile),
     '',
     `Bench runtime: ${Math.round(report.runtimeSeconds / 60)} min.`,
     '',
@@ -122,12 +121,6 @@ export function readmeSection(report: BenchReport, reportPath: string, chartPath
     `Aggregate decode throughput, batched vs serialized, measured side by side in one run on ${report.date} ` +
       `(${report.machine}; full report: [${reportPath}](${reportPath})). Rerun with \`npm run bench\`, then \`npm run bench:readme\`.`,
     '',
-    settingsLine(report),
-    '',
-    throughputTable(report),
-    '',
-    joinTable(report),
-    '',
-    `![decode tokens/sec vs sessions](${chartPath})`,
+    ...reportBody(report, chartPath),
   ].join('\n');
 }
