@@ -44,6 +44,8 @@ export interface GpuStepDetail extends StepResult {
 
 /** Per-dispatch timing resources for profileStep: 2 timestamps per dispatch. */
 interface StepProfile {
+  /** The step's dispatches in order, each encoded in its own timed pass. */
+  dispatches: Dispatch[];
   querySet: GPUQuerySet;
   resolved: GPUBuffer;
   readback: GPUBuffer;
@@ -149,7 +151,7 @@ export class GpuRunner implements ModelRunner {
     const resolved = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
     const readback = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     try {
-      await this.run(plan, false, { querySet, resolved, readback });
+      await this.run(plan, false, { dispatches, querySet, resolved, readback });
       await readback.mapAsync(GPUMapMode.READ);
       const stamps = new BigUint64Array(readback.getMappedRange().slice(0));
       readback.unmap();
@@ -192,7 +194,7 @@ export class GpuRunner implements ModelRunner {
       }
       this.program.writeParams(queue, counts);
       if (profile) {
-        const dispatches = [...this.program.body, ...(counts.numSampled > 0 ? this.program.tail : [])];
+        const { dispatches } = profile;
         dispatches.forEach((d, i) => {
           const timestampWrites = { querySet: profile.querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 };
           const pass = encoder.beginComputePass({ timestampWrites });

@@ -5,22 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { bytesSource, mapOpener } from './byte-source';
 import { ModelFormatError } from './errors';
 import { openGgufModel, openHfModel } from './open-model';
+import { makeRandom } from '../engine/test-support';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
 import { hfFiles, syntheticModel } from '../../tools/models/synth';
 
 const CASES = Number(process.env.COHORT_FUZZ_CASES ?? 2000);
 /** Array-buffer memory a failed or finished load may leave behind (the files themselves are ~100 KB). */
 const RETAINED_CAP_BYTES = 64 << 20;
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
 
 const EXTREMES = [0, 1, 0xff, 0xffff, 0x7fffffff, 0xffffffff, 0x80000000, 3, 1 << 20];
 
@@ -93,7 +84,7 @@ interface Tally {
 async function fuzz(format: string, makeCase: (random: () => number) => () => Promise<unknown>): Promise<Tally> {
   const tally: Tally = { loaded: 0, typedErrors: 0, problems: [] };
   for (let seed = 1; seed <= CASES; seed++) {
-    const load = makeCase(rng(seed * 2654435761));
+    const load = makeCase(makeRandom(seed).next);
     const before = process.memoryUsage().arrayBuffers;
     try {
       await load();
