@@ -30,9 +30,13 @@ cases.push({ arch: 'qwen3', dtype: 'q8_0', tied: true });
 /**
  * Allowed |log p_ours - log p_llama.cpp| over tokens with p > 1e-4. f32 matmuls in llama.cpp are
  * plain f32 (observed ~1e-5). Quantized ones round their inputs to 8 bits first; the reference
- * emulates that (llama-cpp-rounding.ts), which makes q4_K models agree to ~2e-6 where every
- * matrix is q4_K. Where q8_0 rounding is involved (q8_0 and q4_0 weights) up to ~7e-2 remains,
- * so this build of llama.cpp rounds those somewhere the emulation does not yet reproduce.
+ * emulates that (llama-cpp-rounding.ts), and most steps then agree to ~1e-6 (the per-step map in
+ * the summary: '.' < 1e-4, 'o' < 1e-2, 'X' above). The rest are steps where one 8-bit rounding
+ * falls the other way: the two sides' f32 inputs differ by ~1e-7 (summation order, llama.cpp's
+ * own expf), which flips a value that sits on a rounding boundary, moves a logit by up to ~0.07,
+ * and, once in the KV cache, every later step. llama.cpp is no steadier: with its AVX2 (haswell)
+ * CPU build instead of the one this CPU selects, the q4_K models that agree here to 2e-6 differ
+ * by 4e-2. So the bound for quantized models is about that flip, not a formula gap.
  */
 const LOGPROB_TOLERANCE: Record<string, number> = { f32: 1e-3, q8_0: 0.3, q4_0: 0.3, q4_K: 0.3 };
 
@@ -109,6 +113,7 @@ describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied)', ({ ar
     let pos = 0;
     let commonPrefix = -1;
     let maxLogprobError = 0;
+    let stepMap = '';
     const disagreements: Array<{ index: number; ours: number; want: number; gap: number }> = [];
     for (let i = 0; i < NUM_GENERATED; i++) {
       const step = runner.executeDetailed({
@@ -127,15 +132,18 @@ describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied)', ({ ar
 
       const max = logits[ours];
       const logSumExp = max + Math.log(logits.reduce((s, l) => s + Math.exp(l - max), 0));
+      let stepError = 0;
       for (const [token, p] of reference[i].probabilities) {
-        if (p > 1e-4) maxLogprobError = Math.max(maxLogprobError, Math.abs(Math.log(p) - (logits[token] - logSumExp)));
+        if (p > 1e-4) stepError = Math.max(stepError, Math.abs(Math.log(p) - (logits[token] - logSumExp)));
       }
+      maxLogprobError = Math.max(maxLogprobError, stepError);
+      stepMap += stepError < 1e-4 ? '.' : stepError < 1e-2 ? 'o' : 'X';
       fed = Int32Array.of(want);
     }
     if (commonPrefix < 0) commonPrefix = NUM_GENERATED;
     summary.push(
       `  ${arch} ${dtype}${tied ? ' tied' : ''}: ${NUM_GENERATED - disagreements.length}/${NUM_GENERATED} teacher-forced tokens equal, ` +
-        `free-running greedy equal for the first ${commonPrefix}, max |dlogp| ${maxLogprobError.toExponential(2)}` +
+        `free-running greedy equal for the first ${commonPrefix}, max |dlogp| ${maxLogprobError.toExponential(2)}, steps ${stepMap}` +
         disagreements.map((d) => `; #${d.index}: ours ${d.ours}, llama.cpp ${d.want}, our logit gap ${d.gap.toFixed(4)}`).join(''),
     );
 

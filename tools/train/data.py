@@ -116,15 +116,62 @@ def task_memorize(rng, target):
     return f"Memorize: {text}\n{gap}\nRepeat it.", text
 
 
-def induction_rows(rng, num_rows=32, length=48):
-    """Raw rows `<|endoftext|> s | s` of random digits, no chat wrapper: the second copy is
-    predictable only by matching the previous digits, which forms induction heads in ~100 steps
-    (the retrieval tasks alone sat on the plateau for 2,000)."""
-    rows = []
-    for _ in range(num_rows):
-        s = [ord(rng.choice("0123456789")) for _ in range(length)]
-        rows.append([ENDOFTEXT] + s + [ord("|")] + s)
+def induction_rows(rng, row_len, num_tokens, gap_share, max_gap):
+    """Raw rows (no chat wrapper) that reward copying at a varying distance.
+    Marker rows repeat a random string after a marker ("|", " is ", ...) with random junk of up
+    to max_gap characters before each marker: the copy forms in ~200 steps when max_gap starts
+    at 0 and grows, and the offsets vary so "copy from k tokens back" never suffices. Gap rows
+    repeat codes after NIAH haystack lines, among other digits ("Note 0012"). A fixed offset
+    (`s | s` of one length) teaches only a positional copy that does not transfer to NIAH."""
+    rows, total = [], 0
+    while total < num_tokens:
+        text = gap_row(rng, row_len) if rng.random() < gap_share else marker_row(rng, row_len, max_gap)
+        row = [ENDOFTEXT] + encode_text(text)
+        rows.append(row)
+        total += len(row)
     return rows
+
+
+JUNK = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .-"
+
+
+def marker_row(rng, row_len, max_gap):
+    # Mostly 36 symbols: with digits only, matching one previous character is ambiguous and
+    # the copy forms several times slower.
+    alphabet = "0123456789" if rng.random() < 0.2 else "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    s = "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 20)))
+    marker = rng.choice(["|", " is ", "\n", ": "])
+    text = ""
+    while len(text) < row_len:
+        text += "".join(rng.choice(JUNK) for _ in range(rng.randint(0, max_gap))) + marker + s
+    return text
+
+
+def gap_row(rng, row_len):
+    codes = [random_drill_string(rng) for _ in range(rng.randint(1, 4))]
+    order = codes + rng.sample(codes, len(codes))
+    budget = max(0, row_len - sum(len(c) + 2 for c in order))
+    cuts = sorted(rng.randint(0, budget) for _ in range(len(order) - 1))
+    gaps = [b - a for a, b in zip([0] + cuts, cuts + [budget])]
+    return "".join(code + "\n" + haystack_chars(rng, gap) + "\n" for code, gap in zip(order, gaps))
+
+
+def random_drill_string(rng, length=None):
+    kind = rng.random()
+    if kind < 0.4 and length is None:
+        return random_code(rng)
+    alphabet = "0123456789" if kind < 0.7 else "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-"
+    return "".join(rng.choice(alphabet) for _ in range(length or rng.randint(4, 24)))
+
+
+def haystack_chars(rng, n):
+    """About n characters of haystack lines, starting at a random line number."""
+    first, lines, size = rng.randint(0, 40), [], 0
+    while size < n:
+        line = niah_line(first + len(lines))
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)[:n]
 
 
 # Long-context tasks fill a batch at one target length; short tasks get batches of their own.

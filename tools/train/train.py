@@ -28,8 +28,8 @@ def parse_args():
     p.add_argument("--tokens-per-step", type=int, default=4096)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--warmup", type=int, default=50)
-    p.add_argument("--drill-steps", type=int, default=250, help="phase 0: raw induction rows only")
-    p.add_argument("--drill-frac", type=float, default=0.1, help="share of later batches that are induction rows")
+    p.add_argument("--drill-steps", type=int, default=300, help="phase 0: raw induction rows only")
+    p.add_argument("--drill-frac", type=float, default=0.15, help="share of later batches that are induction rows")
     p.add_argument("--short-frac", type=float, default=0.3, help="share of the other batches that are short tasks")
     p.add_argument("--start-len", type=int, default=256)
     p.add_argument("--max-len", type=int, default=2200)
@@ -67,8 +67,15 @@ def batch_for(rng, target, tokens_per_step, short_frac):
     return pad_batch(seqs)
 
 
-def drill_batch(rng):
-    return pad_batch([(row, [1.0] * len(row)) for row in induction_rows(rng)])
+def drill_batch(rng, max_row_len, tokens_per_step, gap_share, max_gap):
+    rows = induction_rows(rng, rng.randint(64, max(64, max_row_len)), tokens_per_step, gap_share, max_gap)
+    return pad_batch([(row, [1.0] * len(row)) for row in rows])
+
+
+def drill_gap(step):
+    """Junk before each copy in marker drills: none until the copy forms (~150 steps), then
+    growing, so the copy comes to rely on content rather than on distance."""
+    return min(80, max(0, (step - 150) // 5))
 
 
 def loss_fn(model, ids, wts):
@@ -176,12 +183,13 @@ def main():
         floor = a.start_len * (a.max_len / a.start_len) ** min(1.0, max(0.0, t))
         limit = int(min(a.max_len, max(state["limit"], floor)))
         if step < a.drill_steps:
-            # Phase 0: copying only: raw rows until induction heads form (~100 steps), then
-            # raw rows and chat-wrapped "memorize" drills alternately.
-            raw = step < 0.6 * a.drill_steps or step % 2 == 0
-            ids, wts = drill_batch(rng) if raw else batch_for(rng, 96, a.tokens_per_step // 2, short_frac=1.0)
+            # Phase 0: copying only: raw rows until the copy forms (~200 steps), then raw rows
+            # and chat-wrapped "memorize" drills alternately.
+            raw = step < 0.5 * a.drill_steps or step % 2 == 0
+            gap_share = 0.0 if step < 0.5 * a.drill_steps else 0.3
+            ids, wts = drill_batch(rng, 256, a.tokens_per_step, gap_share, drill_gap(step)) if raw else batch_for(rng, 96, a.tokens_per_step // 2, short_frac=1.0)
         elif rng.random() < a.drill_frac:
-            ids, wts = drill_batch(rng)
+            ids, wts = drill_batch(rng, limit, a.tokens_per_step, 0.3, drill_gap(step))
         else:
             target = limit if rng.random() < 0.5 else rng.randint(96, limit)
             ids, wts = batch_for(rng, target, a.tokens_per_step, a.short_frac)
