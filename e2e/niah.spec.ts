@@ -104,13 +104,13 @@ async function recallTest(page: Page, testInfo: TestInfo, numSessions: number, f
   const recall = outputs.filter((o) => niahPassed(o.text, o.code)).length / outputs.length;
   console.log(`recall ${recall.toFixed(3)} (${outputs.length} sessions)`);
   testInfo.annotations.push({ type: 'recall', description: recall.toFixed(3) });
-  // Recall 1.0 is required only of a model that claims it: the shipped cohort-tiny snapshot is
-  // undertrained (recall 0, see its model card), so requiring it would fail on every run.
-  if (process.env.COHORT_REQUIRE_RECALL === '1') expect(recall, 'recall (sessions whose output holds their own code)').toBe(1);
+  // The shipped cohort-tiny has held-out recall 1.0 up to ~1,230 tokens and 0.99 at ~1,950 (its
+  // model card); COHORT_REQUIRE_RECALL=0 only reports recall, for trying weaker weights.
+  if (process.env.COHORT_REQUIRE_RECALL !== '0') expect(recall, 'recall (sessions whose output holds their own code)').toBe(1);
 }
 
 test.describe('needle-in-a-haystack recall in the browser', () => {
-  test('8 staggered sessions, 600-1,900 tokens: no leaks, batched == serialized, recall reported', async ({ page }, testInfo) => {
+  test('8 staggered sessions, 600-1,900 tokens: recall 1.0, no leaks, batched == serialized', async ({ page }, testInfo) => {
     // SwiftShader spends minutes on ~10k prompt tokens; the serialized pass reuses their KV.
     test.setTimeout(20 * 60_000);
     await recallTest(page, testInfo, 8, false);

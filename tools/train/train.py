@@ -73,8 +73,8 @@ def drill_batch(rng, max_row_len, tokens_per_step, gap_share, max_gap):
 
 
 def drill_gap(step):
-    """Junk before each copy in marker drills: none until the copy forms (~150 steps), then
-    growing, so the copy comes to rely on content rather than on distance."""
+    """Junk before each copy in marker drills: none for 150 steps, then growing, so that a copy
+    cannot rely on distance (in a drills-only run this schedule formed the copy in ~250 steps)."""
     return min(80, max(0, (step - 150) // 5))
 
 
