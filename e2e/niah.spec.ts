@@ -116,8 +116,10 @@ test.describe('needle-in-a-haystack recall in the browser', () => {
     await recallTest(page, testInfo, 8, false);
   });
 
-  test('16 staggered sessions, serialized pass from scratch @slow', async ({ page }, testInfo) => {
-    test.skip(process.env.COHORT_SLOW !== '1', 'kept out of CI: 16 long prompts prefilled twice from scratch on SwiftShader exceed its time budget; set COHORT_SLOW=1 to run');
+  test('16 staggered sessions, serialized pass from scratch', async ({ page }, testInfo) => {
+    // ~7.5 minutes on SwiftShader (16 prompts of 580-1,900 tokens prefilled twice); COHORT_SLOW=0
+    // skips it for a quicker local run.
+    test.skip(process.env.COHORT_SLOW === '0', 'skipped by COHORT_SLOW=0');
     test.setTimeout(120 * 60_000);
     await recallTest(page, testInfo, 16, true);
   });
