@@ -117,9 +117,7 @@ test.describe('needle-in-a-haystack recall in the browser', () => {
   });
 
   test('16 staggered sessions, serialized pass from scratch', async ({ page }, testInfo) => {
-    // ~7.5 minutes on SwiftShader (16 prompts of 580-1,900 tokens prefilled twice); COHORT_SLOW=0
-    // skips it for a quicker local run.
-    test.skip(process.env.COHORT_SLOW === '0', 'skipped by COHORT_SLOW=0');
+    // ~7.5 minutes on SwiftShader: 16 prompts of 580-1,900 tokens prefilled twice.
     test.setTimeout(120 * 60_000);
     await recallTest(page, testInfo, 16, true);
   });

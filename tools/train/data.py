@@ -137,8 +137,7 @@ JUNK = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .-"
 
 
 def marker_row(rng, row_len, max_gap):
-    # Mostly 36 symbols: with digits only, matching one previous character is ambiguous and
-    # the copy forms several times slower.
+    # Mostly 36 symbols: with digits only, matching one previous character is ambiguous.
     alphabet = "0123456789" if rng.random() < 0.2 else "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
     s = "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 20)))
     marker = rng.choice(["|", " is ", "\n", ": "])

@@ -74,7 +74,7 @@ def drill_batch(rng, max_row_len, tokens_per_step, gap_share, max_gap):
 
 def drill_gap(step):
     """Junk before each copy in marker drills: none for 150 steps, then growing, so that a copy
-    cannot rely on distance (in a drills-only run this schedule formed the copy in ~250 steps)."""
+    cannot rely on distance."""
     return min(80, max(0, (step - 150) // 5))
 
 
