@@ -3,14 +3,13 @@
 // Node on the npm webgpu adapter (SwiftShader unless COHORT_GPU=native). Writes bench/results/;
 // COHORT_BENCH_NOTE adds a line on the conditions of the run.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { StepPlan, StepRow } from '../src/engine/types';
 import type { ModelDesc } from '../src/model/desc';
 import { loadHfModel } from '../src/model/hf-loader';
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { testPipelineCache } from '../src/gpu/kernel-harness';
-import { getNodeDevice, loadShader } from '../src/gpu/node-gpu';
+import { getNodeDevice, loadShader, repoPath } from '../src/gpu/node-gpu';
 import { folderOpener } from '../tools/models/node-files';
 import { randomModel } from '../tools/models/random-model';
 import { median } from './metrics';
@@ -24,8 +23,7 @@ const PROMPT_TOKENS = 4;
 
 async function loadModel(spec: string): Promise<ModelDesc> {
   if (spec === 'cohort-tiny') {
-    const dir = fileURLToPath(new URL('../public/models/cohort-tiny/', import.meta.url));
-    return loadHfModel(folderOpener(dir), { source: 'cohort-tiny (embedded, f32)' });
+    return loadHfModel(folderOpener(repoPath('public/models/cohort-tiny')), { source: 'cohort-tiny (embedded, f32)' });
   }
   const [shape, dtype] = spec.split(':');
   if (dtype !== 'q8_0' && dtype !== 'q4_0') throw new Error(`${spec}: use SHAPE:q8_0 or SHAPE:q4_0`);
@@ -103,9 +101,9 @@ async function main(): Promise<void> {
   const date = new Date().toISOString().slice(0, 10);
   const note = process.env.COHORT_BENCH_NOTE;
   const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps };
-  const dir = fileURLToPath(new URL('./results/', import.meta.url));
+  const dir = process.env.COHORT_BENCH_RESULTS_DIR ?? repoPath('bench/results');
   mkdirSync(dir, { recursive: true });
-  const base = `${dir}${date}-${machine.replace(/[^\w.-]+/g, '-').toLowerCase()}-kernels`;
+  const base = `${dir}/${date}-${machine.replace(/[^\w.-]+/g, '-').toLowerCase()}-kernels`;
   writeFileSync(`${base}.json`, JSON.stringify(report, null, 2) + '\n');
   writeFileSync(`${base}.md`, renderKernelMarkdown(report));
   console.log(renderKernelMarkdown(report));

@@ -44,6 +44,15 @@ describe('decodeThroughput', () => {
     expect(t.decodeRowsInMixedSteps).toBe(1);
     expect(t.meanRowsPerStep).toBeCloseTo(5 / 3);
     expect(t.wallSpanMs).toBe(steps[4]!.startedAtMs + 5 - steps[2]!.startedAtMs);
+    expect(t.decodeGpuMs).toBeNull(); // these steps carry no GPU times
+  });
+
+  it('sums the counted steps\' GPU time when every one has it', () => {
+    const steps = [step([row('a', 'decode', 1, true)], 10), step([row('a', 'decode', 1, true)], 12)];
+    steps[0]!.gpuTimeMs = 7;
+    expect(decodeThroughput(steps).decodeGpuMs).toBeNull();
+    steps[1]!.gpuTimeMs = 8;
+    expect(decodeThroughput(steps).decodeGpuMs).toBe(15);
   });
 
   it('gives zero, not NaN, when nothing decoded', () => {

@@ -9,6 +9,8 @@ export interface DecodeThroughput {
   forwardPasses: number;
   /** Sum of the counted steps' elapsedMs (the engine's own step wall time). */
   decodeMs: number;
+  /** Sum of their GPU pass times (timestamp queries); null where the device has none. */
+  decodeGpuMs: number | null;
   tokensPerSec: number;
   /** Page-independent wall span from the first counted step's start to the last one's end. */
   wallSpanMs: number;
@@ -31,6 +33,7 @@ export function decodeThroughput(steps: StepRecord[]): DecodeThroughput {
   const counted = steps.filter(isPureDecodeStep);
   const decodeTokens = counted.reduce((n, s) => n + s.rows.length, 0);
   const decodeMs = counted.reduce((ms, s) => ms + s.elapsedMs, 0);
+  const timed = counted.length > 0 && counted.every((s) => s.gpuTimeMs !== undefined);
   const decodeRowsInMixedSteps = steps
     .filter((s) => !isPureDecodeStep(s))
     .reduce((n, s) => n + s.rows.filter((r) => r.kind === 'decode').length, 0);
@@ -40,6 +43,7 @@ export function decodeThroughput(steps: StepRecord[]): DecodeThroughput {
     decodeTokens,
     forwardPasses: counted.length,
     decodeMs,
+    decodeGpuMs: timed ? counted.reduce((ms, s) => ms + s.gpuTimeMs!, 0) : null,
     tokensPerSec: decodeMs > 0 ? (decodeTokens * 1000) / decodeMs : 0,
     wallSpanMs: first && last ? last.startedAtMs + last.elapsedMs - first.startedAtMs : 0,
     decodeRowsInMixedSteps,

@@ -11,7 +11,7 @@ export default defineConfig({
   testDir: '.',
   testMatch: '*.bench.ts',
   outputDir: '../test-results/bench',
-  // One test runs the whole grid; bench/run.mjs sizes it (the full grid on SwiftShader: ~40 min).
+  // One test runs the whole grid; bench/run.ts sizes it (the full grid on SwiftShader: ~40 min).
   timeout: 3 * 60 * 60_000,
   reporter: [['list']],
   use: { ...base.use, trace: 'off' },

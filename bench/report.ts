@@ -38,7 +38,8 @@ export interface BenchReport {
   machine: string;
   quick: boolean;
   gpu: { adapter: string; backend: 'swiftshader' | 'native' };
-  browser: string;
+  /** Where the engine ran: "Chromium 156.0..." (npm run bench) or "Node v20..., npm webgpu ..." (bench:headless). */
+  runtime: string;
   model: ModelInfo;
   settings: {
     sessions: number[];
@@ -93,7 +94,7 @@ function settingsLine(report: BenchReport): string {
     (k) => `${WORKLOAD_NAMES[k]}: ${w[k].description}, ~${Math.round(w[k].meanPromptTokens)} prompt tokens, up to ${w[k].maxNewTokens} new tokens`,
   );
   return (
-    `${report.model.name} (${report.model.numParams.toLocaleString('en-US')} params) on ${report.gpu.adapter} (${report.gpu.backend}), ${report.browser}. ` +
+    `${report.model.name} (${report.model.numParams.toLocaleString('en-US')} params) on ${report.gpu.adapter} (${report.gpu.backend}), ${report.runtime}. ` +
     `${parts.join('; ')}. Greedy decoding; median of ${report.settings.repeats} repeats after a warm-up. ${report.settings.timing}`
   );
 }

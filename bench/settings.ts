@@ -1,5 +1,5 @@
 // What the benchmark runs: the session grid, repeats and the two workloads' prompts, from
-// environment variables that bench/run.mjs sets. Data only; the measuring is in the spec.
+// environment variables that bench/run.ts and bench:headless set. Data only; the measuring is in the spec.
 import { makeNiahCase, makeNiahSuite, NIAH_MAX_NEW_TOKENS, seededRandom } from '../src/protocol/niah';
 import type { Workload } from './report';
 
@@ -39,7 +39,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     chatNewTokens: numberList(env.COHORT_BENCH_CHAT_TOKENS)?.[0] ?? (quick ? 32 : 64),
     niahNewTokens: NIAH_MAX_NEW_TOKENS,
     joinDecoders: Number(env.COHORT_BENCH_JOIN_DECODERS ?? 4),
-    joinPromptTokens: 1900,
+    joinPromptTokens: numberList(env.COHORT_BENCH_JOIN_TOKENS)?.[0] ?? 1900,
   };
 }
 

@@ -1,12 +1,33 @@
-// Node-side WebGPU for tests: one cached Dawn device (npm `webgpu`), WGSL loaded from shaders/,
-// and runCompute, a one-shot dispatch helper. Test-only: never imported by browser code.
+// Node-side WebGPU for tests and the Node benchmarks: one cached Dawn device (npm `webgpu`), WGSL
+// read from shaders/, and runCompute, a one-shot dispatch helper. Never imported by browser code.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, globals } from 'webgpu';
 import { runnerDeviceDescriptor } from './device';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+/**
+ * The nearest folder at or above this module that holds shaders/: the repository, whether this
+ * runs from src/gpu or from the packed headless bench (bench/device/pack.sh) one level down.
+ */
+function findRepoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'shaders'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no shaders/ folder above ${fileURLToPath(import.meta.url)}`);
+    dir = up;
+  }
+  return dir;
+}
+
+let repoRootCache: string | undefined;
+
+/** A path inside the repository (shaders, the embedded model, bench results). */
+export function repoPath(...parts: string[]): string {
+  repoRootCache ??= findRepoRoot();
+  return resolve(repoRootCache, ...parts);
+}
+
 const swiftShaderIcd = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
 let devicePromise: Promise<GPUDevice> | undefined;
@@ -80,7 +101,7 @@ export function getNodeDevice(): Promise<GPUDevice> {
 
 /** WGSL source of shaders/<name>.wgsl, read from disk (the browser uses ?raw imports instead). */
 export function loadShader(name: string): string {
-  return readFileSync(join(repoRoot, 'shaders', `${name}.wgsl`), 'utf8');
+  return readFileSync(repoPath('shaders', `${name}.wgsl`), 'utf8');
 }
 
 export type HostArray = Float32Array | Uint32Array | Int32Array;

@@ -1,0 +1,158 @@
+// The benchmark grid, wherever the engine runs: batched vs serialized at each session count and
+// workload, a long prompt joining running decodes, and the report files. No browser, no GPU code.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ModelInfo, SessionOptions } from '../src/protocol/api';
+import type { RunRecord, RunRequest, TurnSpec } from '../src/harness/driver';
+import { decodeThroughput, joinLatency, median, timesToFirstToken, type JoinLatency } from './metrics';
+import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type ThroughputPoint, type Workload } from './report';
+import { chatPrompts, joinPrompt, niahPrompts, type BenchSettings } from './settings';
+
+/** Runs one workload to its end and returns its turns and steps (the page's or Node's driver). */
+export type RunWorkload = (request: RunRequest) => Promise<RunRecord>;
+
+export const TIMING =
+  'Decode tokens only: tok/s = decode rows / summed elapsedMs of the steps that carry only decode rows ' +
+  '(each such step is one forward pass; prefill forwards, which sample each first token, count on neither path).';
+
+function greedy(maxNewTokens: number): SessionOptions {
+  // Every turn runs its full length, as vLLM's benchmark does: EOS would end turns unevenly.
+  return { sampling: { temperature: 0 }, maxNewTokens, ignoreEos: true };
+}
+
+function workloadTurns(settings: BenchSettings, workload: Workload, n: number, maxNewTokens?: number): TurnSpec[] {
+  const prompts = workload === 'chat' ? chatPrompts(n) : niahPrompts(n).map((c) => c.prompt);
+  const newTokens = maxNewTokens ?? (workload === 'chat' ? settings.chatNewTokens : settings.niahNewTokens);
+  return prompts.map((prompt) => ({ prompt, options: greedy(newTokens) }));
+}
+
+function summarize(run: RunRecord, repeat: number): RunSummary {
+  const turns = run.turns.map((t) => t.result);
+  return {
+    repeat,
+    ...decodeThroughput(run.steps),
+    medianTimeToFirstTokenMs: median(timesToFirstToken(run)),
+    meanPromptTokens: turns.reduce((n, t) => n + t.promptTokenIds.length, 0) / turns.length,
+    meanNewTokens: turns.reduce((n, t) => n + t.outputTokenIds.length, 0) / turns.length,
+    wallMs: run.wallMs,
+  };
+}
+
+async function measurePoint(run: RunWorkload, settings: BenchSettings, workload: Workload, sessions: number): Promise<ThroughputPoint> {
+  const runs: Record<Mode, RunSummary[]> = { batched: [], serialized: [] };
+  let outputsMatch = true;
+  for (let repeat = 0; repeat < settings.repeats; repeat++) {
+    // Alternate which mode goes first so drift (thermal, background load) hits both alike.
+    const modes: Mode[] = repeat % 2 === 0 ? ['batched', 'serialized'] : ['serialized', 'batched'];
+    const outputs: Partial<Record<Mode, string>> = {};
+    for (const mode of modes) {
+      const record = await run({ mode, turns: workloadTurns(settings, workload, sessions) });
+      const summary = summarize(record, repeat);
+      runs[mode].push(summary);
+      outputs[mode] = JSON.stringify(record.turns.map((t) => t.result.outputTokenIds));
+      console.log(
+        `${workload} x${sessions} ${mode} #${repeat + 1}: ${summary.tokensPerSec.toFixed(1)} tok/s ` +
+          `(${summary.decodeTokens} tokens in ${summary.forwardPasses} passes, ${(summary.wallMs / 1000).toFixed(1)} s)`,
+      );
+    }
+    outputsMatch &&= outputs.batched === outputs.serialized;
+  }
+  const batched = median(runs.batched.map((r) => r.tokensPerSec));
+  const serialized = median(runs.serialized.map((r) => r.tokensPerSec));
+  const speedup = serialized > 0 ? batched / serialized : Number.NaN;
+  return {
+    workload,
+    sessions,
+    batched: { medianTokensPerSec: batched, runs: runs.batched },
+    serialized: { medianTokensPerSec: serialized, runs: runs.serialized },
+    speedup,
+    efficiency: speedup / sessions,
+    outputsMatch,
+  };
+}
+
+/** Chat sessions decode; once they are a few steps in, a long fresh prompt joins (batched). */
+async function measureJoin(run: RunWorkload, settings: BenchSettings): Promise<BenchReport['join']> {
+  if (settings.joinDecoders < 1) return null;
+  const runs: JoinLatency[] = [];
+  for (let repeat = 0; repeat < settings.repeats; repeat++) {
+    const decoders = workloadTurns(settings, 'chat', settings.joinDecoders, Math.max(settings.chatNewTokens, 48));
+    const joiner: TurnSpec = { prompt: joinPrompt(settings.joinPromptTokens, repeat), options: greedy(1), afterSteps: 4 };
+    const join = joinLatency(await run({ mode: 'batched', turns: [...decoders, joiner] }));
+    runs.push(join);
+    console.log(`join #${repeat + 1}: ${JSON.stringify(join)}`);
+  }
+  const pick = (key: keyof JoinLatency): number => median(runs.map((r) => r[key]));
+  const keys = Object.keys(runs[0]!) as Array<keyof JoinLatency>;
+  return { decoders: settings.joinDecoders, runs, median: Object.fromEntries(keys.map((k) => [k, pick(k)])) as unknown as JoinLatency };
+}
+
+export interface GridResult {
+  workloads: BenchReport['settings']['workloads'];
+  throughput: ThroughputPoint[];
+  join: BenchReport['join'];
+}
+
+/** The whole grid on one engine: every workload at every session count, then the join. */
+export async function runGrid(run: RunWorkload, settings: BenchSettings): Promise<GridResult> {
+  const maxSessions = Math.max(...settings.sessions);
+  const throughput: ThroughputPoint[] = [];
+  const workloads = {} as GridResult['workloads'];
+  for (const workload of settings.workloads) {
+    // Warm-up: compiles every pipeline and fills the prefix cache with this workload's prompts,
+    // so every measured run starts alike (prefill is not measured; decode work is unchanged).
+    const warm = await run({ mode: 'batched', turns: workloadTurns(settings, workload, maxSessions, 4) });
+    await run({ mode: 'serialized', turns: workloadTurns(settings, workload, 1, 4) });
+    workloads[workload] = {
+      maxNewTokens: workload === 'chat' ? settings.chatNewTokens : settings.niahNewTokens,
+      meanPromptTokens: warm.turns.reduce((n, t) => n + t.result.promptTokenIds.length, 0) / warm.turns.length,
+      description: workload === 'chat' ? 'short chat turns' : 'needle-in-a-haystack prompts',
+    };
+    for (const sessions of settings.sessions) throughput.push(await measurePoint(run, settings, workload, sessions));
+  }
+  return { workloads, throughput, join: await measureJoin(run, settings) };
+}
+
+export function slug(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'unknown';
+}
+
+export interface ReportContext {
+  settings: BenchSettings;
+  startedAtMs: number;
+  gpu: BenchReport['gpu'];
+  /** Where the engine ran, e.g. "Chromium 156.0" or "Node v20.20.2, npm webgpu 0.6.2 (Dawn)". */
+  runtime: string;
+  /** Machine name for the file names; defaults to COHORT_BENCH_MACHINE, else the adapter's. */
+  machine: string;
+  model: ModelInfo;
+}
+
+export function buildReport(context: ReportContext, grid: GridResult): BenchReport {
+  const { settings } = context;
+  return {
+    schema: 1,
+    date: new Date().toISOString().slice(0, 10),
+    machine: context.machine,
+    quick: settings.quick,
+    gpu: context.gpu,
+    runtime: context.runtime,
+    model: context.model,
+    settings: { sessions: settings.sessions, repeats: settings.repeats, workloads: grid.workloads, timing: TIMING },
+    throughput: grid.throughput,
+    join: grid.join,
+    runtimeSeconds: (Date.now() - context.startedAtMs) / 1000,
+  };
+}
+
+/** `<date>-<machine>[-<suffix>][-quick]`: the report's files share this name. */
+export function reportBaseName(report: BenchReport, suffix = ''): string {
+  return `${report.date}-${report.machine}${suffix ? `-${suffix}` : ''}${report.quick ? '-quick' : ''}`;
+}
+
+/** Writes <base>.json and <base>.md (which links <base>.png, drawn by whoever can draw it). */
+export function writeReport(report: BenchReport, dir: string, base: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${base}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(dir, `${base}.md`), renderMarkdown(report, `${base}.png`));
+}
