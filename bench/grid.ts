@@ -142,6 +142,7 @@ export function buildReport(context: ReportContext, grid: GridResult): BenchRepo
     throughput: grid.throughput,
     join: grid.join,
     runtimeSeconds: (Date.now() - context.startedAtMs) / 1000,
+    ...(process.env.COHORT_BENCH_NOTE ? { note: process.env.COHORT_BENCH_NOTE } : {}),
   };
 }
 

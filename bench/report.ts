@@ -50,6 +50,8 @@ export interface BenchReport {
   throughput: ThroughputPoint[];
   join: { decoders: number; runs: JoinLatency[]; median: JoinLatency } | null;
   runtimeSeconds: number;
+  /** Conditions worth knowing when reading the numbers (COHORT_BENCH_NOTE). */
+  note?: string;
 }
 
 const WORKLOAD_NAMES: Record<Workload, string> = { chat: 'chat', niah: 'NIAH' };
@@ -109,6 +111,7 @@ export function renderMarkdown(report: BenchReport, chartFile: string): string {
   return [
     `# Benchmark ${report.date} on ${report.machine}${report.quick ? ' (quick grid)' : ''}`,
     '',
+    ...(report.note ? [`Note: ${report.note}`, ''] : []),
     ...reportBody(report, chartFile),
     '',
     `Bench runtime: ${Math.round(report.runtimeSeconds / 60)} min.`,
