@@ -4,6 +4,7 @@ import { ForwardArena, forward } from './forward';
 import { KvPool } from './kv-pool';
 import { sampleToken } from './sample';
 import { loadCpuWeights, type CpuWeights } from './weights';
+import type { LlamaCppEmulation } from './llama-cpp-rounding';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 
@@ -16,8 +17,8 @@ export interface CpuRunnerOptions {
   maxTokensPerStep?: number;
   /** Most rows per step (default 64). */
   maxRows?: number;
-  /** Round matmul inputs as llama.cpp's CPU backend does for quantized weights (oracle tests). */
-  emulateLlamaCpp?: boolean;
+  /** Imitate llama.cpp's CPU backend (oracle tests; see LlamaCppEmulation). */
+  emulateLlamaCpp?: LlamaCppEmulation | null;
 }
 
 /** Logits a step produced, for tests and parity checks that look past the sampled ids. */
@@ -45,7 +46,7 @@ export class CpuRunner implements ModelRunner {
     this.numBlocks = options.numBlocks ?? 513;
     this.maxTokensPerStep = options.maxTokensPerStep ?? 2048;
     this.maxRows = options.maxRows ?? 64;
-    this.weights = loadCpuWeights(model, options.emulateLlamaCpp ?? false);
+    this.weights = loadCpuWeights(model, options.emulateLlamaCpp ?? null);
     const c = this.weights.config;
     this.maxContext = c.maxPositionEmbeddings;
     this.kv = new KvPool({

@@ -13,8 +13,39 @@ import {
   swiglu,
   type AttentionLayout,
 } from './ops';
+import { llamaCppAttention, llamaCppRmsNorm, llamaCppRope, llamaCppSwiglu } from './llama-cpp-ops';
 import type { CpuWeights } from './weights';
 import type { StepPlan } from '../engine/types';
+
+/** The non-matmul ops of a forward pass: the reference's own, or llama.cpp's exact f32 orders. */
+interface ForwardOps {
+  rmsNorm: typeof rmsNorm;
+  swiglu: typeof swiglu;
+  rope(x: Float32Array, numTokens: number, numHeads: number, positions: Int32Array): void;
+  attention: typeof pagedAttention;
+  /** llama.cpp runs the last layer's FFN on output tokens only, so as one-token matmuls. */
+  lastFfnPerToken: boolean;
+}
+
+function forwardOps(weights: CpuWeights): ForwardOps {
+  const c = weights.config;
+  const own: ForwardOps = {
+    rmsNorm,
+    swiglu,
+    rope: (x, numTokens, numHeads, positions) => rope(x, numTokens, numHeads, c.headDim, positions, weights.ropeInvFreq),
+    attention: pagedAttention,
+    lastFfnPerToken: false,
+  };
+  if (weights.emulateLlamaCpp !== 'x86-amx') return own;
+  return {
+    rmsNorm: llamaCppRmsNorm,
+    swiglu: llamaCppSwiglu,
+    // Llama-3 frequency factors are not emulated: such models keep the reference's rope.
+    rope: c.ropeScaling ? own.rope : (x, numTokens, numHeads, positions) => llamaCppRope(x, numTokens, numHeads, c.headDim, positions, c.ropeTheta),
+    attention: (q, numTokens, kCache, vCache, layout, out) => llamaCppAttention(q, numTokens, kCache, vCache, { ...layout, interleavedQK: c.arch === 'llama' }, out),
+    lastFfnPerToken: true,
+  };
+}
 
 /** Activation buffers for up to maxTokens tokens, allocated once and reused every step. */
 export class ForwardArena {
@@ -108,6 +139,7 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
     const lastBlock = Math.floor((row.startPos + row.tokenIds.length - 1) / kv.blockSize);
     for (let b = 0; b <= lastBlock; b++) kv.checkBlock(row.blockTable[b]);
   }
+  const ops = forwardOps(weights);
   const a = arena && arena.maxTokens >= numTokens ? arena : new ForwardArena(weights, numTokens);
   const T = numTokens;
   const x = a.x.subarray(0, T * hidden); // [T, hidden]
@@ -127,28 +159,34 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
     const w = weights.layers[l];
 
     // attention block: x += o_proj(attention(rope(q), rope(k), v)) over rmsnorm(x)
-    rmsNorm(x, w.inputNorm, T, hidden, c.rmsNormEps, xNorm);
+    ops.rmsNorm(x, w.inputNorm, T, hidden, c.rmsNormEps, xNorm);
     matmul(xNorm, T, w.q, w.qBias, q);
     matmul(xNorm, T, w.k, w.kBias, k);
     matmul(xNorm, T, w.v, w.vBias, v);
     if (w.qNorm && w.kNorm) {
       // qwen3: RMSNorm each head's q and k (weight [headDim] shared by heads) before RoPE
-      rmsNorm(q, w.qNorm, T * c.numHeads, c.headDim, c.rmsNormEps, q);
-      rmsNorm(k, w.kNorm, T * c.numKvHeads, c.headDim, c.rmsNormEps, k);
+      ops.rmsNorm(q, w.qNorm, T * c.numHeads, c.headDim, c.rmsNormEps, q);
+      ops.rmsNorm(k, w.kNorm, T * c.numKvHeads, c.headDim, c.rmsNormEps, k);
     }
-    rope(q, T, c.numHeads, c.headDim, layout.positions, weights.ropeInvFreq);
-    rope(k, T, c.numKvHeads, c.headDim, layout.positions, weights.ropeInvFreq);
+    ops.rope(q, T, c.numHeads, layout.positions);
+    ops.rope(k, T, c.numKvHeads, layout.positions);
     kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l]);
-    pagedAttention(q, T, kv.k[l], kv.v[l], layout, attn);
+    ops.attention(q, T, kv.k[l], kv.v[l], layout, attn);
     matmul(attn, T, w.o, null, delta);
     residualAdd(x, delta, x);
 
-    // MLP block: x += down(silu(gate(h)) * up(h)), h = rmsnorm(x)
-    rmsNorm(x, w.postAttentionNorm, T, hidden, c.rmsNormEps, xNorm);
-    matmul(xNorm, T, w.gate, null, gate);
-    matmul(xNorm, T, w.up, null, up);
-    swiglu(gate, up, T * inter, gate);
-    matmul(gate, T, w.down, null, delta);
+    // MLP block: x += down(silu(gate(h)) * up(h)), h = rmsnorm(x), over tokens [from, from + n)
+    ops.rmsNorm(x, w.postAttentionNorm, T, hidden, c.rmsNormEps, xNorm);
+    const mlp = (from: number, n: number): void => {
+      const g = gate.subarray(from * inter, (from + n) * inter);
+      const u = up.subarray(from * inter, (from + n) * inter);
+      matmul(xNorm.subarray(from * hidden, (from + n) * hidden), n, w.gate, null, g);
+      matmul(xNorm.subarray(from * hidden, (from + n) * hidden), n, w.up, null, u);
+      ops.swiglu(g, u, n * inter, g);
+      matmul(g, n, w.down, null, delta.subarray(from * hidden, (from + n) * hidden));
+    };
+    if (ops.lastFfnPerToken && l === c.numLayers - 1) for (let t = 0; t < T; t++) mlp(t, 1);
+    else mlp(0, T);
     residualAdd(x, delta, x);
   }
 
@@ -166,7 +204,7 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
   const numOut = sampleRows.length;
   const lastHidden = new Float32Array(numOut * hidden); // [numOut, hidden]
   lastTokens.forEach((t, i) => lastHidden.set(x.subarray(t * hidden, (t + 1) * hidden), i * hidden));
-  rmsNorm(lastHidden, weights.finalNorm, numOut, hidden, c.rmsNormEps, lastHidden);
+  ops.rmsNorm(lastHidden, weights.finalNorm, numOut, hidden, c.rmsNormEps, lastHidden);
   const logits = new Float32Array(numOut * c.vocabSize); // [numOut, vocab]
   matmul(lastHidden, numOut, weights.lmHead, null, logits);
   return { sampleRows, logits };

@@ -7,6 +7,17 @@ import { f16ToF32, f32ToF16 } from '../model/half';
 
 export type ActivationRounding = 'q8_0' | 'q8_K';
 
+/**
+ * How closely the reference imitates llama.cpp's CPU backend (oracle tests only):
+ * - 'rounding': its 8-bit rounding of quantized matmuls' inputs, the math otherwise in the
+ *   reference's own f32 order. Most steps then agree to ~1e-6 with any llama.cpp build, but a
+ *   ~1e-7 difference now and then flips a later rounding and moves a logit by up to ~0.07.
+ * - 'x86-amx': also every op's exact f32 order in the build node-llama-cpp loads on x86 CPUs
+ *   with AMX (libggml-cpu-sapphirerapids.so, quantized layers in the AMX buffer); see
+ *   llama-cpp-matmul.ts and llama-cpp-ops.ts. Logits then match llama.cpp's bit for bit.
+ */
+export type LlamaCppEmulation = 'rounding' | 'x86-amx';
+
 /** llama.cpp's vec_dot_type for a weight dtype, or null where it multiplies in f32. */
 export function llamaCppRounding(dtype: DType): ActivationRounding | null {
   if (dtype === 'q8_0' || dtype === 'q4_0') return 'q8_0';
@@ -15,7 +26,7 @@ export function llamaCppRounding(dtype: DType): ActivationRounding | null {
 }
 
 /** Round half to even, as the x86 build's _mm256_round_ps and nearest_int() do. */
-function roundEven(v: number): number {
+export function roundEven(v: number): number {
   const r = Math.round(v);
   return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
@@ -29,8 +40,11 @@ function roundQ8_0(x: Float32Array, at: number, out: Float32Array): void {
   for (let j = 0; j < 32; j++) out[at + j] = Math.fround(d * roundEven(Math.fround(x[at + j]! * id)));
 }
 
-/** q8_K (quantize_row_q8_K_ref): the signed extreme maps to -127, d = 1 / iscale kept as f32. */
-function roundQ8_K(x: Float32Array, at: number, out: Float32Array): void {
+/**
+ * quantize_row_q8_K_ref on the 256-block at `at`: the signed extreme maps to -127; fills q with
+ * the 8-bit values and returns d = 1 / iscale (f32; 0 for an all-zero block).
+ */
+export function quantizeQ8K(x: Float32Array, at: number, q: Int8Array): number {
   let amax = 0;
   let max = 0;
   for (let j = 0; j < 256; j++) {
@@ -41,12 +55,20 @@ function roundQ8_K(x: Float32Array, at: number, out: Float32Array): void {
     }
   }
   if (amax === 0) {
-    out.fill(0, at, at + 256);
-    return;
+    q.fill(0);
+    return 0;
   }
   const iscale = Math.fround(-127 / max);
-  const d = Math.fround(1 / iscale);
-  for (let j = 0; j < 256; j++) out[at + j] = Math.fround(d * Math.min(127, roundEven(Math.fround(iscale * x[at + j]!))));
+  for (let j = 0; j < 256; j++) q[j] = Math.min(127, roundEven(Math.fround(iscale * x[at + j]!)));
+  return Math.fround(1 / iscale);
+}
+
+const q8KScratch = new Int8Array(256);
+
+/** q8_K rounding: d times the 8-bit values, as llama.cpp's k-quant dot products see the input. */
+function roundQ8_K(x: Float32Array, at: number, out: Float32Array): void {
+  const d = quantizeQ8K(x, at, q8KScratch);
+  for (let j = 0; j < 256; j++) out[at + j] = Math.fround(d * q8KScratch[j]!);
 }
 
 /** x [numTokens, cols] rounded the way llama.cpp feeds it to a matmul; a new array. */

@@ -1,7 +1,8 @@
 // The CPU runner's weights: every tensor of a ModelDesc dequantized once to f32, grouped per
 // layer under the names forward.ts uses. Not a loader (src/model) and not the math (ops.ts).
 import { dequantize } from './dequant';
-import { llamaCppRounding } from './llama-cpp-rounding';
+import { llamaCppKernel } from './llama-cpp-matmul';
+import { llamaCppRounding, type LlamaCppEmulation } from './llama-cpp-rounding';
 import { ropeInvFreq, type Matrix } from './ops';
 import type { ModelConfig, ModelDesc, TensorDesc } from '../model/desc';
 
@@ -47,13 +48,16 @@ export interface CpuWeights {
   lmHead: Matrix;
   /** [headDim / 2] RoPE inverse frequencies, Llama-3 scaling applied */
   ropeInvFreq: Float32Array;
+  /** Set only when emulating llama.cpp (oracle tests): how closely. */
+  emulateLlamaCpp: LlamaCppEmulation | null;
 }
 
 /**
  * Dequantize every weight of `model` to f32 and check each shape against its config. With
- * emulateLlamaCpp, matrices also carry llama.cpp's rounding of their inputs (oracle tests only).
+ * emulateLlamaCpp, matrices also carry llama.cpp's rounding of their inputs and, for 'x86-amx',
+ * the kernel whose f32 order they follow (oracle tests only).
  */
-export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp = false): CpuWeights {
+export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp: LlamaCppEmulation | null = null): CpuWeights {
   const c = model.config;
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
@@ -71,7 +75,14 @@ export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp = false): CpuWe
     if (t.shape.length !== 2 || t.shape[0] !== rows || t.shape[1] !== cols) {
       throw new Error(`${model.source}: ${name} has shape [${t.shape.join(', ')}], expected [${rows}, ${cols}]`);
     }
-    return { rows, cols, data: dequantize(t), inputRounding: emulateLlamaCpp ? llamaCppRounding(t.dtype) : null };
+    const kernel = emulateLlamaCpp === 'x86-amx' ? llamaCppKernel(t.dtype, rows, name) : null;
+    return {
+      rows,
+      cols,
+      data: dequantize(t),
+      inputRounding: emulateLlamaCpp ? llamaCppRounding(t.dtype) : null,
+      llamaCpp: kernel ? { kernel, q4KBlocks: t.dtype === 'q4_K' ? t.data : null } : null,
+    };
   };
   const vector = (name: string, n: number): Float32Array => {
     const t = need(name);
@@ -116,5 +127,6 @@ export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp = false): CpuWe
     finalNorm: vector('model.norm.weight', c.hiddenSize),
     lmHead,
     ropeInvFreq: ropeInvFreq(c),
+    emulateLlamaCpp,
   };
 }
