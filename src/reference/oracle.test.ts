@@ -1,8 +1,9 @@
-// The CPU reference held to llama.cpp (node-llama-cpp's prebuilt CPU binary) on synthetic GGUF
-// models: greedy tokens and full next-token distributions, bit-exact where its build is emulated.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The CPU reference held to llama.cpp (node-llama-cpp's prebuilt CPU binary) on synthetic and
+// embedded GGUFs: greedy tokens and next-token distributions, bit-exact where its build is emulated.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
 import { CpuRunner } from './cpu-runner';
@@ -21,12 +22,16 @@ interface Case {
   arch: Arch;
   dtype: DType;
   tied: boolean;
+  /** The embedded default model's GGUF in this dtype, instead of a synthetic model. */
+  embedded: boolean;
 }
 const cases: Case[] = [];
 for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
-  for (const dtype of ['f32', 'q8_0', 'q4_0', 'q4_K'] as const) cases.push({ arch, dtype, tied: false });
+  for (const dtype of ['f32', 'q8_0', 'q4_0', 'q4_K'] as const) cases.push({ arch, dtype, tied: false, embedded: false });
 }
-cases.push({ arch: 'qwen3', dtype: 'q8_0', tied: true });
+cases.push({ arch: 'qwen3', dtype: 'q8_0', tied: true, embedded: false });
+for (const dtype of ['f32', 'q8_0'] as const) cases.push({ arch: 'llama', dtype, tied: false, embedded: true });
+const EMBEDDED_DIR = fileURLToPath(new URL('../../public/models/cohort-tiny/', import.meta.url));
 
 /**
  * With the build the reference emulates exactly ('x86-amx': llama.cpp's sapphirerapids CPU
@@ -113,11 +118,16 @@ async function llamaCppGreedy(path: string, dtype: DType): Promise<{ steps: Llam
   return { steps, emulation: emulationFor(dtype, llamaLog.slice(logStart)) };
 }
 
-describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied)', ({ arch, dtype, tied }) => {
+describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied, embedded model: $embedded)', ({ arch, dtype, tied, embedded }) => {
   it('agrees on greedy tokens and next-token distributions', async () => {
-    const bytes = hfToGguf(syntheticModel({ arch, seed: 1, tieWordEmbeddings: tied }), dtype);
-    const path = join(dir, `${arch}-${dtype}-${tied ? 'tied' : 'untied'}.gguf`);
-    writeFileSync(path, bytes);
+    let path = join(EMBEDDED_DIR, `cohort-tiny-${dtype}.gguf`);
+    let bytes: Uint8Array;
+    if (embedded) bytes = readFileSync(path);
+    else {
+      bytes = hfToGguf(syntheticModel({ arch, seed: 1, tieWordEmbeddings: tied }), dtype);
+      path = join(dir, `${arch}-${dtype}-${tied ? 'tied' : 'untied'}.gguf`);
+      writeFileSync(path, bytes);
+    }
     const { steps: reference, emulation } = await llamaCppGreedy(path, dtype);
     expect(reference).toHaveLength(NUM_GENERATED);
 
@@ -160,7 +170,7 @@ describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied)', ({ ar
     }
     if (commonPrefix < 0) commonPrefix = NUM_GENERATED;
     summary.push(
-      `  ${arch} ${dtype}${tied ? ' tied' : ''} (${emulation}): ${NUM_GENERATED - disagreements.length}/${NUM_GENERATED} teacher-forced tokens equal, ` +
+      `  ${embedded ? 'cohort-tiny' : arch} ${dtype}${tied ? ' tied' : ''} (${emulation}): ${NUM_GENERATED - disagreements.length}/${NUM_GENERATED} teacher-forced tokens equal, ` +
         `free-running greedy equal for the first ${commonPrefix}, max |dlogp| ${maxLogprobError.toExponential(2)}, steps ${stepMap}` +
         disagreements.map((d) => `; #${d.index}: ours ${d.ours}, llama.cpp ${d.want}, our logit gap ${d.gap.toFixed(4)}`).join(''),
     );
