@@ -4,11 +4,12 @@ import { openAsBlob, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { GpuRunner } from '../src/gpu/gpu-runner';
-import { getNodeDevice, loadShader, repoPath } from '../src/gpu/node-gpu';
+import { loadShader, repoPath } from '../src/gpu/node-gpu';
 import { runTurns, StepLog } from '../src/harness/driver';
 import type { EngineApi } from '../src/protocol/api';
 import { EngineHost, hostApi } from '../workers/engine-host';
-import { buildReport, reportBaseName, runGrid, slug, writeReport } from './grid';
+import { buildReport, reportBaseName, runGrid, writeReport } from './grid';
+import { nodeBenchDevice } from './node-device';
 import { GRID_USAGE, parseOptions } from './options';
 import { benchSettings } from './settings';
 
@@ -52,9 +53,7 @@ async function main(): Promise<void> {
   const modelPath = resolve(other.get('model') || repoPath('public/models/cohort-tiny'));
   const startedAtMs = Date.now();
 
-  const device = await getNodeDevice();
-  const info = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo;
-  const adapter = info?.description || [info?.vendor, info?.architecture].filter(Boolean).join(' ') || 'unknown adapter';
+  const { device, adapter, machine } = await nodeBenchDevice(env.COHORT_BENCH_MACHINE || process.env.COHORT_BENCH_MACHINE);
   const host = new EngineHost({
     makeRunner: (model) => GpuRunner.create({ device, model, shaderSource: loadShader }),
     embeddedModelUrl: 'file:///unused/',
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
       model,
       gpu: { adapter, backend: process.env.COHORT_GPU === 'native' ? 'native' : 'swiftshader' },
       runtime: `Node ${process.version}, npm webgpu ${webgpuVersion()} (Dawn)`,
-      machine: env.COHORT_BENCH_MACHINE || process.env.COHORT_BENCH_MACHINE || slug([info?.vendor, info?.architecture].filter(Boolean).join(' ')),
+      machine,
     },
     grid,
   );

@@ -9,10 +9,11 @@ import type { ModelDesc } from '../src/model/desc';
 import { loadHfModel } from '../src/model/hf-loader';
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { testPipelineCache } from '../src/gpu/kernel-harness';
-import { getNodeDevice, loadShader, repoPath } from '../src/gpu/node-gpu';
+import { loadShader, repoPath } from '../src/gpu/node-gpu';
 import { folderOpener } from '../tools/models/node-files';
 import { randomModel } from '../tools/models/random-model';
 import { median } from './metrics';
+import { nodeBenchDevice } from './node-device';
 import { opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep } from './kernel-report';
 
 const BATCHES = (process.env.COHORT_BENCH_BATCHES ?? '1,2,4,8,16').split(',').map(Number);
@@ -92,10 +93,7 @@ async function sweep(spec: string): Promise<ModelSweep> {
 }
 
 async function main(): Promise<void> {
-  const device = await getNodeDevice();
-  const adapterInfo = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo;
-  const adapter = [adapterInfo?.vendor, adapterInfo?.architecture, adapterInfo?.description].filter(Boolean).join(' ') || 'unknown adapter';
-  const machine = process.env.COHORT_BENCH_MACHINE ?? ([adapterInfo?.vendor, adapterInfo?.architecture].filter(Boolean).join('-') || 'unknown');
+  const { adapter, machine } = await nodeBenchDevice(process.env.COHORT_BENCH_MACHINE);
   const sweeps: ModelSweep[] = [];
   for (const spec of MODELS) sweeps.push(await sweep(spec));
   const date = new Date().toISOString().slice(0, 10);
@@ -103,7 +101,7 @@ async function main(): Promise<void> {
   const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps };
   const dir = process.env.COHORT_BENCH_RESULTS_DIR ?? repoPath('bench/results');
   mkdirSync(dir, { recursive: true });
-  const base = `${dir}/${date}-${machine.replace(/[^\w.-]+/g, '-').toLowerCase()}-kernels`;
+  const base = `${dir}/${date}-${machine}-kernels`;
   writeFileSync(`${base}.json`, JSON.stringify(report, null, 2) + '\n');
   writeFileSync(`${base}.md`, renderKernelMarkdown(report));
   console.log(renderKernelMarkdown(report));

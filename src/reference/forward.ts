@@ -27,7 +27,16 @@ interface ForwardOps {
   lastFfnPerToken: boolean;
 }
 
+const opsByWeights = new WeakMap<CpuWeights, ForwardOps>();
+
+/** Chosen once per weights (not per step): the emulation is fixed when the weights load. */
 function forwardOps(weights: CpuWeights): ForwardOps {
+  let ops = opsByWeights.get(weights);
+  if (!ops) opsByWeights.set(weights, (ops = makeForwardOps(weights)));
+  return ops;
+}
+
+function makeForwardOps(weights: CpuWeights): ForwardOps {
   const c = weights.config;
   const own: ForwardOps = {
     rmsNorm,
@@ -178,10 +187,11 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
     // MLP block: x += down(silu(gate(h)) * up(h)), h = rmsnorm(x), over tokens [from, from + n)
     ops.rmsNorm(x, w.postAttentionNorm, T, hidden, c.rmsNormEps, xNorm);
     const mlp = (from: number, n: number): void => {
+      const h = xNorm.subarray(from * hidden, (from + n) * hidden);
       const g = gate.subarray(from * inter, (from + n) * inter);
       const u = up.subarray(from * inter, (from + n) * inter);
-      matmul(xNorm.subarray(from * hidden, (from + n) * hidden), n, w.gate, null, g);
-      matmul(xNorm.subarray(from * hidden, (from + n) * hidden), n, w.up, null, u);
+      matmul(h, n, w.gate, null, g);
+      matmul(h, n, w.up, null, u);
       ops.swiglu(g, u, n * inter, g);
       matmul(g, n, w.down, null, delta.subarray(from * hidden, (from + n) * hidden));
     };

@@ -121,11 +121,30 @@ export function llamaCppMatmul(x: Float32Array, numTokens: number, w: Float32Arr
   }
 }
 
-/** The 256 4-bit quants of the q4_K block at byte `o`, in element order. */
-function q4KQuants(raw: Uint8Array, o: number, q4: Uint8Array): void {
-  for (let e = 0; e < 256; e++) {
-    const byte = raw[o + 16 + 32 * (e >> 6) + (e & 31)]!;
-    q4[e] = e & 32 ? byte >> 4 : byte & 0xf;
+/** One q4_K weight row's blocks unpacked: 4-bit quants, 6-bit scales and mins, f16 d and dmin. */
+interface Q4KRow {
+  /** [cols] */
+  q4: Uint8Array;
+  /** [numBlocks * 8] */
+  scales: Int32Array;
+  /** [numBlocks * 8] */
+  mins: Int32Array;
+  /** [numBlocks] */
+  d: Float64Array;
+  /** [numBlocks] */
+  dmin: Float64Array;
+}
+
+function unpackQ4KRow(raw: Uint8Array, row: number, nb: number, into: Q4KRow): void {
+  for (let i = 0; i < nb; i++) {
+    const o = (row * nb + i) * 144;
+    into.d[i] = f16ToF32(raw[o]! | (raw[o + 1]! << 8));
+    into.dmin[i] = f16ToF32(raw[o + 2]! | (raw[o + 3]! << 8));
+    for (let j = 0; j < 8; j++) [into.scales[i * 8 + j], into.mins[i * 8 + j]] = scaleMinK4(j, raw, o + 4);
+    for (let e = 0; e < 256; e++) {
+      const byte = raw[o + 16 + 32 * (e >> 6) + (e & 31)]!;
+      into.q4[i * 256 + e] = e & 32 ? byte >> 4 : byte & 0xf;
+    }
   }
 }
 
@@ -144,20 +163,19 @@ export function llamaCppQ4KMatmul(x: Float32Array, numTokens: number, raw: Uint8
   for (let i = 0; i < numTokens * nb; i++) dx[i] = quantizeQ8K(x, i * 256, qx.subarray(i * 256, i * 256 + 256));
   const bsums = new Int32Array(numTokens * cols / 32);
   for (let i = 0; i < bsums.length; i++) for (let e = 0; e < 32; e++) bsums[i] += qx[i * 32 + e]!;
-  const sc = new Int32Array(8);
-  const mn = new Int32Array(8);
-  const q4 = new Uint8Array(256);
+  const w: Q4KRow = { q4: new Uint8Array(cols), scales: new Int32Array(nb * 8), mins: new Int32Array(nb * 8), d: new Float64Array(nb), dmin: new Float64Array(nb) };
   for (let r = 0; r < rows; r++) {
+    unpackQ4KRow(raw, r, nb, w); // once per row, shared by every token
     for (let t = 0; t < numTokens; t++) {
       let c = 0;
       const lanes = [0, 0, 0, 0, 0, 0, 0, 0];
       const minLanes = [0, 0, 0, 0];
       for (let i = 0; i < nb; i++) {
-        const o = (r * nb + i) * 144;
-        const d = f16ToF32(raw[o]! | (raw[o + 1]! << 8));
-        const dmin = f16ToF32(raw[o + 2]! | (raw[o + 3]! << 8));
-        for (let j = 0; j < 8; j++) [sc[j], mn[j]] = scaleMinK4(j, raw, o + 4);
-        q4KQuants(raw, o, q4);
+        const d = w.d[i]!;
+        const dmin = w.dmin[i]!;
+        const sc = w.scales.subarray(i * 8, i * 8 + 8);
+        const mn = w.mins.subarray(i * 8, i * 8 + 8);
+        const q4 = w.q4.subarray(i * 256, i * 256 + 256);
         const xq = t * cols + i * 256;
         const dxi = dx[t * nb + i]!;
         const bsum = (j: number) => bsums[xq / 32 + j]!;
