@@ -12,7 +12,7 @@ const pureFolders = ['src/engine/**/*.ts', 'src/model/**/*.ts', 'src/reference/*
 const browserOnly = 'the engine, model and reference code run in Node too: no DOM or WebGPU';
 
 export default defineConfig(
-  { ignores: ['.*/**', 'tmp/**', 'dist/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'public/**', 'tools/train/**', '**/*.d.ts'] },
+  { ignores: ['.*/**', 'tmp/**', 'dist/**', 'dist-test/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'public/**', 'tools/train/**', '**/*.d.ts'] },
   {
     files: ['**/*.{ts,tsx}'],
     extends: [tseslint.configs.recommended],

@@ -1,5 +1,5 @@
 // Playwright: system Chromium (CHROME_PATH or /usr/bin/chromium) with WebGPU on, against the
-// built app served by `vite preview`. Never downloads browsers; `npm run build` must run first.
+// test build (the app plus testing/harness.html) served by `vite preview --mode test` from dist-test/.
 import { existsSync } from 'node:fs';
 import { defineConfig } from '@playwright/test';
 
@@ -11,8 +11,8 @@ if (!existsSync(chromePath)) {
       'or point CHROME_PATH at a Chrome/Chromium binary. Cohort never downloads browsers.',
   );
 }
-if (!existsSync('dist/index.html')) {
-  throw new Error('dist/ is missing: run `npm run build` first (npm test does it for you).');
+if (!existsSync('dist-test/testing/harness.html')) {
+  throw new Error('dist-test/ is missing: run `npm run build:test` first (npm test does it for you).');
 }
 
 const commonFlags = ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -38,7 +38,7 @@ export default defineConfig({
     trace: 'retain-on-failure',
   },
   webServer: {
-    command: `npx vite preview --host 127.0.0.1 --port ${port} --strictPort`,
+    command: `npx vite preview --mode test --host 127.0.0.1 --port ${port} --strictPort`,
     url: `http://127.0.0.1:${port}`,
     reuseExistingServer: false,
     timeout: 120_000,

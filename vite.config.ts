@@ -1,5 +1,5 @@
-// Vite build and dev/preview server for the Cohort page, the engine harness page and the worker.
-// Test settings live in vitest.config.ts; browser tests in playwright.config.ts.
+// Vite build and dev/preview server for the Cohort page and its worker; `--mode test` adds the
+// engine harness page (testing/) into dist-test/ for browser tests. Vitest settings: vitest.config.ts.
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
@@ -32,7 +32,10 @@ function contentSecurityPolicy(): Plugin {
   };
 }
 
-export default defineConfig({
+/** The harness page ships only in the test build (`vite build --mode test`, served from dist-test/). */
+const TEST_MODE = 'test';
+
+export default defineConfig(({ mode }) => ({
   plugins: [react(), contentSecurityPolicy()],
   // Two pages and no client routing. The SPA fallback would answer a missing model file (e.g. the
   // optional model.safetensors.index.json) with index.html instead of a 404.
@@ -42,15 +45,16 @@ export default defineConfig({
   build: {
     target: 'es2022',
     sourcemap: true,
-    // harness.html: a bare page that exposes the engine worker to browser tests and the benchmark.
+    outDir: mode === TEST_MODE ? 'dist-test' : 'dist',
+    // testing/harness.html: a bare page that exposes the engine worker to browser tests and the benchmark.
     rolldownOptions: {
       input: {
         main: fileURLToPath(new URL('index.html', import.meta.url)),
-        harness: fileURLToPath(new URL('harness.html', import.meta.url)),
+        ...(mode === TEST_MODE ? { harness: fileURLToPath(new URL('testing/harness.html', import.meta.url)) } : {}),
       },
     },
   },
   server: { host: '127.0.0.1', port: 5173 },
   // As a header too, so the worker (whose policy comes from its own response) is bound by it.
   preview: { host: '127.0.0.1', port, strictPort: true, headers: { 'Content-Security-Policy': CONTENT_SECURITY_POLICY } },
-});
+}));

@@ -8,7 +8,7 @@ const swiftShaderIcd = '/usr/lib/chromium/vk_swiftshader_icd.json';
 export default defineConfig({
   test: {
     environment: 'node',
-    include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'workers/**/*.test.ts', 'scripts/**/*.test.ts', 'tools/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'workers/**/*.test.ts', 'testing/**/*.test.ts', 'scripts/**/*.test.ts', 'tools/**/*.test.ts', 'bench/**/*.test.ts'],
     // Processes, not threads: the Vulkan loader reads VK_ICD_FILENAMES from the real environment.
     pool: 'forks',
     maxWorkers: Math.max(1, Math.min(4, availableParallelism() - 1)),

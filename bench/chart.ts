@@ -1,7 +1,7 @@
 // The report's tokens/sec-vs-sessions chart: series from a BenchReport, drawn on the harness page
 // (uPlot) and saved as PNG. Playwright side only; reports from Node runs are charted here too.
 import type { Page } from '@playwright/test';
-import type { ChartSeries } from '../src/harness/chart';
+import type { ChartSeries } from '../testing/harness/chart';
 import type { BenchReport, Workload } from './report';
 
 const SERIES_COLORS: Record<Workload, string> = { chat: '#1f77b4', niah: '#d62728' };

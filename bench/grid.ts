@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInfo, SessionOptions } from '../src/protocol/api';
-import type { RunRecord, RunRequest, TurnSpec } from '../src/harness/driver';
+import type { RunRecord, RunRequest, TurnSpec } from '../testing/harness/driver';
 import { decodeThroughput, joinLatency, median, timesToFirstToken, type JoinLatency } from './metrics';
 import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type ThroughputPoint, type Workload } from './report';
 import { chatPrompts, joinPrompt, niahPrompts, type BenchSettings } from './settings';

@@ -5,9 +5,9 @@ import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { loadShader, repoPath } from '../src/gpu/node-gpu';
-import { runTurns, StepLog } from '../src/harness/driver';
+import { runTurns, StepLog } from '../testing/harness/driver';
 import type { EngineApi } from '../src/protocol/api';
-import { EngineHost, hostApi } from '../workers/engine-host';
+import { EngineHost } from '../src/host/engine-host';
 import { buildReport, reportBaseName, runGrid, writeReport } from './grid';
 import { nodeBenchDevice } from './node-device';
 import { GRID_USAGE, parseOptions } from './options';
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     embeddedModelUrl: 'file:///unused/',
   });
   // The host's API as the page's worker serves it; the driver only needs EngineApi's shape.
-  const api = hostApi(host) as unknown as EngineApi;
+  const api = host as unknown as EngineApi;
   const log = new StepLog();
   await api.subscribe((event) => log.push(event));
   const model = await api.loadModel({ kind: 'files', files: await modelFiles(modelPath) });

@@ -1,7 +1,7 @@
 // Checks the benchmark's arithmetic on hand-built step records: which steps count as decode,
 // the rate, the median, and the join window's gaps. Not a benchmark; no browser, no timing.
 import { describe, expect, it } from 'vitest';
-import type { RunRecord, StepRecord } from '../src/harness/driver';
+import type { RunRecord, StepRecord } from '../testing/harness/driver';
 import { decodeThroughput, joinLatency, median, timesToFirstToken } from './metrics';
 
 type Row = StepRecord['rows'][number];

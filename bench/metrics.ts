@@ -1,6 +1,6 @@
 // Benchmark arithmetic over recorded steps: decode throughput, time to first token and the gaps
 // decoding sessions see while a long prompt joins. Pure functions of the records; no browser.
-import type { RunRecord, StepRecord } from '../src/harness/driver';
+import type { RunRecord, StepRecord } from '../testing/harness/driver';
 
 export interface DecodeThroughput {
   /** Decode rows (one fed token each) in the counted steps. */

@@ -15,6 +15,6 @@ export default defineConfig({
   timeout: 3 * 60 * 60_000,
   reporter: [['list']],
   use: { ...base.use, trace: 'off' },
-  // The preview server must serve the repository's dist/, whichever folder holds this config.
+  // The preview server must serve the repository's dist-test/, whichever folder holds this config.
   webServer: base.webServer && !Array.isArray(base.webServer) ? { ...base.webServer, cwd: root } : base.webServer,
 });

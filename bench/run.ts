@@ -12,7 +12,7 @@ const usage = `Usage: npm run bench -- [grid options] [--no-build]
        npm run bench -- --chart=REPORT.json [--no-build]
 ${GRID_USAGE}
   --chart=FILE         draws FILE's chart (.png beside it) for a report written by npm run bench:headless
-  --no-build           reuse dist/ as it is
+  --no-build           reuse dist-test/ as it is
 Environment: COHORT_GPU=native runs on the real GPU (default SwiftShader); COHORT_MODEL_DIR or
 COHORT_MODEL_URL benchmarks another model than the embedded one; COHORT_HARNESS_LOG=1 logs every step.`;
 
@@ -48,5 +48,5 @@ function run(command: string, commandArgs: string[]): number {
   return spawnSync(command, commandArgs, { cwd: root, stdio: 'inherit', env }).status ?? 1;
 }
 
-if (build && run(bin('vite'), ['build']) !== 0) process.exit(1);
+if (build && run(bin('vite'), ['build', '--mode', 'test']) !== 0) process.exit(1);
 process.exit(run(bin('playwright'), ['test', '--config', 'bench/playwright.bench.config.ts', '--grep', grep]));

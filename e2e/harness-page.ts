@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from '@playwright/test';
 import type { GpuInfo, ModelInfo, ModelSource } from '../src/protocol/api';
-import type { RunRecord, RunRequest } from '../src/harness/driver';
+import type { RunRecord, RunRequest } from '../testing/harness/driver';
 
 /** Same-origin path under which COHORT_MODEL_DIR's files are served to the page. */
 const LOCAL_MODEL_PATH = '/__local-model__/';
@@ -36,7 +36,7 @@ export async function openHarness(page: Page): Promise<void> {
       return existsSync(file) ? route.fulfill({ path: file }) : route.fulfill({ status: 404, body: 'not found' });
     });
   }
-  await page.goto(logSteps ? '/harness.html?log' : '/harness.html');
+  await page.goto(logSteps ? '/testing/harness.html?log' : '/testing/harness.html');
   await page.waitForFunction(() => document.body.dataset.ready === 'true', undefined, { timeout: 120_000 });
 }
 

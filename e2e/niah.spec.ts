@@ -2,7 +2,7 @@
 // depths join a batched engine at different steps; every one must find its own code and only it.
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed, type NiahCase } from '../src/protocol/niah';
-import type { RunRecord, TurnSpec } from '../src/harness/driver';
+import type { RunRecord, TurnSpec } from '../testing/harness/driver';
 import { loadModel, openHarness, runTurns } from './harness-page';
 
 const SEED = 20240611;

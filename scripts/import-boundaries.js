@@ -3,7 +3,7 @@
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
-const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/app', 'src/harness', 'workers', 'shaders', 'e2e', 'bench', 'tools', 'scripts'];
+const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/host', 'src/app', 'workers', 'shaders', 'testing', 'e2e', 'bench', 'tools', 'scripts'];
 const uiPackages = ['react', 'react-dom', 'zustand', 'uplot'];
 const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/test'];
 
@@ -14,19 +14,20 @@ const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/tes
  */
 const policies = {
   'src/engine': { layers: ['src/engine'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'the engine is pure and imports nothing outside itself' },
-  'src/model': { layers: ['src/engine', 'src/model'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'model code imports only engine types' },
+  'src/model': { layers: ['src/engine', 'src/model', 'src/protocol'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'model code imports only engine types' },
   'src/reference': { layers: ['src/engine', 'src/model', 'src/reference'], testOnlyLayers: ['tools'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'the CPU reference imports only engine and model code' },
   'src/gpu': { layers: ['src/engine', 'src/model', 'src/gpu', 'shaders'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink'], why: 'gpu code imports engine/model types; CPU twins only in tests' },
   'src/protocol': { layers: ['src/protocol'], typeOnlyLayers: ['src/engine', 'src/model'], deniedPackages: [...uiPackages, 'comlink', 'webgpu'], why: 'the protocol is data only' },
   'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
-  'src/harness': { layers: ['src/harness', 'src/protocol'], deniedPackages: ['react', 'react-dom', 'zustand', 'webgpu'], why: 'the test harness page drives the worker only through src/protocol and comlink, like the app' },
-  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'shaders'], testOnlyLayers: ['tools', 'src/harness'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
+  'src/host': { layers: ['src/engine', 'src/model', 'src/protocol', 'src/host'], testOnlyLayers: ['src/reference', 'tools', 'testing'], deniedPackages: [...uiPackages, 'webgpu', '@webgpu/types'], why: 'the host wires engine, model and a runner factory; it is pure and runner-agnostic' },
+  testing: { layers: ['testing', 'src/protocol'], deniedPackages: ['react', 'react-dom', 'zustand', 'webgpu'], why: 'the test harness page drives the worker only through src/protocol and comlink, like the app' },
+  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/host', 'shaders'], testOnlyLayers: ['tools', 'testing'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
 
 /** The only UI file allowed to touch comlink and the worker module. */
 const engineClientFile = 'src/app/engine-client.ts';
 /** Folders whose every file may use comlink and reach the worker module (no UI components there). */
-const comlinkLayers = ['workers', 'src/harness'];
+const comlinkLayers = ['workers', 'testing'];
 
 function layerOf(relPath) {
   return layers.find((layer) => relPath === layer || relPath.startsWith(`${layer}/`)) ?? null;
@@ -43,6 +44,16 @@ function isNodeBuiltin(specifier) {
 
 function isNodeOnlyFile(relPath) {
   return /(\.test\.tsx?|\.node\.ts|fixtures\.ts)$/.test(relPath) || relPath === 'src/gpu/node-gpu.ts';
+}
+
+/** Test and bench scaffolding: `testing/` and any `<folder>/testing/`, never imported by product code. */
+function isScaffoldingPath(relPath) {
+  return relPath.split('/').includes('testing');
+}
+
+/** Files that may import scaffolding: tests, Node-only files, scaffolding itself, and the tool folders. */
+function mayUseScaffolding(relPath) {
+  return isNodeOnlyFile(relPath) || isScaffoldingPath(relPath) || /\.spec\.ts$/.test(relPath) || ['e2e', 'bench', 'tools', 'scripts'].includes(layerOf(relPath));
 }
 
 function isTypeOnly(node) {
@@ -63,7 +74,8 @@ export const importBoundaries = {
       testOnly: '{{from}} may import {{to}} only in tests: {{why}}.',
       package: "{{from}} may not import '{{name}}': {{why}}.",
       nodeBuiltin: "{{from}} runs in the browser: '{{name}}' is allowed only in tests and Node-only files.",
-      comlink: `Only ${engineClientFile} (and workers/, src/harness/) may import comlink.`,
+      comlink: `Only ${engineClientFile} (and workers/, tests and test scaffolding) may import comlink.`,
+      testing: '{{from}} is product code: it may not import test scaffolding ({{to}}); only tests, testing/ folders, e2e/, bench/ and tools/ may.',
       worker: `Only ${engineClientFile} may reach the worker module.`,
     },
   },
@@ -81,7 +93,9 @@ export const importBoundaries = {
       if (specifier.startsWith('.') || specifier.startsWith('/')) {
         const bare = specifier.split('?')[0];
         const target = specifier.startsWith('/') ? path.join(root, bare) : path.resolve(path.dirname(context.filename), bare);
-        const toLayer = layerOf(path.relative(root, target).split(path.sep).join('/'));
+        const toRel = path.relative(root, target).split(path.sep).join('/');
+        const toLayer = layerOf(toRel);
+        if (isScaffoldingPath(toRel) && !mayUseScaffolding(relFile)) report('testing', { to: toRel });
         if (toLayer === 'workers' && fromLayer === 'src/app') {
           if (relFile !== engineClientFile) report('worker');
           return;
@@ -104,7 +118,7 @@ export const importBoundaries = {
         return;
       }
       if (name === 'comlink') {
-        if (!comlinkLayers.includes(fromLayer) && relFile !== engineClientFile) report('comlink');
+        if (!comlinkLayers.includes(fromLayer) && relFile !== engineClientFile && !mayUseScaffolding(relFile)) report('comlink');
         return;
       }
       if (policy.deniedPackages.includes(name)) {

@@ -40,12 +40,21 @@ describe('import boundaries', () => {
     expect(await lintAt('src/app/engine-client.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
   });
 
-  it('lets the src/harness page use comlink and protocol, but not engine code or React', async () => {
-    expect(await lintAt('src/harness/probe.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
-    expect(await lintAt('src/harness/probe.ts', "import { makeNiahSuite } from '../protocol/niah';\nexport const m = makeNiahSuite;\n")).toEqual([]);
-    expect(await lintAt('src/harness/probe.ts', "import { sampleUniform } from '../engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
-    expect(await lintAt('src/harness/probe.ts', "import { useState } from 'react';\nexport const x = useState;\n")).toContain('cohort/import-boundaries');
-    expect(await lintAt('src/harness/probe.ts', "import { EngineHost } from '../../workers/engine-host';\nexport const h = EngineHost;\n")).toContain('cohort/import-boundaries');
+  it('lets the testing/harness page use comlink and protocol, but not engine code or React', async () => {
+    expect(await lintAt('testing/harness/probe.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
+    expect(await lintAt('testing/harness/probe.ts', "import { makeNiahSuite } from '../../src/protocol/niah';\nexport const m = makeNiahSuite;\n")).toEqual([]);
+    expect(await lintAt('testing/harness/probe.ts', "import { sampleUniform } from '../../src/engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('testing/harness/probe.ts', "import { useState } from 'react';\nexport const x = useState;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('testing/harness/probe.ts', "import { EngineHost } from '../../src/host/engine-host';\nexport const h = EngineHost;\n")).toContain('cohort/import-boundaries');
+  });
+
+  it('keeps test scaffolding out of product code', async () => {
+    expect(await lintAt('src/engine/probe.ts', "import { FakeRunner } from './testing/fake-runner';\nexport const f = FakeRunner;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/engine/probe.test.ts', "import { FakeRunner } from './testing/fake-runner';\nexport const f = FakeRunner;\n")).toEqual([]);
+    expect(await lintAt('src/engine/testing/probe.ts', "import { FakeRunner } from './fake-runner';\nexport const f = FakeRunner;\n")).toEqual([]);
+    expect(await lintAt('workers/probe.ts', "import { cancelStorm } from '../testing/harness/storm';\nexport const s = cancelStorm;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/host/probe.ts', "import { EngineHost } from './engine-host';\nexport const h = EngineHost;\n")).toEqual([]);
+    expect(await lintAt('src/host/probe.ts', "import { GpuRunner } from '../gpu/gpu-runner';\nexport const g = GpuRunner;\n")).toContain('cohort/import-boundaries');
   });
 
   it('allows CPU twins in gpu tests only, and engine types in protocol only as types', async () => {

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
-import { FakeRunner } from './fake-runner';
-import { ByteTokenizer, PlainChatTemplate } from './test-support';
+import { FakeRunner } from './testing/fake-runner';
+import { ByteTokenizer, PlainChatTemplate } from './testing/test-support';
 import type { ModelRunner, StepPlan, StepResult } from './types';
 
 const tokenizer = new ByteTokenizer();

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
 import type { EngineMode, StepEvent } from './events';
-import { FakeRunner } from './fake-runner';
+import { FakeRunner } from './testing/fake-runner';
 import type { TurnResult } from './sessions';
-import { ByteTokenizer, PlainChatTemplate, makeRandom } from './test-support';
+import { ByteTokenizer, PlainChatTemplate, makeRandom } from './testing/test-support';
 import type { ModelRunner, StepPlan, StepResult } from './types';
 
 const NUM_SCHEDULES = Number(process.env.FUZZ_N ?? 520);

@@ -2,7 +2,7 @@
 // Uses the byte tokenizer; EOS and token limits belong to Request and are tested with the scheduler.
 import { describe, expect, it } from 'vitest';
 import { OutputText } from './output-text';
-import { ByteTokenizer } from './test-support';
+import { ByteTokenizer } from './testing/test-support';
 
 const tokenizer = new ByteTokenizer();
 const bytes = (s: string): number[] => tokenizer.encode(s);

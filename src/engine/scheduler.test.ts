@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { EngineCore, type EngineCoreOptions } from './engine-core';
 import type { StepEvent } from './events';
-import { FakeRunner, type FakeRunnerOptions } from './fake-runner';
-import { ByteTokenizer, PlainChatTemplate, makeRandom, runToIdle } from './test-support';
+import { FakeRunner, type FakeRunnerOptions } from './testing/fake-runner';
+import { ByteTokenizer, PlainChatTemplate, makeRandom, runToIdle } from './testing/test-support';
 
 const tokenizer = new ByteTokenizer();
 

@@ -2,8 +2,8 @@
 // injected clock, cancel/reset/close, stop strings and token-id turns.
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
-import { FakeRunner } from './fake-runner';
-import { ByteTokenizer, PlainChatTemplate, runToIdle } from './test-support';
+import { FakeRunner } from './testing/fake-runner';
+import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
 
 const tokenizer = new ByteTokenizer();
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { bytesSource, mapOpener } from './byte-source';
 import { ModelFormatError } from './errors';
 import { openGgufModel, openHfModel } from './open-model';
-import { makeRandom } from '../engine/test-support';
+import { makeRandom } from '../engine/testing/test-support';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
 import { hfFiles, syntheticModel } from '../../tools/models/synth';
 

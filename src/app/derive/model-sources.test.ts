@@ -1,7 +1,8 @@
 // Tests for model-source checks: repo ids, HF listings, https-only URLs, dropped file sets and
 // byte formatting.
 import { describe, expect, it } from 'vitest';
-import { checkLocalFiles, checkModelUrl, formatBytes, isRepoId, parseRepoListing, repoListingUrl } from './model-sources';
+import { isRepoId } from '../../protocol/model-source';
+import { checkLocalFiles, formatBytes, parseRepoListing, repoListingUrl } from './model-sources';
 
 describe('Hugging Face repos', () => {
   it('accepts owner/name ids only', () => {
@@ -27,18 +28,6 @@ describe('Hugging Face repos', () => {
   it('refuses an answer without a file list', () => {
     expect(() => parseRepoListing({ error: 'Repository not found' })).toThrow(/no file list/);
     expect(() => parseRepoListing(null)).toThrow(/no file list/);
-  });
-});
-
-describe('checkModelUrl', () => {
-  it('takes https or the page origin, and refuses other schemes and non-URLs', () => {
-    expect(checkModelUrl(' https://example.org/m.gguf ')).toEqual({ ok: true, url: 'https://example.org/m.gguf' });
-    expect(checkModelUrl('http://example.org/m.gguf')).toEqual({ ok: false, error: "only https:// URLs (or this page's own origin) can be loaded, not http://" });
-    expect(checkModelUrl('http://localhost:4173/models/m.gguf', 'http://localhost:4173')).toEqual({ ok: true, url: 'http://localhost:4173/models/m.gguf' });
-    expect(checkModelUrl('/models/m.gguf', 'http://localhost:4173')).toEqual({ ok: true, url: 'http://localhost:4173/models/m.gguf' });
-    expect(checkModelUrl('http://localhost:9999/m.gguf', 'http://localhost:4173').ok).toBe(false);
-    expect(checkModelUrl('file:///etc/passwd').ok).toBe(false);
-    expect(checkModelUrl('model.gguf')).toMatchObject({ ok: false, error: expect.stringContaining('not a URL') });
   });
 });
 

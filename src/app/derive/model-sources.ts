@@ -1,12 +1,8 @@
-// Checks and descriptions of model sources before they reach the worker: HF repo ids and their
-// file listings, https URLs, dropped files; byte formatting. Pure; the worker re-checks everything.
-import type { ModelSource } from '../../protocol/api';
+// Page-side checks of model sources before they reach the worker: HF file listings, dropped
+// files; byte formatting. Pure; repo ids, URL policy and labels live in src/protocol/model-source.ts.
+import { HF_BASE } from '../../protocol/model-source';
 
-export const HF_API = 'https://huggingface.co/api/models';
-
-export function isRepoId(value: string): boolean {
-  return /^[\w.-]+\/[\w.-]+$/.test(value.trim());
-}
+export const HF_API = `${HF_BASE}/api/models`;
 
 export function repoListingUrl(repoId: string): string {
   return `${HF_API}/${repoId.trim()}?blobs=true`;
@@ -40,19 +36,6 @@ export function parseRepoListing(json: unknown): RepoListing {
   };
 }
 
-/** The URL as a model source, or why it is refused (only https; the worker checks again). */
-/** https anywhere, or the page's own origin (where the embedded model is served); the worker checks again. */
-export function checkModelUrl(raw: string, pageOrigin?: string): { ok: true; url: string } | { ok: false; error: string } {
-  let url: URL;
-  try {
-    url = new URL(raw.trim(), pageOrigin);
-  } catch {
-    return { ok: false, error: `"${raw}" is not a URL` };
-  }
-  if (url.protocol !== 'https:' && url.origin !== pageOrigin) return { ok: false, error: `only https:// URLs (or this page's own origin) can be loaded, not ${url.protocol}//` };
-  return { ok: true, url: url.href };
-}
-
 /** Whether these file names look like a model Cohort can open, before the worker parses them. */
 export function checkLocalFiles(names: readonly string[]): { ok: true } | { ok: false; error: string } {
   if (names.length === 0) return { ok: false, error: 'no files were given' };
@@ -63,19 +46,6 @@ export function checkLocalFiles(names: readonly string[]): { ok: true } | { ok: 
   const base = lower.map((n) => n.split('/').pop() ?? n);
   if (base.includes('config.json') && base.some((n) => n.endsWith('.safetensors'))) return { ok: true };
   return { ok: false, error: `not a model: expected one .gguf file, or a Hugging Face folder (config.json, tokenizer.json, *.safetensors); got ${names.slice(0, 4).join(', ')}${names.length > 4 ? ', …' : ''}` };
-}
-
-export function describeSource(source: ModelSource): string {
-  switch (source.kind) {
-    case 'embedded':
-      return 'the embedded model';
-    case 'huggingface':
-      return `${source.repoId}${source.file ? `/${source.file}` : ''}`;
-    case 'url':
-      return source.url;
-    case 'files':
-      return source.files.length === 1 ? source.files[0].name : `${source.files.length} local files`;
-  }
 }
 
 export function formatBytes(bytes: number): string {

@@ -1,7 +1,8 @@
 // Where to load a model from: the embedded default, a Hugging Face repo (with its file list
 // when huggingface.co answers), an https URL, or local files and folders.
 import { useRef, useState, type RefObject } from 'react';
-import { checkModelUrl, formatBytes, isRepoId, parseRepoListing, repoListingUrl, type RepoListing } from '../derive/model-sources';
+import { checkModelUrl, isRepoId } from '../../protocol/model-source';
+import { formatBytes, parseRepoListing, repoListingUrl, type RepoListing } from '../derive/model-sources';
 import { errorMessage, loadModel, showModelError } from '../state/model-actions';
 import { useModelStore } from '../state/model-store';
 import { loadLocalFiles } from './local-files';

@@ -2,7 +2,7 @@
 // the embedded model, loads from other sources. The old model serves until a new one is ready.
 import type { ModelSource } from '../../protocol/api';
 import { getEngineClient, restartEngineClient, type EngineClient } from '../engine-client';
-import { describeSource } from '../derive/model-sources';
+import { describeSource } from '../../protocol/model-source';
 import { useModelStore, withProgress } from './model-store';
 import { useSessionsStore } from './sessions-store';
 import { clearSteps, startStepFeed, stopStepFeed } from './step-feed';

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import type { EngineApi } from '../src/protocol/api';
-import { writeSyntheticModel } from '../tools/models/synth';
+import type { HostApi } from '../engine-host';
+import { writeSyntheticModel } from '../../../tools/models/synth';
 
-export type HostApi = Omit<EngineApi, 'gpuInfo' | 'selfCheck'>;
+export type { HostApi };
 
 export interface HostFixture {
   api: Comlink.Remote<HostApi>;

@@ -2,9 +2,9 @@
 // sized for about 8, and a storm of 200 random cancels, closes and new sessions while 16 generate.
 import * as Comlink from 'comlink';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { StepEvent } from '../src/protocol/events';
-import { cancelStorm } from '../src/harness/storm';
-import { startHost, type HostFixture } from './host-fixtures';
+import type { StepEvent } from '../protocol/events';
+import { cancelStorm } from '../../testing/harness/storm';
+import { startHost, type HostFixture } from './testing/host-fixtures';
 
 // 32 usable blocks of 16 positions: 512 tokens, about 8 sessions of ~60 tokens each.
 const NUM_BLOCKS = 33;

@@ -1,8 +1,8 @@
 // The cancel/close storm: random cancels, closes and new sessions against sessions that are
 // generating, through any EngineApi (the browser worker from the harness page, the Node worker
 // in tests). Drives and counts; asserts nothing.
-import type { EngineApi } from '../protocol/api';
-import type { FinishReason } from '../protocol/events';
+import type { EngineApi } from '../../src/protocol/api';
+import type { FinishReason } from '../../src/protocol/events';
 
 type StormApi = Pick<EngineApi, 'createSession' | 'send' | 'cancel' | 'closeSession' | 'waitForTurn'>;
 

@@ -1,7 +1,7 @@
 // Harness page entry: starts the engine worker exactly as the app does and exposes it on
 // window.cohort for Playwright (recall test, benchmark). Renders nothing; not part of the UI.
 import * as Comlink from 'comlink';
-import type { EngineApi, EngineNotice } from '../protocol/api';
+import type { EngineApi, EngineNotice } from '../../src/protocol/api';
 import { runTurns, StepLog, type RunRecord, type RunRequest, type StepRecord } from './driver';
 import { drawThroughputChart, type ChartSeries } from './chart';
 import { cancelStorm, type StormOptions, type StormResult } from './storm';

@@ -3,8 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import { CpuRunner } from '../src/reference/cpu-runner';
-import { EngineHost, hostApi } from './engine-host';
+import { CpuRunner } from '../../reference/cpu-runner';
+import { EngineHost } from '../engine-host';
 
 interface NodeWorkerData {
   /** Base URL of a model folder served over HTTP for the 'embedded' source. */
@@ -22,4 +22,4 @@ const host = new EngineHost({
   pageOrigin: data.pageOrigin,
 });
 
-Comlink.expose(hostApi(host), nodeEndpoint(parentPort));
+Comlink.expose(host, nodeEndpoint(parentPort));

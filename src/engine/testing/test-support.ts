@@ -1,8 +1,8 @@
 // Test helpers for the engine: a byte tokenizer, a plain-text chat template, and a driver that
 // steps an EngineCore to completion. Test-only; the real tokenizer and template live in src/model.
-import type { EngineCore } from './engine-core';
-import type { StepEvent } from './events';
-import type { ChatMessage, ChatTemplate, Tokenizer } from './types';
+import type { EngineCore } from '../engine-core';
+import type { StepEvent } from '../events';
+import type { ChatMessage, ChatTemplate, Tokenizer } from '../types';
 
 /** UTF-8 bytes are ids 0..255; 256 is EOS and decodes to nothing. */
 export class ByteTokenizer implements Tokenizer {

@@ -1,7 +1,7 @@
 // FakeRunner: a test ModelRunner whose "KV cache" is a paged array of token ids, read back through
 // each row's block table to pick the next token. Not a model: it exists to make KV bugs change tokens.
-import { fmix32, sampleUniform } from './rng';
-import type { ModelRunner, StepPlan, StepResult } from './types';
+import { fmix32, sampleUniform } from '../rng';
+import type { ModelRunner, StepPlan, StepResult } from '../types';
 
 export interface FakeRunnerOptions {
   blockSize?: number;

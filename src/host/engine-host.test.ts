@@ -2,9 +2,9 @@
 // loading over HTTP, concurrent sessions, batched == serialized, bad sources rejected cleanly.
 import * as Comlink from 'comlink';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LoadProgress } from '../src/protocol/api';
-import type { StepEvent } from '../src/protocol/events';
-import { startHost, type HostFixture } from './host-fixtures';
+import type { LoadProgress } from '../protocol/api';
+import type { StepEvent } from '../protocol/events';
+import { startHost, type HostFixture } from './testing/host-fixtures';
 
 let host: HostFixture;
 let api: HostFixture['api'];

@@ -1,7 +1,7 @@
 // Runs a workload of chat turns against EngineApi and records every step it took: the shared
 // driver of the browser recall test and the benchmark. No UI, no assertions, no measurements.
-import type { EngineApi, SessionOptions } from '../protocol/api';
-import type { EngineMode, FinishReason, StepEvent, TurnResult } from '../protocol/events';
+import type { EngineApi, SessionOptions } from '../../src/protocol/api';
+import type { EngineMode, FinishReason, StepEvent, TurnResult } from '../../src/protocol/events';
 
 /** Plain-data step as Playwright reads it back (typed arrays become number arrays). */
 export interface StepRecord {

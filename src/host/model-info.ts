@@ -1,0 +1,37 @@
+// ModelInfo for the page: a loaded model's shape, stored encodings, size and KV pool geometry.
+// Pure: read from the opened model and its runner, nothing fetched or computed on a device.
+import type { ModelRunner } from '../engine/types';
+import type { ModelDesc } from '../model/desc';
+import type { OpenedModel } from '../model/open-model';
+import type { ModelInfo } from '../protocol/api';
+
+export function weightBytes(desc: ModelDesc): number {
+  let n = 0;
+  for (const t of desc.tensors.values()) n += t.data.byteLength;
+  return n;
+}
+
+export function describeModel(opened: OpenedModel, runner: ModelRunner): ModelInfo {
+  const { desc } = opened;
+  const c = desc.config;
+  let numParams = 0;
+  const dtypes = new Set<string>();
+  for (const t of desc.tensors.values()) {
+    numParams += t.shape.reduce((a, b) => a * b, 1);
+    dtypes.add(t.dtype);
+  }
+  return {
+    name: opened.name,
+    arch: c.arch,
+    numLayers: c.numLayers,
+    hiddenSize: c.hiddenSize,
+    vocabSize: c.vocabSize,
+    maxPositionEmbeddings: c.maxPositionEmbeddings,
+    dtypes: [...dtypes].sort(),
+    numParams,
+    weightBytes: weightBytes(desc),
+    blockSize: runner.blockSize,
+    numBlocks: runner.numBlocks,
+    ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
+  };
+}

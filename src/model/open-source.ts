@@ -1,0 +1,56 @@
+// Resolves a ModelSource (embedded, Hugging Face repo, URL, local files) into an opened model:
+// URL policy, where downloads are kept, which opener reads the bytes. Not a parser: open-model.ts is.
+import type { ModelSource } from '../protocol/api';
+import { checkModelUrl, HF_BASE, isRepoId } from '../protocol/model-source';
+import { blobSource, mapOpener, urlOpener, urlSource, type ByteSource, type FileOpener, type ProgressCallback } from './byte-source';
+import { cachedUrlOpener, cachedUrlSource, type BlobStore } from './download-cache';
+import { openGgufModel, openHfModel, type OpenedModel } from './open-model';
+
+export interface SourceOptions {
+  /** Base URL of the embedded default model's folder. */
+  embeddedModelUrl: string;
+  /** Origin of the page: URL sources must be https or this origin. */
+  pageOrigin?: string;
+  fetchFn?: typeof fetch;
+  /** Where downloaded model files are kept (Cache Storage in the browser); none: read in ranges. */
+  downloadStore?: BlobStore;
+}
+
+export async function openModelSource(source: ModelSource, options: SourceOptions, onProgress: ProgressCallback): Promise<OpenedModel> {
+  const fetchFn = options.fetchFn ?? fetch;
+  // A downloaded file is kept whole in the download store when there is one, else read in ranges.
+  const remoteFile = (url: string): Promise<ByteSource> =>
+    options.downloadStore ? cachedUrlSource(url, options.downloadStore, fetchFn, onProgress) : urlSource(url, fetchFn);
+  const remoteFolder = (baseUrl: string): FileOpener =>
+    options.downloadStore ? cachedUrlOpener(baseUrl, options.downloadStore, fetchFn, onProgress) : urlOpener(baseUrl, fetchFn);
+
+  switch (source.kind) {
+    case 'embedded':
+      return openHfModel(urlOpener(options.embeddedModelUrl, fetchFn), 'cohort-tiny (embedded)', onProgress);
+    case 'huggingface': {
+      if (!isRepoId(source.repoId)) throw new Error(`"${source.repoId}" is not a Hugging Face repo id (owner/name)`);
+      const base = `${HF_BASE}/${source.repoId.trim()}/resolve/${encodeURIComponent(source.revision ?? 'main')}`;
+      if (source.file) return openGgufModel(await remoteFile(`${base}/${encodeURIComponent(source.file)}`), onProgress);
+      return openHfModel(remoteFolder(base), source.repoId, onProgress);
+    }
+    case 'url': {
+      const checked = checkModelUrl(source.url, options.pageOrigin);
+      if (!checked.ok) throw new Error(checked.error);
+      const url = new URL(checked.url);
+      if (url.pathname.toLowerCase().endsWith('.gguf')) return openGgufModel(await remoteFile(url.href), onProgress);
+      return openHfModel(remoteFolder(url.href), url.href, onProgress);
+    }
+    case 'files': {
+      const gguf = source.files.filter((f) => f.name.toLowerCase().endsWith('.gguf'));
+      if (gguf.length === 1) return openGgufModel(blobSource(gguf[0], gguf[0].name), onProgress);
+      if (gguf.length > 1) throw new Error(`${gguf.length} GGUF files were given: pick one`);
+      const files = new Map<string, Blob>(source.files.map((f) => [f.name, f]));
+      return openHfModel(mapOpener(files), folderName(source.files), onProgress);
+    }
+  }
+}
+
+function folderName(files: File[]): string {
+  const rel = (files[0] as File & { webkitRelativePath?: string }).webkitRelativePath;
+  return rel ? rel.split('/')[0] : `${files.length} local files`;
+}
