@@ -3,8 +3,12 @@
 // Not a sort: ranks are compared through a 64-bit key (logit, then lower id first), and every
 // cut and the draw is a binary search over that key with workgroup reductions in a fixed order.
 // Each row reads only its own logits, so its token never depends on the rest of the cohort.
+// A row with any NaN or infinite logit gets NON_FINITE_LOGITS instead of a token.
 
 override WORKGROUP_SIZE: u32 = 64u;  // a power of two
+
+// NON_FINITE_LOGITS of src/engine/types.ts (-2) as the u32 the runner reads back.
+const NON_FINITE_LOGITS: u32 = 0xfffffffeu;
 
 struct Params {
   numRows: u32,
@@ -32,6 +36,7 @@ struct SampleInfo {
 
 var<workgroup> red: array<vec2<f32>, WORKGROUP_SIZE>;
 var<workgroup> redI: array<u32, WORKGROUP_SIZE>;
+var<workgroup> redBad: array<u32, WORKGROUP_SIZE>;
 var<private> rowBase: u32;
 
 fn fmix32(x: u32) -> u32 {
@@ -46,6 +51,12 @@ fn fmix32(x: u32) -> u32 {
 
 fn sampleUniform(seed: u32, pos: u32) -> f32 {
   return f32(fmix32(seed ^ (pos * 0x9e3779b9u)) >> 8u) / 16777216.0;
+}
+
+// 1 when logit i is NaN or +-Inf. Read through its bits: WGSL lets compilers assume floats are
+// finite, so a float comparison could be folded away.
+fn nonFinite(i: u32) -> u32 {
+  return select(0u, 1u, (bitcast<u32>(logits[rowBase + i]) & 0x7f800000u) == 0x7f800000u);
 }
 
 // Monotonic u32 image of a logit (+0 and -0 alike).
@@ -101,12 +112,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   rowBase = row * params.vocab;
   let info = infos[row];
 
-  // argmax, lowest id on ties: per-thread best over ascending ids, then a tree in fixed order
+  // argmax, lowest id on ties: per-thread best over ascending ids, then a tree in fixed order;
+  // the same pass ORs together whether any logit is non-finite
   var best = min(lid, params.vocab - 1u);
+  var bad = nonFinite(best);
   for (var i = lid + WORKGROUP_SIZE; i < params.vocab; i += WORKGROUP_SIZE) {
     if (logits[rowBase + i] > logits[rowBase + best]) { best = i; }
+    bad |= nonFinite(i);
   }
   redI[lid] = min(best, params.vocab - 1u);
+  redBad[lid] = bad;
   workgroupBarrier();
   for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
     if (lid < stride) {
@@ -115,10 +130,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let la = logits[rowBase + a];
       let lb = logits[rowBase + b];
       if (lb > la || (lb == la && b < a)) { redI[lid] = b; }
+      redBad[lid] |= redBad[lid + stride];
     }
     workgroupBarrier();
   }
   let argmax = workgroupUniformLoad(&redI[0]);
+  if (workgroupUniformLoad(&redBad[0]) != 0u) {
+    if (lid == 0u) { sampled[row] = NON_FINITE_LOGITS; }
+    return;
+  }
   if (info.temperature <= 0.0 || info.topK == 1u) {
     if (lid == 0u) { sampled[row] = argmax; }
     return;

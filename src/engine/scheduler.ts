@@ -3,7 +3,7 @@
 import type { EngineMode, FinishReason, FinishedEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
-import type { StepPlan, StepResult, StepRow, Tokenizer } from './types';
+import { NON_FINITE_LOGITS, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 export interface SchedulerConfig {
   /** Token budget of one step, all rows together. */
@@ -30,6 +30,11 @@ interface ScheduledEntry {
 }
 
 const NO_TOKENS = new Int32Array(0);
+
+/** The turn error for a row the sampler marked NON_FINITE_LOGITS; `position` is the token's. */
+function nonFiniteLogitsMessage(position: number): string {
+  return `the model produced NaN/Inf logits at position ${position}; the turn was stopped`;
+}
 
 export class Scheduler {
   readonly kv: KVCacheManager;
@@ -194,7 +199,11 @@ export class Scheduler {
         row.finishReason = 'cancelled';
       } else if (plan.rows[i].sample) {
         const tokenId = result.sampledIds[i];
-        if (!Number.isInteger(tokenId) || tokenId < 0) {
+        if (tokenId === NON_FINITE_LOGITS) {
+          // sampling garbage (argmax of NaN is id 0) would stream <pad> forever; only this row ends
+          this.finish(request, 'error', nonFiniteLogitsMessage(request.numTokens));
+          row.finishReason = 'error';
+        } else if (!Number.isInteger(tokenId) || tokenId < 0) {
           this.finish(request, 'error', `runner returned token id ${tokenId}`);
           row.finishReason = 'error';
         } else {

@@ -3,6 +3,7 @@
 import type { FinishReason, SessionSnapshot, SessionState, SessionStats } from './events';
 import type { Request } from './request';
 import type { Scheduler, StepOutput } from './scheduler';
+import { validateSessionOptions } from './session-options';
 import type { ChatMessage, ChatTemplate, SamplingParams, Tokenizer } from './types';
 
 export interface SessionOptions {
@@ -77,7 +78,9 @@ export class SessionRegistry {
     this.now = now;
   }
 
+  /** Throws InvalidOptionError (session-options.ts) for an option out of bounds; no session is made. */
   create(options: SessionOptions = {}): string {
+    validateSessionOptions(options);
     const number = this.nextSessionNumber++;
     const sessionId = `s${number}`;
     const sampling: SamplingParams = {
@@ -93,10 +96,7 @@ export class SessionRegistry {
       maxTokens: options.maxNewTokens ?? DEFAULT_MAX_TOKENS,
       stopStrings: options.stopStrings ?? [],
       ignoreEos: options.ignoreEos ?? false,
-      messages: (options.history ?? []).map(({ role, content }) => {
-        if ((role !== 'user' && role !== 'assistant') || typeof content !== 'string') throw new Error('history holds only user and assistant messages with text');
-        return { role, content };
-      }),
+      messages: (options.history ?? []).map(({ role, content }) => ({ role, content })),
       historyTokenIds: [],
       numTurns: 0,
       state: 'idle',

@@ -34,8 +34,16 @@ export interface StepPlan {
   blockCopies?: Array<{ src: number; dst: number }>;
 }
 
+/**
+ * The sampled id of a row whose logits hold a NaN or an infinity: the sampler returns it instead
+ * of a token, and the scheduler ends that row's turn with an error. Not -1 (0xffffffff), which
+ * marks a row that did not sample; the GPU sampler writes it as the u32 0xfffffffe
+ * (NON_FINITE_LOGITS in shaders/sample.wgsl, held equal by src/gpu/sample.test.ts).
+ */
+export const NON_FINITE_LOGITS = -2;
+
 export interface StepResult {
-  /** [rows.length] sampled token id per row, or -1 where the row had sample=false. */
+  /** [rows.length] sampled token id per row, -1 where the row had sample=false, NON_FINITE_LOGITS. */
   sampledIds: Int32Array;
   /** GPU execution time when timestamp queries exist. */
   gpuTimeMs?: number;

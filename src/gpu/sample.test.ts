@@ -1,7 +1,7 @@
 // Parity of shaders/sample.wgsl with sampleToken (greedy, temperature, top-k, top-p, the
-// per-position RNG), the cuts' sets, and batch invariance. Node WebGPU.
+// per-position RNG), the cuts' sets, non-finite logits, and batch invariance. Node WebGPU.
 import { describe, expect, it } from 'vitest';
-import type { SamplingParams } from '../engine/types';
+import { NON_FINITE_LOGITS, type SamplingParams } from '../engine/types';
 import { sampleToken } from '../reference/sample';
 import { runKernel } from './kernel-harness';
 import { SAMPLE_INFO_WORDS } from './step-meta';
@@ -35,7 +35,8 @@ async function sampleOnGpu(rows: SampleRow[]): Promise<number[]> {
     [rows.length],
     [4],
   );
-  return Array.from(new Uint32Array(result.get(4)!));
+  // read as the runner does (Int32Array), so NON_FINITE_LOGITS compares as itself
+  return Array.from(new Int32Array(result.get(4)!));
 }
 
 /** Logits spread over ~8 nats so cuts and draws land on many different ids. */
@@ -103,6 +104,30 @@ describe('sample.wgsl', () => {
     const drawn = await sampleOnGpu(rows);
     expect(drawn.every((id) => allowed.has(id))).toBe(true);
     expect(new Set(drawn).size).toBeGreaterThan(1);
+  });
+
+  it('marks a row with a NaN or infinite logit NON_FINITE_LOGITS like sampleToken, leaving the other rows alone', async () => {
+    const vocab = 300;
+    const poisoned = (id: number, value: number): Float32Array => {
+      const logits = logitsFor(60 + id, vocab);
+      logits[id] = value;
+      return logits;
+    };
+    const hot = { temperature: 0.9, topK: 40, topP: 0.95, seed: 5 };
+    const greedySettings = { temperature: 0, topK: 0, topP: 1, seed: 5 };
+    const clean: SampleRow = { logits: logitsFor(9, vocab), sampling: hot, pos: 4 };
+    const rows: SampleRow[] = [
+      { logits: poisoned(0, NaN), sampling: greedySettings, pos: 3 },
+      clean,
+      { logits: poisoned(299, NaN), sampling: hot, pos: 3 }, // the last id, past the first stride
+      { logits: poisoned(130, Infinity), sampling: greedySettings, pos: 3 },
+      { logits: poisoned(7, -Infinity), sampling: hot, pos: 3 },
+      { logits: poisoned(64, NaN), sampling: { ...hot, topK: 1 }, pos: 3 },
+    ];
+    const gpu = await sampleOnGpu(rows);
+    expect(gpu).toEqual(rows.map((row) => sampleToken(row.logits, row.sampling, row.pos)));
+    expect(gpu).toEqual([NON_FINITE_LOGITS, sampleToken(clean.logits, hot, 4), NON_FINITE_LOGITS, NON_FINITE_LOGITS, NON_FINITE_LOGITS, NON_FINITE_LOGITS]);
+    expect(await sampleOnGpu([clean])).toEqual([gpu[1]]);
   });
 
   it('gives a row the same id alone and among 15 other rows', async () => {

@@ -43,6 +43,7 @@ export interface ModelInfo {
   templateNote?: string;
 }
 
+/** Out-of-bounds values (src/engine/session-options.ts) make createSession reject with an InvalidOptionError. */
 export interface SessionOptions {
   systemPrompt?: string;
   sampling?: Partial<SamplingParams>;

@@ -1,8 +1,10 @@
-// Tests of the CPU sampler: greedy ties, the seeded per-position draw, temperature, top-k, top-p.
+// Tests of the CPU sampler: greedy ties, the seeded per-position draw, temperature, top-k, top-p,
+// non-finite logits.
 // Not the GPU sampler's parity test (that lives beside the GPU runner).
 import { describe, expect, it } from 'vitest';
 import { argmax, sampleToken } from './sample';
 import { sampleUniform } from '../engine/rng';
+import { NON_FINITE_LOGITS } from '../engine/types';
 
 const params = (temperature: number, topK = 0, topP = 1, seed = 42) => ({ temperature, topK, topP, seed });
 
@@ -80,5 +82,24 @@ describe('top-k and top-p', () => {
     const freq = histogram(tied, params(1, 2), 5000);
     expect(freq[1] + freq[2]).toBe(1);
     expect(freq[3]).toBe(0);
+  });
+});
+
+describe('non-finite logits', () => {
+  it('returns NON_FINITE_LOGITS for any NaN or infinite logit, greedy or not', () => {
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      for (const at of [0, 2, 4]) {
+        const logits = new Float32Array([2, 1, 0, -1, 0.5]);
+        logits[at] = bad;
+        for (const p of [params(0), params(1), params(0.7, 1), params(1.2, 3, 0.8)]) {
+          expect(sampleToken(logits, p, 11), `${bad} at ${at}, T ${p.temperature}`).toBe(NON_FINITE_LOGITS);
+        }
+      }
+    }
+  });
+
+  it('is never a token id or the no-sample marker', () => {
+    expect(NON_FINITE_LOGITS).toBeLessThan(-1);
+    expect(sampleToken(new Float32Array([3.4e38, -3.4e38, 0]), params(1), 2)).toBeGreaterThanOrEqual(0); // huge but finite
   });
 });

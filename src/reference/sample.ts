@@ -1,7 +1,7 @@
 // CPU twin of the sampling kernel: greedy, temperature, top-k and top-p over one row's logits,
 // drawing from the per-position RNG. Not the logits computation and not the engine's settings.
 import { sampleUniform } from '../engine/rng';
-import type { SamplingParams } from '../engine/types';
+import { NON_FINITE_LOGITS, type SamplingParams } from '../engine/types';
 
 /** Index of the largest logit; the lowest id wins ties. logits [vocab]. */
 export function argmax(logits: Float32Array): number {
@@ -14,6 +14,8 @@ export function argmax(logits: Float32Array): number {
  * Sample the token generated at sequence position `pos` (the row's startPos + numTokens fed)
  * from logits [vocab]. The exact algorithm, which shaders/sample.wgsl mirrors:
  *
+ * 0. Any logit NaN or +-Inf: return NON_FINITE_LOGITS, whatever the settings (the engine ends
+ *    the turn with an error; a token drawn from such logits is noise, argmax of NaN is id 0).
  * 1. temperature <= 0, or topK == 1: return argmax (lowest id on ties). No RNG draw.
  * 2. Rank all ids by logit descending, equal logits by id ascending. All cuts and the draw walk
  *    this order.
@@ -27,6 +29,7 @@ export function argmax(logits: Float32Array): number {
  * Sums run in rank order (f64 here; the GPU twin runs them in f32, so boundary cases may differ).
  */
 export function sampleToken(logits: Float32Array, params: SamplingParams, pos: number): number {
+  for (let i = 0; i < logits.length; i++) if (!Number.isFinite(logits[i])) return NON_FINITE_LOGITS;
   if (params.temperature <= 0 || params.topK === 1) return argmax(logits);
   const vocab = logits.length;
 

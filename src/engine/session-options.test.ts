@@ -1,0 +1,119 @@
+// Tests of session option validation through the engine: every numeric option's bounds, the typed
+// error naming the option and the bad value, and no session left behind. Not sampling behaviour.
+import { describe, expect, it } from 'vitest';
+import { EngineCore } from './engine-core';
+import { InvalidOptionError, MAX_NEW_TOKENS, MAX_SEED, MAX_TEMPERATURE, MAX_TOP_K, MIN_TEMPERATURE } from './session-options';
+import type { SessionOptions } from './sessions';
+import { FakeRunner } from './testing/fake-runner';
+import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
+
+function makeEngine(): EngineCore {
+  return new EngineCore({ runner: new FakeRunner({ numBlocks: 64, blockSize: 4 }), tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true });
+}
+
+/** The error createSession threw for `options` (fails the test if it did not throw one). */
+function refusal(engine: EngineCore, options: SessionOptions): InvalidOptionError {
+  const before = engine.sessions.list().length;
+  let caught: unknown;
+  try {
+    engine.createSession(options);
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, JSON.stringify(options)).toBeInstanceOf(InvalidOptionError);
+  expect(engine.sessions.list()).toHaveLength(before); // nothing half-made
+  return caught as InvalidOptionError;
+}
+
+describe('maxNewTokens', () => {
+  it.each([
+    [0, '0'],
+    [-3, '-3'],
+    [NaN, 'NaN'],
+    [1.5, '1.5'],
+    [Infinity, 'Infinity'],
+    [-Infinity, '-Infinity'],
+    [MAX_NEW_TOKENS + 1, String(MAX_NEW_TOKENS + 1)],
+    ['5' as unknown as number, '"5"'],
+  ])('refuses %s with an error naming the option and the value', (value, shown) => {
+    const err = refusal(makeEngine(), { maxNewTokens: value });
+    expect(err.option).toBe('maxNewTokens');
+    expect(err.value).toBe(value);
+    expect(err.name).toBe('InvalidOptionError');
+    expect(err).toBeInstanceOf(Error);
+    expect(err.message).toBe(`maxNewTokens must be an integer from 1 to ${MAX_NEW_TOKENS}, got ${shown}`);
+  });
+
+  it('takes 1 and the named maximum; 1 generates exactly one token', async () => {
+    const engine = makeEngine();
+    engine.createSession({ maxNewTokens: MAX_NEW_TOKENS });
+    const id = engine.createSession({ maxNewTokens: 1 });
+    engine.send(id, 'Hi');
+    await runToIdle(engine);
+    const turn = await engine.waitForTurn(id);
+    expect(turn.finishReason).toBe('length');
+    expect(turn.outputTokenIds).toHaveLength(1);
+  });
+
+  it('is checked again where a request is made, so no caller can clamp 0 into one token', () => {
+    const engine = makeEngine();
+    for (const maxTokens of [0, -3, NaN, 1.5]) {
+      expect(() =>
+        engine.scheduler.addRequest({ requestId: `r${maxTokens}`, sessionId: 's', promptTokenIds: [1, 2], sampling: { temperature: 0, topK: 0, topP: 1, seed: 1 }, maxTokens }),
+      ).toThrow(InvalidOptionError);
+    }
+  });
+});
+
+describe('sampling options', () => {
+  const refused: Array<[string, SessionOptions, string]> = [
+    ['sampling.temperature', { sampling: { temperature: -0.1 } }, '-0.1'],
+    ['sampling.temperature', { sampling: { temperature: NaN } }, 'NaN'],
+    ['sampling.temperature', { sampling: { temperature: Infinity } }, 'Infinity'],
+    ['sampling.temperature', { sampling: { temperature: MAX_TEMPERATURE + 1 } }, String(MAX_TEMPERATURE + 1)],
+    ['sampling.temperature', { sampling: { temperature: 1e-9 } }, '1e-9'],
+    ['sampling.topK', { sampling: { topK: -1 } }, '-1'],
+    ['sampling.topK', { sampling: { topK: 2.5 } }, '2.5'],
+    ['sampling.topK', { sampling: { topK: NaN } }, 'NaN'],
+    ['sampling.topK', { sampling: { topK: MAX_TOP_K + 1 } }, String(MAX_TOP_K + 1)],
+    ['sampling.topP', { sampling: { topP: 0 } }, '0'],
+    ['sampling.topP', { sampling: { topP: -0.5 } }, '-0.5'],
+    ['sampling.topP', { sampling: { topP: 1.01 } }, '1.01'],
+    ['sampling.topP', { sampling: { topP: NaN } }, 'NaN'],
+    ['sampling.seed', { sampling: { seed: -1 } }, '-1'],
+    ['sampling.seed', { sampling: { seed: 0.5 } }, '0.5'],
+    ['sampling.seed', { sampling: { seed: MAX_SEED + 1 } }, String(MAX_SEED + 1)],
+    ['seed', { seed: NaN }, 'NaN'],
+    ['seed', { seed: -7 }, '-7'],
+    ['sampling', { sampling: null as unknown as SessionOptions['sampling'] }, 'null'],
+  ];
+  it.each(refused)('refuses %s in %j', (option, options, shown) => {
+    const err = refusal(makeEngine(), options);
+    expect(err.option).toBe(option);
+    expect(err.message).toMatch(new RegExp(`^${option.replace('.', '\\.')} must be .*, got ${shown.replace('.', '\\.')}$`));
+  });
+
+  it('takes every bound itself', () => {
+    const engine = makeEngine();
+    const ok: SessionOptions[] = [
+      { sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 } },
+      { sampling: { temperature: MIN_TEMPERATURE, topK: MAX_TOP_K, topP: 1e-9, seed: MAX_SEED } },
+      { sampling: { temperature: MAX_TEMPERATURE, topK: 1 }, seed: MAX_SEED },
+    ];
+    for (const options of ok) expect(() => engine.createSession(options)).not.toThrow();
+  });
+});
+
+describe('other options', () => {
+  it('refuses non-string stop strings and system prompts, a non-boolean ignoreEos, and odd history', () => {
+    const engine = makeEngine();
+    expect(refusal(engine, { stopStrings: 'END' as unknown as string[] }).option).toBe('stopStrings');
+    expect(refusal(engine, { stopStrings: [7 as unknown as string] }).option).toBe('stopStrings');
+    expect(refusal(engine, { systemPrompt: 3 as unknown as string }).option).toBe('systemPrompt');
+    expect(refusal(engine, { ignoreEos: 'yes' as unknown as boolean }).option).toBe('ignoreEos');
+    expect(refusal(engine, { history: 'hi' as unknown as SessionOptions['history'] }).option).toBe('history');
+    const odd = refusal(engine, { history: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 5 as unknown as string }] });
+    expect(odd.option).toBe('history[1]');
+    expect(odd.message).toBe('history[1] must be a user or assistant message with text content (history holds only user and assistant messages), got {"role":"assistant","content":5}');
+  });
+});

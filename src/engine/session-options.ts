@@ -1,0 +1,110 @@
+// The bounds of every session option and the one check of them, run where a session is created so
+// every host (worker, Node, library) refuses the same values. Not the defaults, not the UI's limits.
+import type { SessionOptions } from './sessions';
+
+/**
+ * Most tokens one turn may ask for: above any supported model's context (a turn also stops when
+ * the context or KV pool runs out), so a larger value can only be a mistake.
+ */
+export const MAX_NEW_TOKENS = 1 << 20;
+/** Hotter than this, softmax(logits / T) is uniform to within f32 rounding: no sampler needs more. */
+export const MAX_TEMPERATURE = 100;
+/**
+ * Smallest positive temperature (0 is greedy). Far below it the GPU sampler's f32 division by T
+ * meets subnormals, which GPUs may flush to zero, turning the top weight into 0/0.
+ */
+export const MIN_TEMPERATURE = 1e-6;
+/** Above any vocabulary; the GPU sampler counts ids in f32, exact below 2^24. */
+export const MAX_TOP_K = 1 << 24;
+/** The sampling RNG takes 32 bits: a larger or negative seed would silently alias another. */
+export const MAX_SEED = 0xffffffff;
+
+/** A session option the engine refuses; `.option` names it (e.g. 'sampling.topP'), `.value` is what came. */
+export class InvalidOptionError extends Error {
+  readonly option: string;
+  readonly value: unknown;
+
+  constructor(option: string, value: unknown, expected: string) {
+    super(`${option} must be ${expected}, got ${show(value)}`);
+    // comlink carries an error's name and message across the worker boundary, not its fields
+    this.name = 'InvalidOptionError';
+    this.option = option;
+    this.value = value;
+  }
+}
+
+/**
+ * maxNewTokens is an integer from 1 to MAX_NEW_TOKENS. 0 is refused rather than read as "no new
+ * token": a turn that generates nothing would still append an empty assistant reply to the
+ * history and report finish reason 'length' for work it never did, and the scheduler would need
+ * a request kind that never samples. vLLM refuses max_tokens < 1 the same way.
+ */
+export function checkMaxNewTokens(value: unknown): void {
+  if (!(Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_NEW_TOKENS)) {
+    throw new InvalidOptionError('maxNewTokens', value, `an integer from 1 to ${MAX_NEW_TOKENS}`);
+  }
+}
+
+/** Throws InvalidOptionError for the first option out of bounds; absent options take defaults later. */
+export function validateSessionOptions(options: SessionOptions): void {
+  if (!isRecord(options)) throw new InvalidOptionError('options', options, 'an object');
+  if (options.maxNewTokens !== undefined) checkMaxNewTokens(options.maxNewTokens);
+  if (options.seed !== undefined) checkSeed('seed', options.seed);
+  const sampling: unknown = options.sampling;
+  if (sampling !== undefined) {
+    if (!isRecord(sampling)) throw new InvalidOptionError('sampling', sampling, 'an object');
+    const { temperature, topK, topP, seed } = sampling;
+    if (temperature !== undefined && !(temperature === 0 || (isNumber(temperature) && temperature >= MIN_TEMPERATURE && temperature <= MAX_TEMPERATURE))) {
+      throw new InvalidOptionError('sampling.temperature', temperature, `0 (greedy) or a number from ${MIN_TEMPERATURE} to ${MAX_TEMPERATURE}`);
+    }
+    if (topK !== undefined && !(Number.isInteger(topK) && (topK as number) >= 0 && (topK as number) <= MAX_TOP_K)) {
+      throw new InvalidOptionError('sampling.topK', topK, `an integer from 0 (no cut) to ${MAX_TOP_K}`);
+    }
+    if (topP !== undefined && !(isNumber(topP) && topP > 0 && topP <= 1)) {
+      throw new InvalidOptionError('sampling.topP', topP, 'a number in (0, 1] (1 = no cut)');
+    }
+    if (seed !== undefined) checkSeed('sampling.seed', seed);
+  }
+  if (options.systemPrompt !== undefined && typeof options.systemPrompt !== 'string') {
+    throw new InvalidOptionError('systemPrompt', options.systemPrompt, 'a string');
+  }
+  if (options.ignoreEos !== undefined && typeof options.ignoreEos !== 'boolean') {
+    throw new InvalidOptionError('ignoreEos', options.ignoreEos, 'true or false');
+  }
+  const stopStrings: unknown = options.stopStrings;
+  if (stopStrings !== undefined && !(Array.isArray(stopStrings) && stopStrings.every((s) => typeof s === 'string'))) {
+    throw new InvalidOptionError('stopStrings', stopStrings, 'an array of strings');
+  }
+  const history: unknown = options.history;
+  if (history !== undefined) {
+    if (!Array.isArray(history)) throw new InvalidOptionError('history', history, 'an array of messages');
+    history.forEach((message: unknown, i) => {
+      const ok = isRecord(message) && (message.role === 'user' || message.role === 'assistant') && typeof message.content === 'string';
+      if (!ok) throw new InvalidOptionError(`history[${i}]`, message, 'a user or assistant message with text content (history holds only user and assistant messages)');
+    });
+  }
+}
+
+function checkSeed(option: string, value: unknown): void {
+  if (!(Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_SEED)) {
+    throw new InvalidOptionError(option, value, `an integer from 0 to ${MAX_SEED}`);
+  }
+}
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The bad value as the message shows it: NaN and Infinity as such, strings quoted. */
+function show(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === undefined) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
