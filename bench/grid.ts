@@ -4,7 +4,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInfo, SessionOptions } from '../src/protocol/api';
 import type { RunRecord, RunRequest, TurnSpec } from '../testing/harness/driver';
-import { decodeThroughput, joinLatency, median, timesToFirstToken, type JoinLatency } from './metrics';
+import { decodeThroughput, median, speedup } from '../src/protocol/metrics';
+import { joinLatency, timesToFirstToken, type JoinLatency } from './metrics';
 import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type ThroughputPoint, type Workload } from './report';
 import { chatPrompts, joinPrompt, niahPrompts, type BenchSettings } from './settings';
 
@@ -26,7 +27,8 @@ function workloadTurns(settings: BenchSettings, workload: Workload, n: number, m
   return prompts.map((prompt) => ({ prompt, options: greedy(newTokens) }));
 }
 
-function summarize(run: RunRecord, repeat: number): RunSummary {
+/** One run's figures: decode throughput over its decode-only steps, TTFT, sizes. */
+export function summarize(run: RunRecord, repeat: number): RunSummary {
   const turns = run.turns.map((t) => t.result);
   return {
     repeat,
@@ -57,16 +59,21 @@ async function measurePoint(run: RunWorkload, settings: BenchSettings, workload:
     }
     outputsMatch &&= outputs.batched === outputs.serialized;
   }
+  return throughputPoint(workload, sessions, runs, outputsMatch);
+}
+
+/** A grid cell from its repeats: each mode's median decode tok/s and their speed-up. */
+export function throughputPoint(workload: Workload, sessions: number, runs: Record<Mode, RunSummary[]>, outputsMatch: boolean): ThroughputPoint {
   const batched = median(runs.batched.map((r) => r.tokensPerSec));
   const serialized = median(runs.serialized.map((r) => r.tokensPerSec));
-  const speedup = serialized > 0 ? batched / serialized : Number.NaN;
+  const ratio = speedup({ tokensPerSec: batched }, { tokensPerSec: serialized }) ?? Number.NaN;
   return {
     workload,
     sessions,
     batched: { medianTokensPerSec: batched, runs: runs.batched },
     serialized: { medianTokensPerSec: serialized, runs: runs.serialized },
-    speedup,
-    efficiency: speedup / sessions,
+    speedup: ratio,
+    efficiency: ratio / sessions,
     outputsMatch,
   };
 }

@@ -1,7 +1,7 @@
 // The per-kernel report's arithmetic: op totals over layers, overhead share, the B=8 ratio.
 import { describe, expect, it } from 'vitest';
 import { batchRatio, opTotals, overheadShare, renderKernelMarkdown, type ModelSweep } from './kernel-report';
-import { median } from './metrics';
+import { median } from '../src/protocol/metrics';
 
 const sweep: ModelSweep = {
   model: 'm',

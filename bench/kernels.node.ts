@@ -12,7 +12,7 @@ import { testPipelineCache } from '../src/gpu/kernel-harness';
 import { loadShader, repoPath } from '../src/gpu/node-gpu';
 import { folderOpener } from '../tools/models/node-files';
 import { randomModel } from '../tools/models/random-model';
-import { median } from './metrics';
+import { median } from '../src/protocol/metrics';
 import { nodeBenchDevice } from './node-device';
 import { opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep } from './kernel-report';
 

@@ -1,8 +1,8 @@
-// Checks the benchmark's arithmetic on hand-built step records: which steps count as decode,
-// the rate, the median, and the join window's gaps. Not a benchmark; no browser, no timing.
+// Checks the benchmark's run-level arithmetic on hand-built step records: time to first token and
+// the join window's gaps. Not a benchmark; no browser, no timing.
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, StepRecord } from '../testing/harness/driver';
-import { decodeThroughput, joinLatency, median, timesToFirstToken } from './metrics';
+import { joinLatency, timesToFirstToken } from './metrics';
 
 type Row = StepRecord['rows'][number];
 
@@ -25,48 +25,6 @@ function turn(sessionId: string, promptTokens: number, sentAtMs: number): RunRec
     result: { sessionId, requestId: `${sessionId}-r`, promptTokenIds: new Array<number>(promptTokens).fill(1), outputTokenIds: [], text: '', finishReason: 'length' },
   };
 }
-
-describe('decodeThroughput', () => {
-  it('counts only steps made entirely of decode rows, one forward pass each', () => {
-    clockMs = 0;
-    const steps = [
-      step([row('a', 'prefill', 40, true)], 100),
-      step([row('a', 'decode', 1, true), row('b', 'prefill', 40, true)], 100), // mixed: left out
-      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true)], 10),
-      step([row('a', 'decode', 1, true), row('b', 'decode', 1, true)], 10),
-      step([row('b', 'decode', 1, true)], 5),
-    ];
-    const t = decodeThroughput(steps);
-    expect(t.decodeTokens).toBe(5);
-    expect(t.forwardPasses).toBe(3);
-    expect(t.decodeMs).toBe(25);
-    expect(t.tokensPerSec).toBeCloseTo(200);
-    expect(t.decodeRowsInMixedSteps).toBe(1);
-    expect(t.meanRowsPerStep).toBeCloseTo(5 / 3);
-    expect(t.wallSpanMs).toBe(steps[4]!.startedAtMs + 5 - steps[2]!.startedAtMs);
-    expect(t.decodeGpuMs).toBeNull(); // these steps carry no GPU times
-  });
-
-  it('sums the counted steps\' GPU time when every one has it', () => {
-    const steps = [step([row('a', 'decode', 1, true)], 10), step([row('a', 'decode', 1, true)], 12)];
-    steps[0]!.gpuTimeMs = 7;
-    expect(decodeThroughput(steps).decodeGpuMs).toBeNull();
-    steps[1]!.gpuTimeMs = 8;
-    expect(decodeThroughput(steps).decodeGpuMs).toBe(15);
-  });
-
-  it('gives zero, not NaN, when nothing decoded', () => {
-    expect(decodeThroughput([step([row('a', 'prefill', 3, true)], 4)]).tokensPerSec).toBe(0);
-  });
-});
-
-describe('median', () => {
-  it('takes the middle value, or the mean of the two middle ones', () => {
-    expect(median([3, 1, 2])).toBe(2);
-    expect(median([4, 1, 3, 2])).toBe(2.5);
-    expect(median([])).toBeNaN();
-  });
-});
 
 describe('join latency', () => {
   it('measures the decoders’ longest gap while the joiner’s chunks run, and its first token', () => {

@@ -1,7 +1,8 @@
 // The benchmark report: its JSON shape and the markdown tables rendered from it (the results
 // file and README's Benchmark section). Formatting only: no measuring, no files.
 import type { ModelInfo } from '../src/protocol/api';
-import type { DecodeThroughput, JoinLatency } from './metrics';
+import type { DecodeThroughput } from '../src/protocol/metrics';
+import type { JoinLatency } from './metrics';
 
 export type Workload = 'chat' | 'niah';
 export type Mode = 'batched' | 'serialized';

@@ -103,8 +103,6 @@ export interface SessionStats {
   cachedTokens: number;
   /** Send to first sampled token, in ms. */
   timeToFirstTokenMs?: number;
-  /** Decode rate of the current turn: tokens after the first per second since the first. */
-  tokensPerSec?: number;
   totalTokensIn: number;
   totalTokensOut: number;
   finishReason?: FinishReason;

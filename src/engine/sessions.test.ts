@@ -75,7 +75,6 @@ describe('SessionRegistry', () => {
     expect(state).toBe('done');
     expect(stats).toMatchObject({ tokensIn: 30, tokensOut: 4, finishReason: 'length' });
     expect(stats.timeToFirstTokenMs).toBeGreaterThan(0);
-    expect(stats.tokensPerSec).toBeGreaterThan(0);
   });
 
   it('continues a token-id turn from the raw token history', async () => {

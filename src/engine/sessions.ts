@@ -34,7 +34,6 @@ interface ActiveTurn {
   request: Request;
   sentAtMs: number;
   firstTokenAtMs?: number;
-  lastTokenAtMs?: number;
   text: string;
   /** reset() during the turn: its result must not enter the history. */
   discard: boolean;
@@ -213,7 +212,6 @@ export class SessionRegistry {
       const active = session?.active;
       if (!session || !active || row.newTokenIds.length === 0) continue;
       active.firstTokenAtMs ??= nowMs;
-      active.lastTokenAtMs = nowMs;
       active.text += row.newText;
       session.stats.tokensOut++;
       session.stats.totalTokensOut++;
@@ -236,13 +234,8 @@ export class SessionRegistry {
       session.state = request.numComputedTokens < request.numPromptTokens ? 'prefill' : 'decode';
     }
     session.stats.cachedTokens = Math.min(request.numCachedTokens, request.numPromptTokens);
-    if (active.firstTokenAtMs !== undefined) {
-      session.stats.timeToFirstTokenMs = active.firstTokenAtMs - active.sentAtMs;
-      const elapsedMs = (active.lastTokenAtMs ?? active.firstTokenAtMs) - active.firstTokenAtMs;
-      if (session.stats.tokensOut >= 2 && elapsedMs > 0) {
-        session.stats.tokensPerSec = ((session.stats.tokensOut - 1) * 1000) / elapsedMs;
-      }
-    }
+    // Rates are not kept here: src/protocol/metrics.ts derives every one from StepEvents.
+    if (active.firstTokenAtMs !== undefined) session.stats.timeToFirstTokenMs = active.firstTokenAtMs - active.sentAtMs;
   }
 
   private endTurn(session: Session, active: ActiveTurn, reason: FinishReason, error?: string): void {

@@ -30,8 +30,6 @@ export interface StepRow {
 export interface StepPlan {
   stepIndex: number;
   rows: StepRow[];
-  /** Block copies to perform before the forward (copy-on-write of shared tails). */
-  blockCopies?: Array<{ src: number; dst: number }>;
 }
 
 /**

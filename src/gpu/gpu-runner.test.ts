@@ -120,43 +120,6 @@ describe('GpuRunner KV pool', () => {
     const worst = await compareRunners(model, sessions, 10, 16, { maxKvBufferBytes: 2 * layerBytes });
     expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
   });
-
-  it('copies blocks before the forward (copy-on-write of a shared tail) like CpuRunner', async () => {
-    const model = await hfModel('qwen2', SMALL_DIMS);
-    const vocab = model.config.vocabSize;
-    const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64 });
-    const gpu = await gpuRunner(model);
-    const row = (id: string, tokenIds: number[], startPos: number, blockTable: number[]) => ({
-      sessionId: id,
-      tokenIds: Int32Array.from(tokenIds),
-      startPos,
-      blockTable: Int32Array.from(blockTable),
-      sampling: greedy(),
-      sample: true,
-    });
-    try {
-      // a fills blocks 1 and 2 (positions 0..19); b shares block 1 and gets a copy of block 2 as block 3
-      const prompt = promptOf(13, 20, vocab);
-      const plans = [{ stepIndex: 0, rows: [row('a', prompt, 0, [1, 2])] }];
-      const next = { a: 0, b: 0 };
-      for (let step = 0; step < 8; step++) {
-        const plan = plans[step]!;
-        const expected = cpu.executeDetailed(plan);
-        const actual = await gpu.executeDetailed(plan);
-        expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
-        expect(maxAbsDiff(actual.logits, expected.logits)).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
-        next.a = expected.sampledIds[0]!;
-        next.b = step === 0 ? (next.a + 1) % vocab : expected.sampledIds[1]!;
-        plans.push({
-          stepIndex: step + 1,
-          rows: [row('a', [next.a], 20 + step, [1, 2]), row('b', [next.b], 20 + step, [1, 3])],
-          ...(step === 0 ? { blockCopies: [{ src: 2, dst: 3 }] } : {}),
-        });
-      }
-    } finally {
-      gpu.dispose();
-    }
-  });
 });
 
 describe('GpuRunner cohorts', () => {

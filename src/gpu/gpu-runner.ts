@@ -184,7 +184,6 @@ export class GpuRunner implements ModelRunner {
 
     device.pushErrorScope('validation');
     const encoder = device.createCommandEncoder({ label: `step ${plan.stepIndex}` });
-    for (const { src, dst } of plan.blockCopies ?? []) this.kv.encodeBlockCopy(encoder, src, dst);
     if (counts.numTokens > 0) {
       queue.writeBuffer(act.tokens, 0, meta.tokens.buffer, 0, counts.numTokens * TOKEN_INFO_WORDS * 4);
       queue.writeBuffer(act.blockTables, 0, meta.blockTables.buffer, 0, meta.numBlockTableEntries * 4);

@@ -47,10 +47,6 @@ export function planKvArena(shape: KvShape, limits: KvArenaLimits, budgetBytes: 
 
 export class KvArena {
   readonly buffers: GPUBuffer[];
-  /** Bytes of one block's K (or V) in one layer */
-  private readonly blockBytes: number;
-  /** [2 * blockBytes]: block copies bounce through it (a buffer cannot copy into itself) */
-  private readonly scratch: GPUBuffer;
 
   constructor(
     device: GPUDevice,
@@ -68,8 +64,6 @@ export class KvArena {
         }),
       );
     }
-    this.blockBytes = shape.blockSize * shape.kvDim * 4;
-    this.scratch = device.createBuffer({ label: 'kv-copy', size: 2 * this.blockBytes, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
   }
 
   get numBlocks(): number {
@@ -87,24 +81,7 @@ export class KvArena {
     return { buffer: this.buffers[b]!, offset: (layer - b * this.plan.layersPerBuffer) * this.plan.layerStride, size: this.plan.layerBytes };
   }
 
-  /** Records copies of block src into block dst, K and V, in every layer (copy-on-write). */
-  encodeBlockCopy(encoder: GPUCommandEncoder, src: number, dst: number): void {
-    for (const id of [src, dst]) {
-      if (!(id >= 1 && id < this.plan.numBlocks)) throw new RangeError(`KV block ${id} outside 1..${this.plan.numBlocks - 1}`);
-    }
-    const n = this.blockBytes;
-    const vOffsetBytes = this.vOffsetFloats * 4;
-    for (let layer = 0; layer < this.shape.numLayers; layer++) {
-      const { buffer, offset } = this.layerBinding(layer);
-      encoder.copyBufferToBuffer(buffer, offset + src * n, this.scratch, 0, n);
-      encoder.copyBufferToBuffer(buffer, offset + vOffsetBytes + src * n, this.scratch, n, n);
-      encoder.copyBufferToBuffer(this.scratch, 0, buffer, offset + dst * n, n);
-      encoder.copyBufferToBuffer(this.scratch, n, buffer, offset + vOffsetBytes + dst * n, n);
-    }
-  }
-
   destroy(): void {
     for (const buffer of this.buffers) buffer.destroy();
-    this.scratch.destroy();
   }
 }

@@ -1,5 +1,5 @@
 // Tests of the CPU forward and CpuRunner: chunked == one-shot prefill, batch invariance (bitwise),
-// copy-on-write blocks, limits. Not llama.cpp parity (oracle.test.ts) and not the ops (ops.test.ts).
+// limits. Not llama.cpp parity (llama-cpp/oracle.test.ts) and not the ops (ops.test.ts).
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
 import { naiveForward } from './naive-forward';
@@ -100,23 +100,6 @@ describe('batch invariance', () => {
 
 describe('CpuRunner', () => {
   const model = randomModel({ arch: 'llama', seed: 9 });
-
-  it('copies blocks before the step so a shared prefix continues as if computed afresh', () => {
-    const shared = prompt(10, 4); // blocks of 4: [0..3] full, [4..7] full, [8, 9] partial tail
-    const tail = prompt(5, 5);
-    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
-    runner.executeDetailed({ stepIndex: 0, rows: [row('a', shared, 0, [1, 2, 3], false)] });
-    // B shares blocks 1 and 2, and takes a copy of A's partial tail block 3 into block 4
-    const viaCopy = runner.executeDetailed({
-      stepIndex: 1,
-      rows: [row('b', tail, 10, [1, 2, 4, 5])],
-      blockCopies: [{ src: 3, dst: 4 }],
-    }).logits;
-    const fresh = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
-    const whole = Int32Array.from([...shared, ...tail]);
-    const direct = fresh.executeDetailed({ stepIndex: 0, rows: [row('b', whole, 0, [6, 7, 8, 9])] }).logits;
-    expect(viaCopy).toEqual(direct);
-  });
 
   it('samples at the position of the generated token with the row settings', () => {
     const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });

@@ -40,17 +40,6 @@ export class KvPool {
     return this.blockSize * this.kvDim;
   }
 
-  /** Copy block src to dst in every layer, K and V (copy-on-write of a shared tail block). */
-  copyBlock(src: number, dst: number): void {
-    this.checkBlock(src);
-    this.checkBlock(dst);
-    const n = this.floatsPerBlock;
-    for (let layer = 0; layer < this.numLayers; layer++) {
-      this.k[layer].copyWithin(dst * n, src * n, (src + 1) * n);
-      this.v[layer].copyWithin(dst * n, src * n, (src + 1) * n);
-    }
-  }
-
   /** Throws unless id names a usable block (block 0 is reserved and never read or written). */
   checkBlock(id: number): void {
     if (!Number.isInteger(id) || id < 1 || id >= this.numBlocks) {

@@ -1,13 +1,13 @@
 // The batched-vs-serialized comparison: runs the same prompts both ways and shows each side's
-// aggregate decode tok/s and the ratio. The run itself is state/compare-actions.ts.
+// decode tok/s (decode-only steps, as the benchmark counts) and the ratio. The run itself is state/compare-actions.ts.
 import { useState } from 'react';
-import type { DecodeRate } from '../derive/throughput';
+import type { DecodeThroughput } from '../../protocol/metrics';
 import { runCompare } from '../state/compare-actions';
 import { useModelStore } from '../state/model-store';
 import { useRunsStore } from '../state/runs-store';
 
-function detail(rate: DecodeRate | undefined): string | undefined {
-  return rate && `${rate.numDecodeTokens} decode tokens in ${rate.numSteps} steps, ${(rate.elapsedMs / 1000).toFixed(2)} s`;
+function detail(rate: DecodeThroughput | undefined): string | undefined {
+  return rate && `${rate.decodeTokens} decode tokens in ${rate.forwardPasses} decode-only steps, ${(rate.decodeMs / 1000).toFixed(2)} s`;
 }
 
 export function ComparePanel() {

@@ -2,7 +2,8 @@
 // time, and the KV block pool with the queue depth. Recomputed at most four times a second.
 import { useMemo } from 'react';
 import type uPlot from 'uplot';
-import { stepEndMs, throughputSeries } from '../derive/throughput';
+import { stepEndMs } from '../../protocol/metrics';
+import { throughputSeries } from '../derive/throughput';
 import { useSessionsStore } from '../state/sessions-store';
 import { stepOriginMs, stepRing } from '../state/step-feed';
 import { useTelemetryStore } from '../state/telemetry-store';

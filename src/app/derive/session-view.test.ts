@@ -2,7 +2,7 @@
 // held-back text in finished events, resets during a turn, and untouched panes staying the same.
 import { describe, expect, it } from 'vitest';
 import { applyStepRecords, beginTurn, DEFAULT_SETTINGS, detachView, historyBeforeTurn, isActive, latestReply, newSessionView, resetView, suspendView, toSessionOptions, type SessionView } from './session-view';
-import { row, step } from './step-fixtures';
+import { row, step } from '../../protocol/testing/step-fixtures';
 import type { StepRecord } from './step-ring';
 
 const rec = (event: StepRecord['event'], receivedAtMs: number): StepRecord => ({ event, receivedAtMs });

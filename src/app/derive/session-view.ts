@@ -3,7 +3,7 @@
 import type { SessionOptions } from '../../protocol/api';
 import type { FinishReason, SessionState, WaitReason } from '../../protocol/events';
 import type { StepRecord } from './step-ring';
-import { stepEndMs } from './throughput';
+import { perSec, stepEndMs } from '../../protocol/metrics';
 
 export interface SessionSettings {
   systemPrompt: string;
@@ -184,7 +184,7 @@ export function applyStepRecords(views: ReadonlyMap<string, SessionView>, paneBy
         updated.lastTokenEndMs = endMs;
         if (row.kind === 'decode') updated.numDecodeTokens += n;
         const spanMs = endMs - updated.firstTokenEndMs;
-        if (updated.numDecodeTokens > 0 && spanMs > 0) updated.tokensPerSec = (updated.numDecodeTokens * 1000) / spanMs;
+        if (updated.numDecodeTokens > 0 && spanMs > 0) updated.tokensPerSec = perSec(updated.numDecodeTokens, spanMs);
       }
       put(updated);
     }

@@ -1,8 +1,8 @@
-// Tests for the UI's tok/s derivations: decode-only counting, run rates, the windowed series.
+// Tests for the UI's tok/s chart: decode-only counting per step and the windowed series.
 // Events are built by hand so every expected number can be checked on paper.
 import { describe, expect, it } from 'vitest';
-import { row, step } from './step-fixtures';
-import { countStepTokens, decodeRate, speedup, throughputSeries } from './throughput';
+import { row, step } from '../../protocol/testing/step-fixtures';
+import { countStepTokens, throughputSeries } from './throughput';
 
 describe('countStepTokens', () => {
   it('counts sampled tokens of every row but decode tokens of decode rows only', () => {
@@ -19,43 +19,6 @@ describe('countStepTokens', () => {
 
   it('does not count a cancelled decode row that sampled nothing', () => {
     expect(countStepTokens(step(0, 0, 10, [row('a', 'decode', 1, [])])).numDecodeTokens).toBe(0);
-  });
-});
-
-describe('decodeRate', () => {
-  const events = [
-    step(0, 0, 100, [row('a', 'prefill', 30, [1]), row('b', 'prefill', 30, [2])]),
-    step(1, 100, 50, [row('a', 'decode', 1, [3]), row('b', 'decode', 1, [4])]),
-    step(2, 150, 50, [row('a', 'decode', 1, [5])]),
-    step(3, 300, 100, [row('c', 'decode', 1, [6])]),
-  ];
-
-  it('divides decode tokens by the wall span of the counted steps', () => {
-    const all = decodeRate(events);
-    expect(all.numDecodeTokens).toBe(4);
-    expect(all.numSteps).toBe(4);
-    expect(all.elapsedMs).toBe(400);
-    expect(all.tokensPerSec).toBe(10);
-  });
-
-  it('restricts to the given sessions and to the steps they rode in', () => {
-    const ab = decodeRate(events, new Set(['a', 'b']));
-    expect(ab.numDecodeTokens).toBe(3);
-    expect(ab.numSteps).toBe(3);
-    expect(ab.elapsedMs).toBe(200);
-    expect(ab.tokensPerSec).toBe(15);
-  });
-
-  it('is zero, not NaN, without steps', () => {
-    expect(decodeRate([], new Set(['x']))).toEqual({ numDecodeTokens: 0, numSteps: 0, elapsedMs: 0, tokensPerSec: 0 });
-    expect(decodeRate(events, new Set(['nobody'])).tokensPerSec).toBe(0);
-  });
-
-  it('gives the batched/serialized ratio, or null without a baseline', () => {
-    const fast = { numDecodeTokens: 80, numSteps: 10, elapsedMs: 1000, tokensPerSec: 80 };
-    const slow = { numDecodeTokens: 80, numSteps: 80, elapsedMs: 4000, tokensPerSec: 20 };
-    expect(speedup(fast, slow)).toBe(4);
-    expect(speedup(fast, { ...slow, tokensPerSec: 0 })).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
-// Tokens-per-second figures for the UI, derived from StepEvents: per step, per run, over time.
-// Pure: no clocks, no stores, no rendering. Tokens = rows' newTokenIds; tok/s counts decode rows only.
+// The throughput chart's series: decode tok/s over a trailing window at each step, per session.
+// Pure: no clocks, no stores, no rendering. Run-level figures live in src/protocol/metrics.ts.
 import type { StepEvent } from '../../protocol/events';
+import { stepEndMs } from '../../protocol/metrics';
 
 export interface StepTokenCounts {
   /** Tokens sampled by decode rows (the first token of a turn comes from a prefill row). */
@@ -9,10 +10,6 @@ export interface StepTokenCounts {
   numSampledTokens: number;
   /** Decode tokens per session id. */
   decodeBySession: Map<string, number>;
-}
-
-export function stepEndMs(event: StepEvent): number {
-  return event.startedAtMs + event.elapsedMs;
 }
 
 export function countStepTokens(event: StepEvent): StepTokenCounts {
@@ -27,35 +24,6 @@ export function countStepTokens(event: StepEvent): StepTokenCounts {
     decodeBySession.set(row.sessionId, (decodeBySession.get(row.sessionId) ?? 0) + n);
   }
   return { numDecodeTokens, numSampledTokens, decodeBySession };
-}
-
-export interface DecodeRate {
-  numDecodeTokens: number;
-  numSteps: number;
-  /** From the first counted step's start to the last one's end (gaps between steps included). */
-  elapsedMs: number;
-  tokensPerSec: number;
-}
-
-/**
- * Aggregate decode tok/s over the steps in which the given sessions (all sessions when omitted)
- * rode: their decode tokens over the wall span of those steps.
- */
-export function decodeRate(events: readonly StepEvent[], sessionIds?: ReadonlySet<string>): DecodeRate {
-  let numDecodeTokens = 0;
-  let numSteps = 0;
-  let firstStartMs = Infinity;
-  let lastEndMs = -Infinity;
-  for (const event of events) {
-    const rows = sessionIds ? event.rows.filter((row) => sessionIds.has(row.sessionId)) : event.rows;
-    if (rows.length === 0) continue;
-    numSteps++;
-    firstStartMs = Math.min(firstStartMs, event.startedAtMs);
-    lastEndMs = Math.max(lastEndMs, stepEndMs(event));
-    for (const row of rows) if (row.kind === 'decode') numDecodeTokens += row.newTokenIds.length;
-  }
-  const elapsedMs = numSteps > 0 ? lastEndMs - firstStartMs : 0;
-  return { numDecodeTokens, numSteps, elapsedMs, tokensPerSec: elapsedMs > 0 ? (numDecodeTokens * 1000) / elapsedMs : 0 };
 }
 
 export interface ThroughputSeries {
@@ -110,9 +78,4 @@ export function throughputSeries(events: readonly StepEvent[], originMs: number,
     pushPoint((endMs - originMs) / 1000, toRate(total), (id) => toRate(perSession.get(id) ?? 0));
   }
   return { x, aggregate, bySession };
-}
-
-/** Batched over serialized aggregate decode tok/s; null when the baseline measured nothing. */
-export function speedup(batched: DecodeRate, serialized: DecodeRate): number | null {
-  return serialized.tokensPerSec > 0 && batched.tokensPerSec > 0 ? batched.tokensPerSec / serialized.tokensPerSec : null;
 }

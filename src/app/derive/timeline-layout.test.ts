@@ -1,7 +1,7 @@
 // Tests for the timeline's geometry: visible columns, row order, scroll-back, hit-testing and
 // cell intensity. Canvas painting itself is checked in the browser (e2e/ui.spec.ts).
 import { describe, expect, it } from 'vitest';
-import { row, step } from './step-fixtures';
+import { row, step } from '../../protocol/testing/step-fixtures';
 import { cellAlpha, columnAt, layoutTimeline, type TimelineGeometry } from './timeline-layout';
 
 const geometry: TimelineGeometry = { width: 200, height: 120, labelWidth: 40, headerHeight: 20, minColumnWidth: 4, maxColumnWidth: 16, maxRowHeight: 20 };

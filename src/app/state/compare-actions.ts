@@ -1,9 +1,9 @@
 // The "compare" action: the same prompts in fresh greedy sessions, first serialized then
-// batched, each side's aggregate decode tok/s from its own steps, and their ratio.
+// batched, each side's decode tok/s from its own decode-only steps, and their ratio.
 import type { EngineMode, StepEvent } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
 import type { SessionSettings } from '../derive/session-view';
-import { decodeRate, speedup, type DecodeRate } from '../derive/throughput';
+import { compareOutcome, type CompareSide } from '../derive/compare';
 import { errorMessage } from './model-actions';
 import { useRunsStore } from './runs-store';
 import { addSessions, closeSession, sendMessage, waitForTurn } from './session-actions';
@@ -37,8 +37,8 @@ export async function setMode(mode: EngineMode): Promise<void> {
   await getEngineClient().setMode(mode);
 }
 
-/** Runs the prompts in fresh panes under one mode; returns its decode rate. */
-async function runSide(mode: EngineMode, prompts: string[]): Promise<DecodeRate> {
+/** Runs the prompts in fresh panes under one mode; returns the steps and its sessions' ids. */
+async function runSide(mode: EngineMode, prompts: string[]): Promise<CompareSide> {
   await setMode(mode);
   const paneIds = addSessions(prompts.length, COMPARE_SETTINGS, { labelPrefix: mode === 'batched' ? 'B' : 'S', tag: `compare-${mode}` });
   const steps: StepEvent[] = [];
@@ -48,7 +48,7 @@ async function runSide(mode: EngineMode, prompts: string[]): Promise<DecodeRate>
     if (sent.some((ok) => !ok)) throw new Error(`a ${mode} session could not start (see its pane)`);
     await Promise.all(paneIds.map(waitForTurn));
     const engineIds = new Set(paneIds.map((id) => useSessionsStore.getState().views.get(id)?.engineId).filter((id): id is string => !!id));
-    return decodeRate(steps, engineIds);
+    return { steps, sessionIds: engineIds };
   } finally {
     untap();
     await Promise.all(paneIds.map(closeSession));
@@ -65,9 +65,9 @@ export async function runCompare(numPrompts: number): Promise<void> {
     await runSide('serialized', prompts.slice(0, 1));
     useRunsStore.getState().setCompare({ phase: `serialized: ${prompts.length} prompts one at a time` });
     const serialized = await runSide('serialized', prompts);
-    useRunsStore.getState().setCompare({ serialized, phase: `batched: ${prompts.length} prompts together` });
+    useRunsStore.getState().setCompare({ serialized: compareOutcome(serialized, serialized).serialized, phase: `batched: ${prompts.length} prompts together` });
     const batched = await runSide('batched', prompts);
-    useRunsStore.getState().setCompare({ status: 'done', phase: '', batched, ratio: speedup(batched, serialized) });
+    useRunsStore.getState().setCompare({ status: 'done', phase: '', ...compareOutcome(serialized, batched) });
   } catch (error) {
     useRunsStore.getState().setCompare({ status: 'error', phase: '', error: errorMessage(error) });
   } finally {

@@ -1,15 +1,15 @@
 // Zustand store of the two preset runs: the batched-vs-serialized comparison and the latest
 // NIAH x N run. Plain results; the runs themselves live in compare-actions.ts and niah-actions.ts.
 import { create } from 'zustand';
-import type { DecodeRate } from '../derive/throughput';
+import type { DecodeThroughput } from '../../protocol/metrics';
 
 export interface CompareState {
   status: 'idle' | 'running' | 'done' | 'error';
   /** What the run is doing now, for people. */
   phase: string;
   numPrompts: number;
-  batched?: DecodeRate;
-  serialized?: DecodeRate;
+  batched?: DecodeThroughput;
+  serialized?: DecodeThroughput;
   ratio?: number | null;
   error?: string;
 }

@@ -2,7 +2,7 @@
 // pane, Maps replaced rather than mutated, and panes detached when the model changes.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { beginTurn, DEFAULT_SETTINGS, latestReply } from '../derive/session-view';
-import { row, step } from '../derive/step-fixtures';
+import { row, step } from '../../protocol/testing/step-fixtures';
 import { useSessionsStore } from './sessions-store';
 
 const initial = useSessionsStore.getState();

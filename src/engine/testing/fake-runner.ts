@@ -60,9 +60,6 @@ export class FakeRunner implements ModelRunner {
     const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
     if (plan.rows.length > this.maxRows) throw new RangeError(`${plan.rows.length} rows > maxRows ${this.maxRows}`);
     if (numTokens > this.maxTokensPerStep) throw new RangeError(`${numTokens} tokens > ${this.maxTokensPerStep}`);
-    for (const { src, dst } of plan.blockCopies ?? []) {
-      this.slots.copyWithin(dst * this.blockSize, src * this.blockSize, (src + 1) * this.blockSize);
-    }
     // writes first, as a forward pass stores every row's K/V before attention reads them
     const writtenThisStep = new Set<number>();
     for (const row of plan.rows) {

@@ -1,6 +1,6 @@
 // Builders of StepEvents for the UI's pure tests: plain data shaped like the worker's events.
 // Test support only; the app never builds StepEvents itself.
-import type { StepEvent, StepRowEvent } from '../../protocol/events';
+import type { StepEvent, StepRowEvent } from '../events';
 
 export function row(sessionId: string, kind: 'prefill' | 'decode', numTokens: number, sampled: number[] = [], newText = '', extra: Partial<StepRowEvent> = {}): StepRowEvent {
   return {

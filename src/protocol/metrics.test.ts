@@ -1,0 +1,106 @@
+// Tests for the one metrics module: decode-only steps and their rate, wall rate, speed-up and
+// median, on hand-built steps: plain records (as the benchmark keeps) and StepEvents.
+import { describe, expect, it } from 'vitest';
+import { row, step } from './testing/step-fixtures';
+import { decodeThroughput, median, speedup, wallDecodeRate, type MeasuredRow, type MeasuredStep } from './metrics';
+
+type Row = MeasuredRow & { position: number };
+
+function rec(sessionId: string, kind: Row['kind'], numTokens: number, sampled: boolean): Row {
+  return { sessionId, kind, numTokens, position: 0, newTokenIds: sampled ? [65] : [] };
+}
+
+let clockMs = 0;
+function recStep(rows: Row[], elapsedMs: number): MeasuredStep & { receivedAtMs: number } {
+  const startedAtMs = clockMs;
+  clockMs += elapsedMs + 1; // a 1 ms yield between steps
+  return { startedAtMs, elapsedMs, receivedAtMs: clockMs, rows };
+}
+
+describe('decodeThroughput', () => {
+  it('counts only steps made entirely of decode rows, one forward pass each', () => {
+    clockMs = 0;
+    const steps = [
+      recStep([rec('a', 'prefill', 40, true)], 100),
+      recStep([rec('a', 'decode', 1, true), rec('b', 'prefill', 40, true)], 100), // mixed: left out
+      recStep([rec('a', 'decode', 1, true), rec('b', 'decode', 1, true)], 10),
+      recStep([rec('a', 'decode', 1, true), rec('b', 'decode', 1, true)], 10),
+      recStep([rec('b', 'decode', 1, true)], 5),
+    ];
+    const t = decodeThroughput(steps);
+    expect(t.decodeTokens).toBe(5);
+    expect(t.forwardPasses).toBe(3);
+    expect(t.decodeMs).toBe(25);
+    expect(t.tokensPerSec).toBeCloseTo(200);
+    expect(t.decodeRowsInMixedSteps).toBe(1);
+    expect(t.meanRowsPerStep).toBeCloseTo(5 / 3);
+    expect(t.wallSpanMs).toBe(steps[4]!.startedAtMs + 5 - steps[2]!.startedAtMs);
+    expect(t.decodeGpuMs).toBeNull(); // these steps carry no GPU times
+  });
+
+  it('sums the counted steps\' GPU time when every one has it', () => {
+    const steps = [recStep([rec('a', 'decode', 1, true)], 10), recStep([rec('a', 'decode', 1, true)], 12)];
+    steps[0]!.gpuTimeMs = 7;
+    expect(decodeThroughput(steps).decodeGpuMs).toBeNull();
+    steps[1]!.gpuTimeMs = 8;
+    expect(decodeThroughput(steps).decodeGpuMs).toBe(15);
+  });
+
+  it('gives zero, not NaN, when nothing decoded', () => {
+    expect(decodeThroughput([recStep([rec('a', 'prefill', 3, true)], 4)]).tokensPerSec).toBe(0);
+  });
+
+  it('restricts to the given sessions: a step counts when their rows in it are all decode rows', () => {
+    clockMs = 0;
+    const steps = [recStep([rec('a', 'decode', 1, true), rec('x', 'prefill', 30, false)], 20), recStep([rec('a', 'decode', 1, true)], 10)];
+    expect(decodeThroughput(steps).decodeTokens).toBe(1);
+    const onlyA = decodeThroughput(steps, new Set(['a']));
+    expect(onlyA.decodeTokens).toBe(2);
+    expect(onlyA.decodeMs).toBe(30);
+  });
+});
+
+describe('wallDecodeRate', () => {
+  const events = [
+    step(0, 0, 100, [row('a', 'prefill', 30, [1]), row('b', 'prefill', 30, [2])]),
+    step(1, 100, 50, [row('a', 'decode', 1, [3]), row('b', 'decode', 1, [4])]),
+    step(2, 150, 50, [row('a', 'decode', 1, [5])]),
+    step(3, 300, 100, [row('c', 'decode', 1, [6])]),
+  ];
+
+  it('divides decode tokens by the wall span of the counted steps', () => {
+    const all = wallDecodeRate(events);
+    expect(all.numDecodeTokens).toBe(4);
+    expect(all.numSteps).toBe(4);
+    expect(all.elapsedMs).toBe(400);
+    expect(all.tokensPerSec).toBe(10);
+  });
+
+  it('restricts to the given sessions and to the steps they rode in', () => {
+    const ab = wallDecodeRate(events, new Set(['a', 'b']));
+    expect(ab.numDecodeTokens).toBe(3);
+    expect(ab.numSteps).toBe(3);
+    expect(ab.elapsedMs).toBe(200);
+    expect(ab.tokensPerSec).toBe(15);
+  });
+
+  it('is zero, not NaN, without steps', () => {
+    expect(wallDecodeRate([], new Set(['x']))).toEqual({ numDecodeTokens: 0, numSteps: 0, elapsedMs: 0, tokensPerSec: 0 });
+    expect(wallDecodeRate(events, new Set(['nobody'])).tokensPerSec).toBe(0);
+  });
+
+  it('gives the batched/serialized ratio, or null without a baseline', () => {
+    const fast = { numDecodeTokens: 80, numSteps: 10, elapsedMs: 1000, tokensPerSec: 80 };
+    const slow = { numDecodeTokens: 80, numSteps: 80, elapsedMs: 4000, tokensPerSec: 20 };
+    expect(speedup(fast, slow)).toBe(4);
+    expect(speedup(fast, { ...slow, tokensPerSec: 0 })).toBeNull();
+  });
+});
+
+describe('median', () => {
+  it('takes the middle value, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+});

@@ -1,0 +1,147 @@
+// The one definition of every speed figure, over StepEvents or their plain-data copies: decode
+// tok/s over decode-only steps, wall tok/s, token times and gaps, the batched/serialized speed-up.
+// Pure functions; the page, the library's usage, the benchmark and the README all read these.
+
+/** The part of a step row the figures read (StepRowEvent, or a copy with number arrays). */
+export interface MeasuredRow {
+  sessionId: string;
+  kind: 'prefill' | 'decode';
+  numTokens: number;
+  newTokenIds: ArrayLike<number>;
+}
+
+/** The part of a step the figures read: the engine's own clock, never the page's. */
+export interface MeasuredStep {
+  startedAtMs: number;
+  elapsedMs: number;
+  gpuTimeMs?: number;
+  rows: readonly MeasuredRow[];
+}
+
+export function stepEndMs(step: MeasuredStep): number {
+  return step.startedAtMs + step.elapsedMs;
+}
+
+function rowsOf(step: MeasuredStep, sessionIds?: ReadonlySet<string>): readonly MeasuredRow[] {
+  return sessionIds ? step.rows.filter((row) => sessionIds.has(row.sessionId)) : step.rows;
+}
+
+/** A step made only of decode rows: one forward pass that fed one token per row. */
+export function isDecodeOnlyStep(step: MeasuredStep, sessionIds?: ReadonlySet<string>): boolean {
+  const rows = rowsOf(step, sessionIds);
+  return rows.length > 0 && rows.every((row) => row.kind === 'decode');
+}
+
+export interface DecodeThroughput {
+  /** Decode rows (one fed token each) in the counted steps. */
+  decodeTokens: number;
+  /** Counted steps: those whose rows are all decode rows; each is one forward pass. */
+  forwardPasses: number;
+  /** Sum of the counted steps' elapsedMs (the engine's own step wall time). */
+  decodeMs: number;
+  /** Sum of their GPU pass times (timestamp queries); null where the device has none. */
+  decodeGpuMs: number | null;
+  /** Decode tok/s: decodeTokens over decodeMs. */
+  tokensPerSec: number;
+  /** From the first counted step's start to the last one's end. */
+  wallSpanMs: number;
+  /** Decode rows that rode in steps with a prefill chunk; left out of the rate. */
+  decodeRowsInMixedSteps: number;
+  meanRowsPerStep: number;
+}
+
+/**
+ * Decode tok/s: decode rows over the summed elapsedMs of the steps that carry only decode rows
+ * (of the given sessions, when given). Each counted token is the one forward pass that fed it on
+ * either path; prefill forwards (which sample each request's first token) count on neither.
+ */
+export function decodeThroughput(steps: readonly MeasuredStep[], sessionIds?: ReadonlySet<string>): DecodeThroughput {
+  let decodeTokens = 0;
+  let forwardPasses = 0;
+  let decodeMs = 0;
+  let gpuMs = 0;
+  let timed = true;
+  let decodeRowsInMixedSteps = 0;
+  let firstStartMs = Infinity;
+  let lastEndMs = -Infinity;
+  for (const step of steps) {
+    const rows = rowsOf(step, sessionIds);
+    if (!isDecodeOnlyStep(step, sessionIds)) {
+      decodeRowsInMixedSteps += rows.filter((row) => row.kind === 'decode').length;
+      continue;
+    }
+    decodeTokens += rows.length;
+    forwardPasses++;
+    decodeMs += step.elapsedMs;
+    if (step.gpuTimeMs === undefined) timed = false;
+    else gpuMs += step.gpuTimeMs;
+    firstStartMs = Math.min(firstStartMs, step.startedAtMs);
+    lastEndMs = Math.max(lastEndMs, stepEndMs(step));
+  }
+  return {
+    decodeTokens,
+    forwardPasses,
+    decodeMs,
+    decodeGpuMs: forwardPasses > 0 && timed ? gpuMs : null,
+    tokensPerSec: perSec(decodeTokens, decodeMs),
+    wallSpanMs: forwardPasses > 0 ? lastEndMs - firstStartMs : 0,
+    decodeRowsInMixedSteps,
+    meanRowsPerStep: forwardPasses > 0 ? decodeTokens / forwardPasses : 0,
+  };
+}
+
+export interface WallDecodeRate {
+  numDecodeTokens: number;
+  numSteps: number;
+  /** From the first counted step's start to the last one's end (gaps between steps included). */
+  elapsedMs: number;
+  tokensPerSec: number;
+}
+
+/**
+ * Wall tok/s: decode tokens sampled by the given sessions (all when omitted) over the wall span
+ * of the steps they rode in, prefill steps and the gaps between steps included.
+ */
+export function wallDecodeRate(steps: readonly MeasuredStep[], sessionIds?: ReadonlySet<string>): WallDecodeRate {
+  let numDecodeTokens = 0;
+  let numSteps = 0;
+  let firstStartMs = Infinity;
+  let lastEndMs = -Infinity;
+  for (const step of steps) {
+    const rows = rowsOf(step, sessionIds);
+    if (rows.length === 0) continue;
+    numSteps++;
+    firstStartMs = Math.min(firstStartMs, step.startedAtMs);
+    lastEndMs = Math.max(lastEndMs, stepEndMs(step));
+    for (const row of rows) if (row.kind === 'decode') numDecodeTokens += row.newTokenIds.length;
+  }
+  const elapsedMs = numSteps > 0 ? lastEndMs - firstStartMs : 0;
+  return { numDecodeTokens, numSteps, elapsedMs, tokensPerSec: perSec(numDecodeTokens, elapsedMs) };
+}
+
+/** Tokens per second, 0 (not NaN or Infinity) over an empty span. */
+export function perSec(numTokens: number, elapsedMs: number): number {
+  return elapsedMs > 0 ? (numTokens * 1000) / elapsedMs : 0;
+}
+
+/** Batched over serialized decode tok/s; null when either side measured nothing. */
+export function speedup(batched: { tokensPerSec: number }, serialized: { tokensPerSec: number }): number | null {
+  return serialized.tokensPerSec > 0 && batched.tokensPerSec > 0 ? batched.tokensPerSec / serialized.tokensPerSec : null;
+}
+
+/** End time (engine clock) of each step that gave `sessionId` a token. */
+export function tokenEndTimes(steps: readonly MeasuredStep[], sessionId: string): number[] {
+  return steps.filter((s) => s.rows.some((r) => r.sessionId === sessionId && r.newTokenIds.length > 0)).map(stepEndMs);
+}
+
+/** Inter-token gaps: each token's end time and the time since the previous token's. */
+export function interTokenGaps(times: readonly number[]): Array<{ endMs: number; gapMs: number }> {
+  return times.slice(1).map((t, i) => ({ endMs: t, gapMs: t - times[i]! }));
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
