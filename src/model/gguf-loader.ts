@@ -9,6 +9,7 @@ import { checkTensors } from './expected-tensors';
 import { BLOCK_LAYOUTS, dtypeFromGgmlId } from './quant-layout';
 import { unpermuteRowsFromGguf } from './permute';
 import { ModelFormatError, check } from './errors';
+import { checkNoOverlap } from './tensor-ranges';
 
 const MAX_DIM = 2 ** 31;
 
@@ -51,6 +52,7 @@ function placeTensors(file: string, h: GgufHeader, fileSize: number): Placed[] {
     check(Number.isSafeInteger(begin + bytes) && begin + bytes <= fileSize, file, `tensor "${t.name}" data [${begin}, ${begin + bytes}) runs past the end of the ${fileSize}-byte file`);
     placed.push({ name: t.name, dtype, shape, begin, end: begin + bytes });
   }
+  checkNoOverlap(file, placed);
   return placed;
 }
 

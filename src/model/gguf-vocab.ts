@@ -3,7 +3,7 @@
 
 import { ModelFormatError } from './errors';
 import { byteLevelPreTokenizerJson, preTokenizerSpec, SUPPORTED_PRE_TOKENIZERS } from './gguf-vocab-pre';
-import { HfTokenizer, type HfTokenizerOptions, type JsonObject } from './tokenizer';
+import { checkVocabEntries, HfTokenizer, type HfTokenizerOptions, type JsonObject } from './tokenizer';
 
 const FILE = 'GGUF tokenizer metadata';
 
@@ -229,6 +229,7 @@ function emptyRecord(): Record<string, number> {
 
 function readVocab(metadata: Record<string, unknown>): Vocab {
   const tokens = metadata['tokenizer.ggml.tokens'];
+  if (Array.isArray(tokens)) checkVocabEntries(FILE, 'tokenizer.ggml.tokens', tokens.length);
   if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t) => typeof t === 'string')) {
     throw new ModelFormatError(FILE, 'tokenizer.ggml.tokens must be a non-empty array of strings');
   }
@@ -247,6 +248,7 @@ function readMerges(metadata: Record<string, unknown>): Array<[string, string]> 
   const raw = metadata['tokenizer.ggml.merges'];
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) throw new ModelFormatError(FILE, 'tokenizer.ggml.merges must be an array of strings');
+  checkVocabEntries(FILE, 'tokenizer.ggml.merges', raw.length);
   return raw.map((merge, i) => {
     // llama.cpp splits at the first space after the first character.
     const cut = typeof merge === 'string' ? merge.indexOf(' ', 1) : -1;

@@ -1,10 +1,16 @@
 // Malformed and hostile model files: each must fail fast with a ModelFormatError that names
 // the file and the problem, without hanging or allocating more than the file implies.
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bytesSource, mapOpener } from './byte-source';
 import { ModelFormatError } from './errors';
+import { MAX_METADATA_STRING_BYTES, readGgufHeader } from './gguf';
 import { loadGgufModel } from './gguf-loader';
+import { tokenizerFromGguf } from './gguf-vocab';
 import { loadHfModel } from './hf-loader';
+import { HfTokenizer, MAX_VOCAB_ENTRIES } from './tokenizer';
+import { byteLevelGguf } from './tokenizer-fixtures';
+import { fileSource, folderOpener } from '../../tools/models/node-files';
 import { ggufContents, hfToGguf } from '../../tools/models/hf-to-gguf';
 import { arr, str, u32, writeGguf, type GgufValue } from '../../tools/models/gguf-writer';
 import { hfFiles, syntheticModel } from '../../tools/models/synth';
@@ -12,6 +18,8 @@ import { writeSafetensors } from '../../tools/models/safetensors-writer';
 
 const tiny = () => syntheticModel({ arch: 'llama', seed: 9, dims: { hidden: 64, intermediate: 128, layers: 1, heads: 2, kvHeads: 1, headDim: 32 } });
 const enc = (s: string) => new TextEncoder().encode(s);
+/** A pattern matching exactly `text`, for messages with brackets and dots in them. */
+const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
 
 async function expectGgufError(bytes: Uint8Array, problem: RegExp): Promise<void> {
   const err = await loadGgufModel(bytesSource('bad.gguf', bytes)).then(() => null, (e: unknown) => e);
@@ -27,16 +35,24 @@ async function expectHfError(files: Map<string, Uint8Array>, file: string, probl
   expect((err as ModelFormatError).problem).toMatch(problem);
 }
 
-/** Byte offset just past a tensor info's name (where n_dims starts). */
-function tensorInfoAt(bytes: Uint8Array, name: string): number {
-  const needle = enc(name);
+/** Byte offset just past a length-prefixed string `text` whose next byte passes `next`. */
+function stringEndAt(bytes: Uint8Array, text: string, next: (byte: number) => boolean): number {
+  const needle = enc(text);
   outer: for (let i = 8; i < bytes.length - needle.length; i++) {
     for (let j = 0; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
     const view = new DataView(bytes.buffer, bytes.byteOffset);
-    if (view.getBigUint64(i - 8, true) === BigInt(needle.length) && bytes[i + needle.length] <= 4) return i + needle.length;
+    if (view.getBigUint64(i - 8, true) === BigInt(needle.length) && next(bytes[i + needle.length])) return i + needle.length;
   }
-  throw new Error(`no tensor info ${name}`);
+  throw new Error(`no string ${text}`);
 }
+
+/** Byte offset just past a tensor info's name (where n_dims starts). */
+const tensorInfoAt = (bytes: Uint8Array, name: string) => stringEndAt(bytes, name, (b) => b <= 4);
+/** Byte offset just past a metadata key (where its value type starts). */
+const metadataValueAt = (bytes: Uint8Array, key: string) => stringEndAt(bytes, key, (b) => b <= 12);
+
+/** Byte offset of a 2-D tensor info's data offset field. */
+const tensorOffsetField = (bytes: Uint8Array, name: string) => tensorInfoAt(bytes, name) + 4 + 16 + 4;
 
 function patched(bytes: Uint8Array, edit: (view: DataView) => void): Uint8Array {
   const copy = bytes.slice();
@@ -81,7 +97,29 @@ describe('malformed GGUF', () => {
     const at = tensorInfoAt(good, 'output.weight');
     return expectGgufError(patched(good, (v) => v.setBigUint64(at + 4 + 16 + 4, v.getBigUint64(at + 4 + 16 + 4, true) + 4n, true)), /not aligned/);
   });
-  it('absurd string length in metadata', () => expectGgufError(patched(good, (v) => v.setBigUint64(24, 1n << 50n, true)), /malformed GGUF header|truncated/));
+  it('absurd string length in metadata', () => expectGgufError(patched(good, (v) => v.setBigUint64(24, 1n << 50n, true)), /metadata key 0 is 1125899906842624 bytes long/));
+  it('tensors sharing bytes (attn_k starting inside attn_q)', async () => {
+    const { dataOffset, tensors } = await readGgufHeader(bytesSource('good.gguf', good));
+    const q = dataOffset + tensors.find((t) => t.name === 'blk.0.attn_q.weight')!.offset;
+    const bad = patched(good, (v) => v.setBigUint64(tensorOffsetField(good, 'blk.0.attn_k.weight'), BigInt(q - dataOffset + 32), true));
+    // q is [64, 64] f32 (16384 bytes), k [32, 64] f32 (8192 bytes).
+    return expectGgufError(bad, exactly(`tensors "blk.0.attn_q.weight" and "blk.0.attn_k.weight" overlap in the file (bytes [${q}, ${q + 16384}) and [${q + 32}, ${q + 32 + 8192}))`));
+  });
+  it('output.weight stored on the bytes of token_embd.weight', () => {
+    const embd = new DataView(good.buffer, good.byteOffset).getBigUint64(tensorOffsetField(good, 'token_embd.weight'), true);
+    const bad = patched(good, (v) => v.setBigUint64(tensorOffsetField(good, 'output.weight'), embd, true));
+    return expectGgufError(bad, /^tensors "(token_embd|output)\.weight" and "(token_embd|output)\.weight" overlap in the file/);
+  });
+  it('a 3 MB general.name', () => expectGgufError(ggufWith(setMeta('general.name', str('n'.repeat(3_000_000)))), exactly(`metadata "general.name" is a 3000000-byte string, longer than the ${MAX_METADATA_STRING_BYTES}-byte limit for metadata strings`)));
+  it('an over-long string inside a metadata array', () => {
+    const tokens = Array.from({ length: 256 }, (_, i) => (i === 200 ? 'x'.repeat(MAX_METADATA_STRING_BYTES + 1) : `t${i}`));
+    return expectGgufError(ggufWith(setMeta('tokenizer.ggml.tokens', arr('string', tokens))), /^metadata "tokenizer.ggml.tokens" entry 200 is a 1048577-byte string/);
+  });
+  it('a vocabulary of 3.5M tokens', () => {
+    const count = metadataValueAt(good, 'tokenizer.ggml.tokens') + 4 + 4;
+    const bad = patched(good, (v) => v.setBigUint64(count, 3_500_000n, true));
+    return expectGgufError(bad, exactly(`metadata "tokenizer.ggml.tokens" has 3500000 entries, more than the limit of ${MAX_VOCAB_ENTRIES}`));
+  });
   it('missing tensor', () => {
     const { metadata, tensors } = ggufContents(tiny(), 'f32');
     return expectGgufError(writeGguf(metadata, tensors.filter((t) => t.name !== 'blk.0.ffn_down.weight')), /missing tensor "model.layers.0.mlp.down_proj.weight"/);
@@ -158,5 +196,90 @@ describe('malformed HF folders', () => {
     files.set('b.safetensors', writeSafetensors([t]));
     files.set('model.safetensors.index.json', enc(JSON.stringify({ weight_map: { x: 'a.safetensors', y: 'b.safetensors' } })));
     return expectHfError(files, 'b.safetensors', /appears in more than one shard/);
+  });
+  it('tensors sharing bytes (k_proj on the first bytes of q_proj)', () => {
+    const st = good().get('model.safetensors')!;
+    const headerLen = Number(new DataView(st.buffer, st.byteOffset).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(st.subarray(8, 8 + headerLen))) as Record<string, { data_offsets: number[] }>;
+    const q = header['model.layers.0.self_attn.q_proj.weight'].data_offsets;
+    const k = header['model.layers.0.self_attn.k_proj.weight'];
+    k.data_offsets = [q[0], q[0] + (k.data_offsets[1] - k.data_offsets[0])];
+    // Padded with spaces to the old length, so the data section does not move.
+    const json = enc(JSON.stringify(header).padEnd(headerLen, ' '));
+    expect(json.length).toBe(headerLen);
+    const bad = st.slice();
+    bad.set(json, 8);
+    const at = (n: number) => 8 + headerLen + n;
+    // Same start: the shorter (k, [32, 64] f32) sorts first.
+    return expectHfError(withFile('model.safetensors', bad), 'model.safetensors', exactly(
+      `tensors "model.layers.0.self_attn.k_proj.weight" and "model.layers.0.self_attn.q_proj.weight" overlap in the file (bytes [${at(q[0])}, ${at(q[0] + 8192)}) and [${at(q[0])}, ${at(q[1])}))`,
+    ));
+  });
+});
+
+describe('GGUF metadata strings are read whole or refused', () => {
+  const header = (metadata: Array<[string, GgufValue]>) => readGgufHeader(bytesSource('m.gguf', writeGguf(metadata, [])));
+
+  it('keeps strings at the limit whole where they cross the reader\'s pieces', async () => {
+    // Five 1 MiB strings and 400k short ones: several cross each 2 MB and 4 MiB boundary.
+    const big = Array.from({ length: 5 }, (_, i): [string, GgufValue] => [`test.big${i}`, str(String.fromCharCode(97 + i).repeat(MAX_METADATA_STRING_BYTES))]);
+    const tokens = Array.from({ length: 400_000 }, (_, i) => `tok${i}`);
+    const { metadata } = await header([...big, ['tokenizer.ggml.tokens', arr('string', tokens)], ['general.name', str('after')]]);
+    for (const [key, value] of big) expect(metadata.get(key)).toBe(value.value);
+    expect(metadata.get('tokenizer.ggml.tokens')).toEqual(tokens);
+    expect(metadata.get('general.name')).toBe('after');
+  });
+
+  it('refuses a string one byte past the limit, naming the key', async () => {
+    const err = await header([['general.license', str('l'.repeat(MAX_METADATA_STRING_BYTES + 1))]]).then(() => null, (e: unknown) => e);
+    expect(err).toEqual(new ModelFormatError('m.gguf', `metadata "general.license" is a ${MAX_METADATA_STRING_BYTES + 1}-byte string, longer than the ${MAX_METADATA_STRING_BYTES}-byte limit for metadata strings`));
+  });
+
+  it('refuses a key that appears twice', async () => {
+    await expect(header([['general.name', str('a')], ['general.name', str('b')]])).rejects.toThrow(/metadata key "general.name" appears twice/);
+  });
+});
+
+describe('oversized vocabularies', () => {
+  it('tokenizer.json with 3.5M vocabulary entries', () => {
+    const vocab = new Array<[string, number]>(3_500_000).fill(['a', 0]);
+    expect(() => HfTokenizer.fromFiles({ tokenizerJson: { model: { type: 'Unigram', unk_id: 0, vocab } } })).toThrow(
+      new ModelFormatError('tokenizer.json', `the vocabulary (model.vocab) has 3500000 entries, more than the limit of ${MAX_VOCAB_ENTRIES}`),
+    );
+  });
+
+  it('tokenizer.json with one BPE merge past the limit', () => {
+    const merges = new Array<string>(MAX_VOCAB_ENTRIES + 1).fill('a b');
+    expect(() => HfTokenizer.fromFiles({ tokenizerJson: { model: { type: 'BPE', vocab: { a: 0, b: 1, ab: 2 }, merges } } })).toThrow(
+      `model.merges has ${MAX_VOCAB_ENTRIES + 1} entries, more than the limit of ${MAX_VOCAB_ENTRIES}`,
+    );
+  });
+
+  it('GGUF vocabulary metadata one token past the limit', () => {
+    const tokens = Array.from({ length: MAX_VOCAB_ENTRIES + 1 }, (_, i) => `t${i}`);
+    expect(() => tokenizerFromGguf({ ...byteLevelGguf(), 'tokenizer.ggml.tokens': tokens })).toThrow(
+      `tokenizer.ggml.tokens has ${MAX_VOCAB_ENTRIES + 1} entries, more than the limit of ${MAX_VOCAB_ENTRIES}`,
+    );
+  });
+});
+
+describe('files that must keep loading', () => {
+  const embedded = (name: string) => fileURLToPath(new URL(`../../public/models/cohort-tiny/${name}`, import.meta.url));
+
+  it.each([['cohort-tiny-f32.gguf'], ['cohort-tiny-q8_0.gguf']])('the embedded %s', async (name) => {
+    const { desc } = await loadGgufModel(fileSource(embedded(name), name));
+    expect(desc.tensors.size).toBeGreaterThan(0);
+  });
+
+  it('the embedded Hugging Face folder', async () => {
+    const desc = await loadHfModel(folderOpener(embedded('')));
+    expect(desc.tensors.size).toBeGreaterThan(0);
+  });
+
+  it('tied embeddings: no output tensor, so nothing shares bytes with token_embd', async () => {
+    const parts = syntheticModel({ arch: 'qwen3', seed: 5, tieWordEmbeddings: true });
+    const gguf = await loadGgufModel(bytesSource('m.gguf', hfToGguf(parts, 'q8_0')));
+    const hf = await loadHfModel(mapOpener(hfFiles(parts, 'f32')));
+    for (const desc of [gguf.desc, hf]) expect(desc.config.tieWordEmbeddings).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import type { DType, TensorDesc } from './desc';
 import type { ByteSource } from './byte-source';
 import { readWithProgress } from './byte-source';
 import { ModelFormatError, check } from './errors';
+import { checkNoOverlap } from './tensor-ranges';
 
 /** Headers beyond this are malformed (real ones are kilobytes to a few MB). */
 export const MAX_SAFETENSORS_HEADER_BYTES = 100 << 20;
@@ -71,6 +72,7 @@ export async function readSafetensorsHeader(src: ByteSource): Promise<Safetensor
     entries.push({ name, dtype, shape: shape as number[], begin, end });
     dataBytes = Math.max(dataBytes, end);
   }
+  checkNoOverlap(file, entries.map((e) => ({ name: e.name, begin: dataOffset + e.begin, end: dataOffset + e.end })));
   return { entries, dataOffset, dataBytes };
 }
 

@@ -9,6 +9,22 @@ import { TokenSplitter } from './tokenizer-splitter';
 
 export type JsonObject = Record<string, unknown>;
 
+/** The largest vocabularies in use hold ~260k tokens; a tokenizer past this is hostile or broken. */
+export const MAX_VOCAB_ENTRIES = 1_000_000;
+
+/** Refuses a vocabulary table (tokens, merges, added tokens) longer than MAX_VOCAB_ENTRIES. */
+export function checkVocabEntries(file: string, what: string, count: number): void {
+  if (count > MAX_VOCAB_ENTRIES) {
+    throw new ModelFormatError(file, `${what} has ${count} entries, more than the limit of ${MAX_VOCAB_ENTRIES}`);
+  }
+}
+
+/** Entries of a JSON array or object (0 for anything else). */
+function entryCount(value: unknown): number {
+  if (Array.isArray(value)) return value.length;
+  return value !== null && typeof value === 'object' ? Object.keys(value).length : 0;
+}
+
 /** The Hugging Face files that describe a tokenizer, parsed or as text. */
 export interface TokenizerFiles {
   tokenizerJson: JsonObject | string;
@@ -147,6 +163,11 @@ export class HfTokenizer implements Tokenizer {
 
   private static build(files: TokenizerFiles): HfTokenizer {
     const tokenizerJson = parseJsonObject(files.tokenizerJson, 'tokenizer.json');
+    // Before the library builds its tables, which would take seconds and gigabytes.
+    const model = tokenizerJson.model as JsonObject | null | undefined;
+    checkVocabEntries('tokenizer.json', 'the vocabulary (model.vocab)', entryCount(model?.vocab));
+    checkVocabEntries('tokenizer.json', 'model.merges', entryCount(model?.merges));
+    checkVocabEntries('tokenizer.json', 'added_tokens', entryCount(tokenizerJson.added_tokens));
     const config = files.tokenizerConfig ? parseJsonObject(files.tokenizerConfig, 'tokenizer_config.json') : {};
     const generation = files.generationConfig
       ? parseJsonObject(files.generationConfig, 'generation_config.json')
