@@ -1,17 +1,17 @@
 // Tests for folding StepEvents into chat panes: streaming text, states, TTFT and decode tok/s,
 // held-back text in finished events, resets during a turn, and untouched panes staying the same.
 import { describe, expect, it } from 'vitest';
-import { applyStepRecords, beginTurn, DEFAULT_SETTINGS, detachView, historyBeforeTurn, isActive, latestReply, newSessionView, resetView, suspendView, toSessionOptions, type SessionView } from './session-view';
+import { applyReceivedSteps, beginTurn, DEFAULT_SETTINGS, detachView, historyBeforeTurn, isActive, latestReply, newSessionView, resetView, suspendView, toSessionOptions, type SessionView } from './session-view';
 import { row, step } from '../../protocol/testing/step-fixtures';
-import type { StepRecord } from './step-ring';
+import type { ReceivedStep } from './step-ring';
 
-const rec = (event: StepRecord['event'], receivedAtMs: number): StepRecord => ({ event, receivedAtMs });
+const rec = (event: ReceivedStep['event'], receivedAtMs: number): ReceivedStep => ({ event, receivedAtMs });
 
 function panes(...views: SessionView[]): Map<string, SessionView> {
   return new Map(views.map((v) => [v.paneId, v]));
 }
 
-describe('applyStepRecords', () => {
+describe('applyReceivedSteps', () => {
   const sent = (paneId: string, engineId: string) => ({ ...beginTurn(newSessionView(paneId, paneId, DEFAULT_SETTINGS), 'hi', 1000), engineId });
   const byEngine = new Map([
     ['s1', 'p1'],
@@ -21,23 +21,23 @@ describe('applyStepRecords', () => {
   it("shows why a pane waits, moves a preempted one back to waiting, and clears the reason when it rides", () => {
     let views: ReadonlyMap<string, SessionView> = panes(sent('p1', 's1'), sent('p2', 's2'));
     const waiting = (sessionId: string, reason: 'queued' | 'kv-full' | 'preempted') => ({ sessionId, requestId: `${sessionId}:1`, reason });
-    views = applyStepRecords(views, byEngine, [rec(step(0, 0, 50, [row('s1', 'prefill', 32)], { waiting: [waiting('s2', 'kv-full')] }), 1060)]);
+    views = applyReceivedSteps(views, byEngine, [rec(step(0, 0, 50, [row('s1', 'prefill', 32)], { waiting: [waiting('s2', 'kv-full')] }), 1060)]);
     expect(views.get('p2')).toMatchObject({ state: 'waiting', waitReason: 'kv-full' });
-    views = applyStepRecords(views, byEngine, [rec(step(1, 50, 50, [row('s2', 'prefill', 32)], { waiting: [waiting('s1', 'preempted')] }), 1110)]);
+    views = applyReceivedSteps(views, byEngine, [rec(step(1, 50, 50, [row('s2', 'prefill', 32)], { waiting: [waiting('s1', 'preempted')] }), 1110)]);
     expect(views.get('p1')).toMatchObject({ state: 'waiting', waitReason: 'preempted' });
     expect(views.get('p2')!.state).toBe('prefill');
     expect(views.get('p2')!.waitReason).toBeUndefined();
     // an unchanged reason leaves the map as it is
-    const same = applyStepRecords(views, byEngine, [rec(step(2, 100, 50, [], { waiting: [waiting('s1', 'preempted')] }), 1160)]);
+    const same = applyReceivedSteps(views, byEngine, [rec(step(2, 100, 50, [], { waiting: [waiting('s1', 'preempted')] }), 1160)]);
     expect(same).toBe(views);
   });
 
   it('streams text, moves through prefill and decode, and measures TTFT and decode tok/s', () => {
     let views: ReadonlyMap<string, SessionView> = panes(sent('p1', 's1'));
-    views = applyStepRecords(views, byEngine, [rec(step(0, 0, 50, [row('s1', 'prefill', 32)]), 1060)]);
+    views = applyReceivedSteps(views, byEngine, [rec(step(0, 0, 50, [row('s1', 'prefill', 32)]), 1060)]);
     expect(views.get('p1')!.state).toBe('prefill');
     expect(views.get('p1')!.ttftMs).toBeUndefined();
-    views = applyStepRecords(views, byEngine, [
+    views = applyReceivedSteps(views, byEngine, [
       rec(step(1, 50, 50, [row('s1', 'prefill', 8, [72], 'He')]), 1110),
       rec(step(2, 100, 100, [row('s1', 'decode', 1, [108], 'l')]), 1210),
       rec(step(3, 200, 100, [row('s1', 'decode', 1, [108], 'l')]), 1310),
@@ -53,7 +53,7 @@ describe('applyStepRecords', () => {
   });
 
   it('appends held-back text of a finished request and ends in the state its reason says', () => {
-    const views = applyStepRecords(panes(sent('p1', 's1'), sent('p2', 's2')), byEngine, [
+    const views = applyReceivedSteps(panes(sent('p1', 's1'), sent('p2', 's2')), byEngine, [
       rec(
         step(0, 0, 10, [row('s1', 'decode', 1, [1], 'ok', { finishReason: 'eos' }), row('s2', 'decode', 1, [])], {
           finished: [
@@ -71,7 +71,7 @@ describe('applyStepRecords', () => {
   });
 
   it('shows an engine error on its pane', () => {
-    const views = applyStepRecords(panes(sent('p1', 's1')), byEngine, [
+    const views = applyReceivedSteps(panes(sent('p1', 's1')), byEngine, [
       rec(step(0, 0, 10, [], { finished: [{ sessionId: 's1', requestId: 's1:1', reason: 'error', newText: '', error: 'prompt too long' }] }), 5),
     ]);
     expect(views.get('p1')!.state).toBe('error');
@@ -80,8 +80,8 @@ describe('applyStepRecords', () => {
 
   it('returns the same map when no pane is concerned, and keeps untouched panes identical', () => {
     const start = panes(sent('p1', 's1'), sent('p2', 's2'));
-    expect(applyStepRecords(start, byEngine, [rec(step(0, 0, 10, [row('s9', 'decode', 1, [1], 'x')]), 5)])).toBe(start);
-    const next = applyStepRecords(start, byEngine, [rec(step(0, 0, 10, [row('s1', 'decode', 1, [1], 'x')]), 5)]);
+    expect(applyReceivedSteps(start, byEngine, [rec(step(0, 0, 10, [row('s9', 'decode', 1, [1], 'x')]), 5)])).toBe(start);
+    const next = applyReceivedSteps(start, byEngine, [rec(step(0, 0, 10, [row('s1', 'decode', 1, [1], 'x')]), 5)]);
     expect(next).not.toBe(start);
     expect(next.get('p2')).toBe(start.get('p2'));
     expect(start.get('p1')!.lines[1].text).toBe('');
@@ -91,7 +91,7 @@ describe('applyStepRecords', () => {
     let views: ReadonlyMap<string, SessionView> = panes(resetView(sent('p1', 's1')));
     expect(views.get('p1')!.lines).toEqual([]);
     expect(isActive(views.get('p1')!)).toBe(true);
-    views = applyStepRecords(views, byEngine, [
+    views = applyReceivedSteps(views, byEngine, [
       rec(step(0, 0, 10, [row('s1', 'decode', 1, [5], 'late')], { finished: [{ sessionId: 's1', requestId: 's1:1', reason: 'cancelled', newText: 'tail' }] }), 5),
     ]);
     const view = views.get('p1')!;

@@ -2,7 +2,7 @@
 // actions and StepEvents into it. No store, no engine calls: state/sessions-store.ts holds these.
 import type { SessionOptions } from '../../protocol/api';
 import type { FinishReason, SessionState, WaitReason } from '../../protocol/events';
-import type { StepRecord } from './step-ring';
+import type { ReceivedStep } from './step-ring';
 import { perSec, stepEndMs } from '../../protocol/metrics';
 
 export interface SessionSettings {
@@ -162,7 +162,7 @@ function finishedState(reason: FinishReason): SessionState {
  * Folds StepEvents into the panes they concern. Returns the same Map when nothing changed, and
  * a new Map with new objects for changed panes otherwise (never mutates its inputs).
  */
-export function applyStepRecords(views: ReadonlyMap<string, SessionView>, paneByEngineId: ReadonlyMap<string, string>, records: readonly StepRecord[]): ReadonlyMap<string, SessionView> {
+export function applyReceivedSteps(views: ReadonlyMap<string, SessionView>, paneByEngineId: ReadonlyMap<string, string>, records: readonly ReceivedStep[]): ReadonlyMap<string, SessionView> {
   let next: Map<string, SessionView> | null = null;
   const current = (paneId: string) => (next ?? views).get(paneId);
   const put = (view: SessionView) => {

@@ -3,7 +3,7 @@
 import type { StepEvent } from '../../protocol/events';
 
 /** A StepEvent as the page received it; receivedAtMs is the page clock (performance.now()). */
-export interface StepRecord {
+export interface ReceivedStep {
   event: StepEvent;
   receivedAtMs: number;
 }

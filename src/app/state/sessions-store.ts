@@ -1,8 +1,8 @@
 // Zustand store of chat panes: their order, their views (plain mirrors of engine sessions) and
 // which engine session backs which pane. Maps are replaced, never mutated. No engine calls here.
 import { create } from 'zustand';
-import { applyStepRecords, DEFAULT_SETTINGS, detachView, newSessionView, suspendView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
-import type { StepRecord } from '../derive/step-ring';
+import { applyReceivedSteps, DEFAULT_SETTINGS, detachView, newSessionView, suspendView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
+import type { ReceivedStep } from '../derive/step-ring';
 
 export interface NewPaneOptions {
   labelPrefix?: string;
@@ -21,7 +21,7 @@ interface SessionsState {
   updateView(paneId: string, update: (view: SessionView) => SessionView): void;
   bindEngine(paneId: string, engineId: string): void;
   removePane(paneId: string): void;
-  applyRecords(records: readonly StepRecord[]): void;
+  applyRecords(records: readonly ReceivedStep[]): void;
   /** The model was replaced: every pane loses its engine session and history (or, after an
    *  engine restart, keeps its transcript for the next engine session). */
   detachAll(keepTranscripts?: boolean): void;
@@ -82,7 +82,7 @@ export const useSessionsStore = create<SessionsState>()((set, get) => ({
 
   applyRecords(records) {
     const { views, paneByEngineId } = get();
-    const next = applyStepRecords(views, paneByEngineId, records);
+    const next = applyReceivedSteps(views, paneByEngineId, records);
     if (next !== views) set({ views: next });
   },
 

@@ -2,7 +2,7 @@
 // the stores once per animation frame. Taps let a running comparison see every step it needs.
 import type { StepEvent } from '../../protocol/events';
 import type { EngineClient } from '../engine-client';
-import { StepRing, type StepRecord } from '../derive/step-ring';
+import { StepRing, type ReceivedStep } from '../derive/step-ring';
 import { useSessionsStore } from './sessions-store';
 import { useTelemetryStore } from './telemetry-store';
 
@@ -10,9 +10,9 @@ export const STEP_RING_CAPACITY = 2000;
 /** Flush even when frames stop (a hidden tab) so panes keep up. */
 const BACKSTOP_MS = 250;
 
-export const stepRing = new StepRing<StepRecord>(STEP_RING_CAPACITY);
+export const stepRing = new StepRing<ReceivedStep>(STEP_RING_CAPACITY);
 
-let pending: StepRecord[] = [];
+let pending: ReceivedStep[] = [];
 let frame: number | null = null;
 let backstop: ReturnType<typeof setTimeout> | null = null;
 const taps = new Set<(event: StepEvent) => void>();
