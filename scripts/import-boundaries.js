@@ -46,9 +46,12 @@ function isNodeOnlyFile(relPath) {
   return /(\.test\.tsx?|\.node\.ts|fixtures\.ts)$/.test(relPath) || relPath === 'src/gpu/node-gpu.ts';
 }
 
-/** Test and bench scaffolding: `testing/` and any `<folder>/testing/`, never imported by product code. */
+/** Test-only folders not named testing/: the llama.cpp emulation behind the oracle test. */
+const testOnlyFolders = ['src/reference/llama-cpp'];
+
+/** Test and bench scaffolding: `testing/`, any `<folder>/testing/` and testOnlyFolders, never imported by product code. */
 function isScaffoldingPath(relPath) {
-  return relPath.split('/').includes('testing');
+  return relPath.split('/').includes('testing') || testOnlyFolders.some((folder) => relPath.startsWith(`${folder}/`));
 }
 
 /** Files that may import scaffolding: tests, Node-only files, scaffolding itself, and the tool folders. */

@@ -57,6 +57,14 @@ describe('import boundaries', () => {
     expect(await lintAt('src/host/probe.ts', "import { GpuRunner } from '../gpu/gpu-runner';\nexport const g = GpuRunner;\n")).toContain('cohort/import-boundaries');
   });
 
+  it('keeps the llama.cpp emulation to tests and its own folder', async () => {
+    const emulation = "import { LlamaCppRunner } from './llama-cpp/runner';\nexport const r = LlamaCppRunner;\n";
+    expect(await lintAt('src/reference/probe.ts', emulation)).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/reference/probe.test.ts', emulation)).toEqual([]);
+    expect(await lintAt('src/reference/llama-cpp/probe.ts', "import { llamaCppForward } from './forward';\nimport { matmul } from '../ops';\nexport const f = [llamaCppForward, matmul];\n")).toEqual([]);
+    expect(await lintAt('workers/probe.ts', "import { llamaCppRope } from '../src/reference/llama-cpp/ops';\nexport const r = llamaCppRope;\n")).toContain('cohort/import-boundaries');
+  });
+
   it('allows CPU twins in gpu tests only, and engine types in protocol only as types', async () => {
     const twinImport = "import { residualAdd } from '../reference/residual-add';\nexport const f = residualAdd;\n";
     expect(await lintAt('src/gpu/probe.ts', twinImport)).toContain('cohort/import-boundaries');

@@ -4,7 +4,6 @@ import { ForwardArena, forward } from './forward';
 import { KvPool } from './kv-pool';
 import { sampleToken } from './sample';
 import { loadCpuWeights, type CpuWeights } from './weights';
-import type { LlamaCppEmulation } from './llama-cpp-rounding';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 
@@ -17,8 +16,6 @@ export interface CpuRunnerOptions {
   maxTokensPerStep?: number;
   /** Most rows per step (default 64). */
   maxRows?: number;
-  /** Imitate llama.cpp's CPU backend (oracle tests; see LlamaCppEmulation). */
-  emulateLlamaCpp?: LlamaCppEmulation | null;
 }
 
 /** Logits a step produced, for tests and parity checks that look past the sampled ids. */
@@ -46,7 +43,7 @@ export class CpuRunner implements ModelRunner {
     this.numBlocks = options.numBlocks ?? 513;
     this.maxTokensPerStep = options.maxTokensPerStep ?? 2048;
     this.maxRows = options.maxRows ?? 64;
-    this.weights = loadCpuWeights(model, options.emulateLlamaCpp ?? null);
+    this.weights = loadCpuWeights(model);
     const c = this.weights.config;
     this.maxContext = c.maxPositionEmbeddings;
     this.kv = new KvPool({
@@ -76,9 +73,6 @@ export class CpuRunner implements ModelRunner {
     if (numTokens > this.maxTokensPerStep) {
       throw new RangeError(`${numTokens} tokens exceed maxTokensPerStep ${this.maxTokensPerStep}`);
     }
-    // copy-on-write of shared tail blocks happens before this step writes into the copies
-    for (const { src, dst } of plan.blockCopies ?? []) this.kv.copyBlock(src, dst);
-
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
     if (plan.rows.length === 0) return { sampledIds, sampleRows: [], logits: new Float32Array(0) };
     const { sampleRows, logits } = forward(this.weights, this.kv, plan, this.arena);

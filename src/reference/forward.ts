@@ -13,51 +13,13 @@ import {
   swiglu,
   type AttentionLayout,
 } from './ops';
-import { llamaCppAttention, llamaCppRmsNorm, llamaCppRope, llamaCppSwiglu } from './llama-cpp-ops';
 import type { CpuWeights } from './weights';
+import type { ModelConfig } from '../model/desc';
 import type { StepPlan } from '../engine/types';
-
-/** The non-matmul ops of a forward pass: the reference's own, or llama.cpp's exact f32 orders. */
-interface ForwardOps {
-  rmsNorm: typeof rmsNorm;
-  swiglu: typeof swiglu;
-  rope(x: Float32Array, numTokens: number, numHeads: number, positions: Int32Array): void;
-  attention: typeof pagedAttention;
-  /** llama.cpp runs the last layer's FFN on output tokens only, so as one-token matmuls. */
-  lastFfnPerToken: boolean;
-}
-
-const opsByWeights = new WeakMap<CpuWeights, ForwardOps>();
-
-/** Chosen once per weights (not per step): the emulation is fixed when the weights load. */
-function forwardOps(weights: CpuWeights): ForwardOps {
-  let ops = opsByWeights.get(weights);
-  if (!ops) opsByWeights.set(weights, (ops = makeForwardOps(weights)));
-  return ops;
-}
-
-function makeForwardOps(weights: CpuWeights): ForwardOps {
-  const c = weights.config;
-  const own: ForwardOps = {
-    rmsNorm,
-    swiglu,
-    rope: (x, numTokens, numHeads, positions) => rope(x, numTokens, numHeads, c.headDim, positions, weights.ropeInvFreq),
-    attention: pagedAttention,
-    lastFfnPerToken: false,
-  };
-  if (weights.emulateLlamaCpp !== 'x86-amx') return own;
-  return {
-    rmsNorm: llamaCppRmsNorm,
-    swiglu: llamaCppSwiglu,
-    // Llama-3 frequency factors are not emulated: such models keep the reference's rope.
-    rope: c.ropeScaling ? own.rope : (x, numTokens, numHeads, positions) => llamaCppRope(x, numTokens, numHeads, c.headDim, positions, c.ropeTheta),
-    attention: (q, numTokens, kCache, vCache, layout, out) => llamaCppAttention(q, numTokens, kCache, vCache, { ...layout, interleavedQK: c.arch === 'llama' }, out),
-    lastFfnPerToken: true,
-  };
-}
 
 /** Activation buffers for up to maxTokens tokens, allocated once and reused every step. */
 export class ForwardArena {
+  readonly config: ModelConfig;
   readonly maxTokens: number;
   /** [maxTokens, hidden] residual stream */
   readonly x: Float32Array;
@@ -80,6 +42,7 @@ export class ForwardArena {
 
   constructor(weights: CpuWeights, maxTokens: number) {
     const c = weights.config;
+    this.config = c;
     this.maxTokens = maxTokens;
     this.x = new Float32Array(maxTokens * c.hiddenSize);
     this.xNorm = new Float32Array(maxTokens * c.hiddenSize);
@@ -91,7 +54,29 @@ export class ForwardArena {
     this.gate = new Float32Array(maxTokens * c.intermediateSize);
     this.up = new Float32Array(maxTokens * c.intermediateSize);
   }
+
+  /** Every buffer cut to its first numTokens tokens. */
+  forTokens(numTokens: number): StepBuffers {
+    const c = this.config;
+    const qDim = c.numHeads * c.headDim;
+    const kvDim = c.numKvHeads * c.headDim;
+    const cut = (buf: Float32Array, width: number): Float32Array => buf.subarray(0, numTokens * width);
+    return {
+      x: cut(this.x, c.hiddenSize),
+      xNorm: cut(this.xNorm, c.hiddenSize),
+      q: cut(this.q, qDim),
+      k: cut(this.k, kvDim),
+      v: cut(this.v, kvDim),
+      attn: cut(this.attn, qDim),
+      delta: cut(this.delta, c.hiddenSize),
+      gate: cut(this.gate, c.intermediateSize),
+      up: cut(this.up, c.intermediateSize),
+    };
+  }
 }
+
+/** The arena's buffers for one step's tokens (shapes as on ForwardArena, maxTokens -> numTokens). */
+export type StepBuffers = Omit<ForwardArena, 'config' | 'maxTokens' | 'forTokens'>;
 
 export interface ForwardOutput {
   /** Indices into plan.rows of the rows with sample = true, in plan order. */
@@ -131,76 +116,40 @@ export function stepLayout(plan: StepPlan, blockSize: number): {
 }
 
 /**
- * One forward pass over all rows of `plan`: writes every fed token's K/V into `kv` and returns
- * the logits after the last token of each row that samples. Every op treats each token on its
- * own (attention through its own row's block table), so a row's logits are bitwise the same
- * whatever other rows ride in the step.
+ * A step's token layout and activation buffers (the arena's, or new ones when it is too small),
+ * after checking that every row feeds tokens into blocks of the pool.
  */
-export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?: ForwardArena): ForwardOutput {
+export function beginStep(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?: ForwardArena): {
+  numTokens: number;
+  /** [numTokens] */
+  tokenIds: Int32Array;
+  layout: AttentionLayout;
+  /** [numTokens] KV slot of each token */
+  slots: Int32Array;
+  buffers: StepBuffers;
+} {
   const c = weights.config;
-  const hidden = c.hiddenSize;
-  const inter = c.intermediateSize;
-  const kvDim = c.numKvHeads * c.headDim;
-  const { numTokens, tokenIds, layout: stepLayoutPart, slots } = stepLayout(plan, kv.blockSize);
-  const layout: AttentionLayout = { ...stepLayoutPart, numHeads: c.numHeads, numKvHeads: c.numKvHeads, headDim: c.headDim };
+  const { numTokens, tokenIds, layout, slots } = stepLayout(plan, kv.blockSize);
   for (const row of plan.rows) {
     if (row.tokenIds.length === 0) throw new Error(`row ${row.sessionId} feeds no tokens`);
     const lastBlock = Math.floor((row.startPos + row.tokenIds.length - 1) / kv.blockSize);
     for (let b = 0; b <= lastBlock; b++) kv.checkBlock(row.blockTable[b]);
   }
-  const ops = forwardOps(weights);
   const a = arena && arena.maxTokens >= numTokens ? arena : new ForwardArena(weights, numTokens);
-  const T = numTokens;
-  const x = a.x.subarray(0, T * hidden); // [T, hidden]
-  const xNorm = a.xNorm.subarray(0, T * hidden); // [T, hidden]
-  const q = a.q.subarray(0, T * c.numHeads * c.headDim); // [T, numHeads, headDim]
-  const k = a.k.subarray(0, T * kvDim); // [T, numKvHeads, headDim]
-  const v = a.v.subarray(0, T * kvDim); // [T, numKvHeads, headDim]
-  const attn = a.attn.subarray(0, T * c.numHeads * c.headDim); // [T, numHeads * headDim]
-  const delta = a.delta.subarray(0, T * hidden); // [T, hidden]
-  const gate = a.gate.subarray(0, T * inter); // [T, intermediate]
-  const up = a.up.subarray(0, T * inter); // [T, intermediate]
+  return {
+    numTokens,
+    tokenIds,
+    layout: { ...layout, numHeads: c.numHeads, numKvHeads: c.numKvHeads, headDim: c.headDim },
+    slots,
+    buffers: a.forTokens(numTokens),
+  };
+}
 
-  // x = embed[tokenIds]
-  embeddingGather(weights.embed, tokenIds, x);
-
-  for (let l = 0; l < c.numLayers; l++) {
-    const w = weights.layers[l];
-
-    // attention block: x += o_proj(attention(rope(q), rope(k), v)) over rmsnorm(x)
-    ops.rmsNorm(x, w.inputNorm, T, hidden, c.rmsNormEps, xNorm);
-    matmul(xNorm, T, w.q, w.qBias, q);
-    matmul(xNorm, T, w.k, w.kBias, k);
-    matmul(xNorm, T, w.v, w.vBias, v);
-    if (w.qNorm && w.kNorm) {
-      // qwen3: RMSNorm each head's q and k (weight [headDim] shared by heads) before RoPE
-      ops.rmsNorm(q, w.qNorm, T * c.numHeads, c.headDim, c.rmsNormEps, q);
-      ops.rmsNorm(k, w.kNorm, T * c.numKvHeads, c.headDim, c.rmsNormEps, k);
-    }
-    ops.rope(q, T, c.numHeads, layout.positions);
-    ops.rope(k, T, c.numKvHeads, layout.positions);
-    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l]);
-    ops.attention(q, T, kv.k[l], kv.v[l], layout, attn);
-    matmul(attn, T, w.o, null, delta);
-    residualAdd(x, delta, x);
-
-    // MLP block: x += down(silu(gate(h)) * up(h)), h = rmsnorm(x), over tokens [from, from + n)
-    ops.rmsNorm(x, w.postAttentionNorm, T, hidden, c.rmsNormEps, xNorm);
-    const mlp = (from: number, n: number): void => {
-      const h = xNorm.subarray(from * hidden, (from + n) * hidden);
-      const g = gate.subarray(from * inter, (from + n) * inter);
-      const u = up.subarray(from * inter, (from + n) * inter);
-      matmul(h, n, w.gate, null, g);
-      matmul(h, n, w.up, null, u);
-      ops.swiglu(g, u, n * inter, g);
-      matmul(g, n, w.down, null, delta.subarray(from * hidden, (from + n) * hidden));
-    };
-    if (ops.lastFfnPerToken && l === c.numLayers - 1) for (let t = 0; t < T; t++) mlp(t, 1);
-    else mlp(0, T);
-    residualAdd(x, delta, x);
-  }
-
-  // logits only after each sampling row's last token: lm_head(rmsnorm(x[last]))
+/**
+ * The rows of `plan` that sample, in plan order, and a copy of the residual stream x
+ * [numTokens, hidden] after each one's last token: states [sampleRows.length, hidden].
+ */
+export function lastTokenStates(plan: StepPlan, x: Float32Array, hidden: number): { sampleRows: number[]; states: Float32Array } {
   const sampleRows: number[] = [];
   const lastTokens: number[] = [];
   let end = 0;
@@ -211,11 +160,62 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
       lastTokens.push(end - 1);
     }
   });
+  const states = new Float32Array(sampleRows.length * hidden); // [numOut, hidden]
+  lastTokens.forEach((t, i) => states.set(x.subarray(t * hidden, (t + 1) * hidden), i * hidden));
+  return { sampleRows, states };
+}
+
+/**
+ * One forward pass over all rows of `plan`: writes every fed token's K/V into `kv` and returns
+ * the logits after the last token of each row that samples. Every op treats each token on its
+ * own (attention through its own row's block table), so a row's logits are bitwise the same
+ * whatever other rows ride in the step.
+ */
+export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?: ForwardArena): ForwardOutput {
+  const c = weights.config;
+  const hidden = c.hiddenSize;
+  const kvDim = c.numKvHeads * c.headDim;
+  const eps = c.rmsNormEps;
+  const { numTokens: T, tokenIds, layout, slots, buffers } = beginStep(weights, kv, plan, arena);
+  const { x, xNorm, q, k, v, attn, delta, gate, up } = buffers; // [T, ...] each, shapes on ForwardArena
+
+  // x = embed[tokenIds]
+  embeddingGather(weights.embed, tokenIds, x);
+
+  for (let l = 0; l < c.numLayers; l++) {
+    const w = weights.layers[l];
+
+    // attention block: x += o_proj(attention(rope(q), rope(k), v)) over rmsnorm(x)
+    rmsNorm(x, w.inputNorm, T, hidden, eps, xNorm);
+    matmul(xNorm, T, w.q, w.qBias, q);
+    matmul(xNorm, T, w.k, w.kBias, k);
+    matmul(xNorm, T, w.v, w.vBias, v);
+    if (w.qNorm && w.kNorm) {
+      // qwen3: RMSNorm each head's q and k (weight [headDim] shared by heads) before RoPE
+      rmsNorm(q, w.qNorm, T * c.numHeads, c.headDim, eps, q);
+      rmsNorm(k, w.kNorm, T * c.numKvHeads, c.headDim, eps, k);
+    }
+    rope(q, T, c.numHeads, c.headDim, layout.positions, weights.ropeInvFreq);
+    rope(k, T, c.numKvHeads, c.headDim, layout.positions, weights.ropeInvFreq);
+    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l]);
+    pagedAttention(q, T, kv.k[l], kv.v[l], layout, attn);
+    matmul(attn, T, w.o, null, delta);
+    residualAdd(x, delta, x);
+
+    // MLP block: x += down(silu(gate(h)) * up(h)), h = rmsnorm(x)
+    rmsNorm(x, w.postAttentionNorm, T, hidden, eps, xNorm);
+    matmul(xNorm, T, w.gate, null, gate);
+    matmul(xNorm, T, w.up, null, up);
+    swiglu(gate, up, T * c.intermediateSize, gate);
+    matmul(gate, T, w.down, null, delta);
+    residualAdd(x, delta, x);
+  }
+
+  // logits only after each sampling row's last token: lm_head(rmsnorm(x[last]))
+  const { sampleRows, states } = lastTokenStates(plan, x, hidden);
   const numOut = sampleRows.length;
-  const lastHidden = new Float32Array(numOut * hidden); // [numOut, hidden]
-  lastTokens.forEach((t, i) => lastHidden.set(x.subarray(t * hidden, (t + 1) * hidden), i * hidden));
-  ops.rmsNorm(lastHidden, weights.finalNorm, numOut, hidden, c.rmsNormEps, lastHidden);
+  rmsNorm(states, weights.finalNorm, numOut, hidden, eps, states);
   const logits = new Float32Array(numOut * c.vocabSize); // [numOut, vocab]
-  matmul(lastHidden, numOut, weights.lmHead, null, logits);
+  matmul(states, numOut, weights.lmHead, null, logits);
   return { sampleRows, logits };
 }

@@ -1,5 +1,5 @@
 // Unit tests of the CPU kernel twins against naive textbook definitions.
-// Not the forward pass (forward.test.ts) and not llama.cpp parity (oracle.test.ts).
+// Not the forward pass (cpu-runner.test.ts) and not llama.cpp parity (llama-cpp/oracle.test.ts).
 import { describe, expect, it } from 'vitest';
 import { dequantize } from './dequant';
 import {

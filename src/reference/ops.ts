@@ -7,8 +7,6 @@
 // - Every reduction runs in ascending index order over one token's own data. Nothing depends
 //   on which other tokens or rows are in the step, so a row's results are bitwise identical
 //   whatever else rides in the cohort (batch invariance).
-import { llamaCppMatmul, llamaCppQ4KMatmul, type LlamaCppKernel } from './llama-cpp-matmul';
-import { roundActivations, type ActivationRounding } from './llama-cpp-rounding';
 import { dequantizeRow } from './dequant';
 import type { ModelConfig, TensorDesc } from '../model/desc';
 
@@ -18,13 +16,6 @@ export interface Matrix {
   cols: number;
   /** [rows, cols] */
   data: Float32Array;
-  /** Set only when emulating llama.cpp: how it rounds this matmul's input rows first. */
-  inputRounding?: ActivationRounding | null;
-  /**
-   * Set only when emulating llama.cpp's x86-amx build: the kernel whose f32 order to follow
-   * (llama-cpp-matmul.ts), and for q4_K the raw blocks that kernel reads.
-   */
-  llamaCpp?: { kernel: LlamaCppKernel; q4KBlocks: Uint8Array | null } | null;
 }
 
 /**
@@ -98,14 +89,9 @@ export function matmul(
   out: Float32Array,
 ): void {
   const { rows, cols, data } = w;
-  if (w.llamaCpp?.q4KBlocks && w.llamaCpp.kernel !== 'f32') {
-    return llamaCppQ4KMatmul(x, numTokens, w.llamaCpp.q4KBlocks, rows, cols, w.llamaCpp.kernel, bias, out);
-  }
-  const xs = w.inputRounding ? roundActivations(x, numTokens, cols, w.inputRounding) : x;
-  if (w.llamaCpp) return llamaCppMatmul(xs, numTokens, data, rows, cols, w.llamaCpp.kernel, bias, out);
   for (let r = 0; r < rows; r++) {
     const b = bias ? bias[r] : 0;
-    for (let t = 0; t < numTokens; t++) out[t * rows + r] = dot(xs, t * cols, data, r * cols, cols) + b;
+    for (let t = 0; t < numTokens; t++) out[t * rows + r] = dot(x, t * cols, data, r * cols, cols) + b;
   }
 }
 

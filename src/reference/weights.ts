@@ -1,20 +1,19 @@
 // The CPU runner's weights: every tensor of a ModelDesc dequantized once to f32, grouped per
 // layer under the names forward.ts uses. Not a loader (src/model) and not the math (ops.ts).
 import { dequantize } from './dequant';
-import { llamaCppKernel } from './llama-cpp-matmul';
-import { llamaCppRounding, type LlamaCppEmulation } from './llama-cpp-rounding';
 import { ropeInvFreq, type Matrix } from './ops';
 import type { ModelConfig, ModelDesc, TensorDesc } from '../model/desc';
 
-export interface LayerWeights {
+/** M: the matrix type, Matrix unless a variant's matmuls need more of the stored tensor. */
+export interface LayerWeights<M extends Matrix = Matrix> {
   /** [hidden] */
   inputNorm: Float32Array;
   /** [numHeads * headDim, hidden] */
-  q: Matrix;
+  q: M;
   /** [numKvHeads * headDim, hidden] */
-  k: Matrix;
+  k: M;
   /** [numKvHeads * headDim, hidden] */
-  v: Matrix;
+  v: M;
   /** [numHeads * headDim] (qwen2) or null */
   qBias: Float32Array | null;
   /** [numKvHeads * headDim] (qwen2) or null */
@@ -26,38 +25,37 @@ export interface LayerWeights {
   /** [headDim] per-head RMSNorm weight on k (qwen3) or null */
   kNorm: Float32Array | null;
   /** [hidden, numHeads * headDim] */
-  o: Matrix;
+  o: M;
   /** [hidden] */
   postAttentionNorm: Float32Array;
   /** [intermediate, hidden] */
-  gate: Matrix;
+  gate: M;
   /** [intermediate, hidden] */
-  up: Matrix;
+  up: M;
   /** [hidden, intermediate] */
-  down: Matrix;
+  down: M;
 }
 
-export interface CpuWeights {
+export interface CpuWeights<M extends Matrix = Matrix> {
   config: ModelConfig;
   /** [vocab, hidden] */
-  embed: Matrix;
-  layers: LayerWeights[];
+  embed: M;
+  layers: LayerWeights<M>[];
   /** [hidden] */
   finalNorm: Float32Array;
   /** [vocab, hidden]; the same object as embed when embeddings are tied */
-  lmHead: Matrix;
+  lmHead: M;
   /** [headDim / 2] RoPE inverse frequencies, Llama-3 scaling applied */
   ropeInvFreq: Float32Array;
-  /** Set only when emulating llama.cpp (oracle tests): how closely. */
-  emulateLlamaCpp: LlamaCppEmulation | null;
 }
 
 /**
- * Dequantize every weight of `model` to f32 and check each shape against its config. With
- * emulateLlamaCpp, matrices also carry llama.cpp's rounding of their inputs and, for 'x86-amx',
- * the kernel whose f32 order they follow (oracle tests only).
+ * Dequantize every weight of `model` to f32 and check each shape against its config.
+ * `toMatrix` lets a sibling forward keep more of each stored tensor beside its f32 values.
  */
-export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp: LlamaCppEmulation | null = null): CpuWeights {
+export function loadCpuWeights(model: ModelDesc): CpuWeights;
+export function loadCpuWeights<M extends Matrix>(model: ModelDesc, toMatrix: (m: Matrix, stored: TensorDesc) => M): CpuWeights<M>;
+export function loadCpuWeights(model: ModelDesc, toMatrix: (m: Matrix, stored: TensorDesc) => Matrix = (m) => m): CpuWeights {
   const c = model.config;
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
@@ -75,14 +73,7 @@ export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp: LlamaCppEmulat
     if (t.shape.length !== 2 || t.shape[0] !== rows || t.shape[1] !== cols) {
       throw new Error(`${model.source}: ${name} has shape [${t.shape.join(', ')}], expected [${rows}, ${cols}]`);
     }
-    const kernel = emulateLlamaCpp === 'x86-amx' ? llamaCppKernel(t.dtype, rows, name) : null;
-    return {
-      rows,
-      cols,
-      data: dequantize(t),
-      inputRounding: emulateLlamaCpp ? llamaCppRounding(t.dtype) : null,
-      llamaCpp: kernel ? { kernel, q4KBlocks: t.dtype === 'q4_K' ? t.data : null } : null,
-    };
+    return toMatrix({ rows, cols, data: dequantize(t) }, t);
   };
   const vector = (name: string, n: number): Float32Array => {
     const t = need(name);
@@ -127,6 +118,5 @@ export function loadCpuWeights(model: ModelDesc, emulateLlamaCpp: LlamaCppEmulat
     finalNorm: vector('model.norm.weight', c.hiddenSize),
     lmHead,
     ropeInvFreq: ropeInvFreq(c),
-    emulateLlamaCpp,
   };
 }

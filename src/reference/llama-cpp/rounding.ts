@@ -2,19 +2,19 @@
 // quantized weight (its vec_dot_type): q8_0 blocks of 32 for q8_0/q4_0 weights, q8_K blocks of
 // 256 for k-quants. Only for holding the reference to llama.cpp; Cohort's own runners never
 // round activations (the GPU kernels multiply f32 activations with dequantized weights).
-import type { DType } from '../model/desc';
-import { f16ToF32, f32ToF16 } from '../model/half';
+import type { DType } from '../../model/desc';
+import { f16ToF32, f32ToF16 } from '../../model/half';
 
 export type ActivationRounding = 'q8_0' | 'q8_K';
 
 /**
- * How closely the reference imitates llama.cpp's CPU backend (oracle tests only):
+ * How closely the emulation imitates llama.cpp's CPU backend:
  * - 'rounding': its 8-bit rounding of quantized matmuls' inputs, the math otherwise in the
  *   reference's own f32 order. Most steps then agree to ~1e-6 with any llama.cpp build, but a
  *   ~1e-7 difference now and then flips a later rounding and moves a logit by up to ~0.07.
  * - 'x86-amx': also every op's exact f32 order in the build node-llama-cpp loads on x86 CPUs
  *   with AMX (libggml-cpu-sapphirerapids.so, quantized layers in the AMX buffer); see
- *   llama-cpp-matmul.ts and llama-cpp-ops.ts. Logits then match llama.cpp's bit for bit.
+ *   matmul.ts and ops.ts. Logits then match llama.cpp's bit for bit.
  */
 export type LlamaCppEmulation = 'rounding' | 'x86-amx';
 

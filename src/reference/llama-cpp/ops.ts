@@ -1,12 +1,12 @@
 // llama.cpp's non-matmul ops in its exact f32 order, for the 'x86-amx' emulation (oracle tests
-// only): rms_norm, swiglu, rope, softmax and attention. Not Cohort's own math (ops.ts).
+// only): rms_norm, swiglu, rope, softmax and attention. Not Cohort's own math (../ops.ts).
 //
 // Why every op and not only the matmuls: quantized matmuls round their inputs to 8 bits, so a
 // 1e-7 difference anywhere upstream can flip a rounding and move a logit by ~0.05. Orders follow
 // ggml-cpu (ops.cpp, vec.h/vec.cpp) and llama-graph.cpp's build_attn_mha in the sapphirerapids
 // build; sin/cos come from glibc, which ggml's rope calls. Each was checked bit for bit.
-import { f32, fma, reduce16, tinyBlasDotF32, vecDotF32 } from './llama-cpp-matmul';
-import type { AttentionLayout } from './ops';
+import { f32, fma, reduce16, tinyBlasDotF32, vecDotF32 } from './matmul';
+import type { AttentionLayout } from '../ops';
 
 /**
  * ggml_rms_norm then ggml_mul by the weight (ops.cpp, rms_norm_f32): the sum of f32 squares in

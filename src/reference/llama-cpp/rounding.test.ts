@@ -1,7 +1,8 @@
 // llama.cpp's activation rounding: q8_0 and q8_K blocks reproduce values on their 8-bit grids.
+// Not a check against llama.cpp itself: oracle.test.ts holds the whole emulation to that.
 import { describe, expect, it } from 'vitest';
-import { f16ToF32, f32ToF16 } from '../model/half';
-import { llamaCppRounding, roundActivations } from './llama-cpp-rounding';
+import { f16ToF32, f32ToF16 } from '../../model/half';
+import { llamaCppRounding, roundActivations } from './rounding';
 
 const x = Float32Array.from({ length: 512 }, (_, i) => Math.sin(i * 0.37) * (1 + (i % 7)));
 

@@ -1,19 +1,19 @@
-// The CPU reference held to llama.cpp (node-llama-cpp's prebuilt CPU binary) on synthetic and
-// embedded GGUFs: greedy tokens and next-token distributions, bit-exact where its build is emulated.
+// The CPU reference in llama.cpp's order held to llama.cpp (node-llama-cpp's prebuilt CPU binary) on
+// synthetic and embedded GGUFs: greedy tokens and next-token distributions, bit-exact where emulated.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
-import { CpuRunner } from './cpu-runner';
-import type { LlamaCppEmulation } from './llama-cpp-rounding';
-import { argmax } from './sample';
-import { bytesSource } from '../model/byte-source';
-import { loadGgufModel } from '../model/gguf-loader';
-import type { Arch, DType } from '../model/desc';
-import { hfToGguf } from '../../tools/models/hf-to-gguf';
-import { syntheticModel } from '../../tools/models/synth';
+import { LlamaCppRunner } from './runner';
+import type { LlamaCppEmulation } from './rounding';
+import { argmax } from '../sample';
+import { bytesSource } from '../../model/byte-source';
+import { loadGgufModel } from '../../model/gguf-loader';
+import type { Arch, DType } from '../../model/desc';
+import { hfToGguf } from '../../../tools/models/hf-to-gguf';
+import { syntheticModel } from '../../../tools/models/synth';
 
 const NUM_GENERATED = 40;
 const PROMPT = Array.from({ length: 50 }, (_, i) => (i * 37 + 11) % 256);
@@ -31,7 +31,7 @@ for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
 }
 cases.push({ arch: 'qwen3', dtype: 'q8_0', tied: true, embedded: false });
 for (const dtype of ['f32', 'q8_0'] as const) cases.push({ arch: 'llama', dtype, tied: false, embedded: true });
-const EMBEDDED_DIR = fileURLToPath(new URL('../../public/models/cohort-tiny/', import.meta.url));
+const EMBEDDED_DIR = fileURLToPath(new URL('../../../public/models/cohort-tiny/', import.meta.url));
 
 /**
  * With the build the reference emulates exactly ('x86-amx': llama.cpp's sapphirerapids CPU
@@ -118,7 +118,7 @@ async function llamaCppGreedy(path: string, dtype: DType): Promise<{ steps: Llam
   return { steps, emulation: emulationFor(dtype, llamaLog.slice(logStart)) };
 }
 
-describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied, embedded model: $embedded)', ({ arch, dtype, tied, embedded }) => {
+describe.each(cases)('the emulation vs llama.cpp: $arch $dtype (tied: $tied, embedded model: $embedded)', ({ arch, dtype, tied, embedded }) => {
   it('agrees on greedy tokens and next-token distributions', async () => {
     let path = join(EMBEDDED_DIR, `cohort-tiny-${dtype}.gguf`);
     let bytes: Uint8Array;
@@ -132,7 +132,7 @@ describe.each(cases)('CpuRunner vs llama.cpp: $arch $dtype (tied: $tied, embedde
     expect(reference).toHaveLength(NUM_GENERATED);
 
     const { desc } = await loadGgufModel(bytesSource(path, bytes));
-    const runner = new CpuRunner(desc, { blockSize: 16, numBlocks: 16, emulateLlamaCpp: emulation });
+    const runner = new LlamaCppRunner(desc, emulation, { blockSize: 16, numBlocks: 16 });
     const blockTable = Int32Array.of(9, 3, 14, 1, 7, 2, 11); // 112 positions, scattered
     const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 

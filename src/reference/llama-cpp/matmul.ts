@@ -1,13 +1,14 @@
 // llama.cpp's matmuls in its exact f32 order, for the 'x86-amx' emulation (oracle tests only):
-// which kernel a weight goes through, and how each one accumulates. Not Cohort's own math (ops.ts).
+// which kernel a weight goes through, and how each one accumulates. Not Cohort's own math (../ops.ts).
 //
 // The orders follow ggml-cpu's sources in the build node-llama-cpp 3.21.1 ships (ggml 0.23.0):
 // amx/mmq.cpp, arch/x86/quants.c, vec.cpp and llamafile/sgemm.cpp, as GCC compiles them for the
 // sapphirerapids variant. Each was checked bit for bit against that library, kernel by kernel.
-import type { DType } from '../model/desc';
-import { f16ToF32 } from '../model/half';
-import { scaleMinK4 } from './dequant';
-import { quantizeQ8K } from './llama-cpp-rounding';
+import type { DType } from '../../model/desc';
+import { f16ToF32 } from '../../model/half';
+import { scaleMinK4 } from '../dequant';
+import { matmul, type Matrix } from '../ops';
+import { quantizeQ8K, roundActivations, type ActivationRounding } from './rounding';
 
 export const f32 = Math.fround;
 
@@ -65,6 +66,29 @@ export function tinyBlasDotF32(n: number, x: (i: number) => number, y: (i: numbe
  *   cols % 16 == 0 and rows % 4 == 0.
  */
 export type LlamaCppKernel = 'amx' | 'lanes8' | 'f32';
+
+/** A weight as the emulation multiplies it: the reference's f32 matrix and what llama.cpp's kernel reads. */
+export interface LlamaCppMatrix extends Matrix {
+  /** How llama.cpp rounds the input rows first (its vec_dot_type); null where it multiplies in f32. */
+  rounding: ActivationRounding | null;
+  /** 'x86-amx' only: the kernel whose f32 order to follow; null: the reference's own order. */
+  kernel: LlamaCppKernel | null;
+  /** The raw ggml blocks a q4_K kernel reads (it works on the 4-bit values, not on `data`), else null. */
+  q4KBlocks: Uint8Array | null;
+}
+
+/**
+ * out [numTokens, w.rows] = x [numTokens, w.cols] times w as llama.cpp computes it: x rounded to
+ * w's vec_dot_type, then w's kernel, or the reference's own matmul where no kernel is emulated.
+ */
+export function matmulLikeLlamaCpp(x: Float32Array, numTokens: number, w: LlamaCppMatrix, bias: Float32Array | null, out: Float32Array): void {
+  if (w.q4KBlocks && w.kernel && w.kernel !== 'f32') {
+    return llamaCppQ4KMatmul(x, numTokens, w.q4KBlocks, w.rows, w.cols, w.kernel, bias, out);
+  }
+  const xs = w.rounding ? roundActivations(x, numTokens, w.cols, w.rounding) : x;
+  if (w.kernel) return llamaCppMatmul(xs, numTokens, w.data, w.rows, w.cols, w.kernel, bias, out);
+  matmul(xs, numTokens, w, bias, out);
+}
 
 /** Where llama.cpp's sapphirerapids build puts a weight (amx.cpp's supports_op; token_embd stays put). */
 export function llamaCppKernel(dtype: DType, rows: number, name: string): LlamaCppKernel | null {

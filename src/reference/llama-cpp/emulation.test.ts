@@ -1,13 +1,13 @@
 // Sanity checks of the llama.cpp emulation's pieces against plain math: each must land within a
 // few f32 roundings of the exact value. Bit-exactness with llama.cpp is oracle.test.ts's job.
 import { describe, expect, it } from 'vitest';
-import { sampleUniform } from '../engine/rng';
-import { llamaCppMatmul, llamaCppQ4KMatmul, reduce16, tinyBlasDotF32, vecDotF32 } from './llama-cpp-matmul';
-import { glibcSincosf, llamaCppExpf, llamaCppSoftMax } from './llama-cpp-ops';
-import { roundActivations } from './llama-cpp-rounding';
-import { dequantize } from './dequant';
-import type { DType, TensorDesc } from '../model/desc';
-import { encodeTensor } from '../../tools/models/quantize';
+import { sampleUniform } from '../../engine/rng';
+import { llamaCppMatmul, llamaCppQ4KMatmul, reduce16, tinyBlasDotF32, vecDotF32 } from './matmul';
+import { glibcSincosf, llamaCppExpf, llamaCppSoftMax } from './ops';
+import { roundActivations } from './rounding';
+import { dequantize } from '../dequant';
+import type { DType, TensorDesc } from '../../model/desc';
+import { encodeTensor } from '../../../tools/models/quantize';
 
 const ulp = (v: number): number => 2 ** (Math.floor(Math.log2(Math.max(Math.abs(v), 2 ** -126))) - 23);
 

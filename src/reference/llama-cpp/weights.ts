@@ -1,0 +1,48 @@
+// The emulation's weights: the reference's f32 matrices (../weights.ts), each also carrying how
+// llama.cpp rounds its input and whose f32 order it follows, and the op set of the emulation.
+import type { ModelDesc, TensorDesc } from '../../model/desc';
+import { pagedAttention, rmsNorm, rope, swiglu, type Matrix } from '../ops';
+import { loadCpuWeights, type CpuWeights } from '../weights';
+import { llamaCppKernel, type LlamaCppMatrix } from './matmul';
+import { llamaCppAttention, llamaCppRmsNorm, llamaCppRope, llamaCppSwiglu } from './ops';
+import { llamaCppRounding, type LlamaCppEmulation } from './rounding';
+
+/** The non-matmul ops of llama.cpp's forward: its exact f32 orders ('x86-amx') or the reference's. */
+export interface LlamaCppOps {
+  rmsNorm: typeof rmsNorm;
+  swiglu: typeof swiglu;
+  /** x [numTokens, numHeads, headDim], in place; positions [numTokens] */
+  rope(x: Float32Array, numTokens: number, numHeads: number, positions: Int32Array): void;
+  attention: typeof pagedAttention;
+}
+
+export interface LlamaCppWeights extends CpuWeights<LlamaCppMatrix> {
+  emulation: LlamaCppEmulation;
+  /** Chosen once here: the emulation is fixed when the weights load. */
+  ops: LlamaCppOps;
+}
+
+/** The reference's matrix m of stored tensor t, as llama.cpp multiplies it under `emulation`. */
+function llamaCppMatrix(m: Matrix, t: TensorDesc, emulation: LlamaCppEmulation): LlamaCppMatrix {
+  const kernel = emulation === 'x86-amx' ? llamaCppKernel(t.dtype, m.rows, t.name) : null;
+  return { ...m, rounding: llamaCppRounding(t.dtype), kernel, q4KBlocks: kernel && t.dtype === 'q4_K' ? t.data : null };
+}
+
+function llamaCppOps(weights: CpuWeights, emulation: LlamaCppEmulation): LlamaCppOps {
+  const c = weights.config;
+  const ownRope: LlamaCppOps['rope'] = (x, numTokens, numHeads, positions) => rope(x, numTokens, numHeads, c.headDim, positions, weights.ropeInvFreq);
+  if (emulation === 'rounding') return { rmsNorm, swiglu, rope: ownRope, attention: pagedAttention };
+  return {
+    rmsNorm: llamaCppRmsNorm,
+    swiglu: llamaCppSwiglu,
+    // Llama-3 frequency factors are not emulated: such models keep the reference's rope.
+    rope: c.ropeScaling ? ownRope : (x, numTokens, numHeads, positions) => llamaCppRope(x, numTokens, numHeads, c.headDim, positions, c.ropeTheta),
+    attention: (q, numTokens, kCache, vCache, layout, out) => llamaCppAttention(q, numTokens, kCache, vCache, { ...layout, interleavedQK: c.arch === 'llama' }, out),
+  };
+}
+
+/** Every weight of `model` as the reference loads it, plus what `emulation` needs of llama.cpp. */
+export function loadLlamaCppWeights(model: ModelDesc, emulation: LlamaCppEmulation): LlamaCppWeights {
+  const weights = loadCpuWeights(model, (m, t) => llamaCppMatrix(m, t, emulation));
+  return { ...weights, emulation, ops: llamaCppOps(weights, emulation) };
+}
