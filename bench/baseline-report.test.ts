@@ -1,0 +1,28 @@
+// Checks the new-vs-earlier-commit arithmetic on hand-built kernel reports: medians over rounds,
+// ratios (base / new) and cells only one side measured left out. No benchmark runs here.
+import { describe, expect, it } from 'vitest';
+import { compareKernelReports, renderBaselineMarkdown } from './baseline-report';
+import type { KernelBenchReport } from './kernel-report';
+
+function report(stepMs: Record<number, number>, dispatches = 60): KernelBenchReport {
+  const points = Object.entries(stepMs).map(([batch, ms]) => ({ batch: Number(batch), stepMs: ms, gpuMs: ms - 1, ops: {} }));
+  return { schema: 1, date: '2026-12-01', machine: 'm', adapter: 'a', repeats: 3, sweeps: [{ model: 'tiny', weightBytes: 1, dispatchesPerStep: dispatches, points }] };
+}
+
+describe('compareKernelReports', () => {
+  it('takes medians over rounds and gives base / new per cell', () => {
+    const base = [report({ 1: 10, 8: 30 }), report({ 1: 12, 8: 34 }), report({ 1: 11, 8: 32 })];
+    const next = [report({ 1: 5, 8: 16 }, 40), report({ 1: 6, 8: 15 }, 40), report({ 1: 50, 8: 17, 16: 20 }, 40)];
+    const r = compareKernelReports(base, next, { date: 'd', machine: 'm', baseCommit: 'aaa', newCommit: 'bbb' });
+    expect(r.rounds).toBe(3);
+    expect(r.points).toHaveLength(2); // B=16 only on one side
+    expect(r.points[0]).toMatchObject({ batch: 1, baseStepMs: 11, newStepMs: 6, baseGpuMs: 10, newGpuMs: 5, baseDispatches: 60, newDispatches: 40 });
+    expect(r.points[0]!.stepSpeedup).toBeCloseTo(11 / 6);
+    expect(r.points[1]!.gpuSpeedup).toBeCloseTo(31 / 15);
+    expect(renderBaselineMarkdown(r)).toContain('| tiny | 8 | 32.0 | 16.0 | 2.00x |');
+  });
+
+  it('refuses to compare nothing', () => {
+    expect(() => compareKernelReports([], [], { date: 'd', machine: 'm', baseCommit: 'a', newCommit: 'b' })).toThrow(/no rounds/);
+  });
+});
