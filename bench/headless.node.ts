@@ -4,7 +4,7 @@ import { openAsBlob, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { GpuRunner } from '../src/gpu/gpu-runner';
-import { loadShader, repoPath } from '../src/gpu/node-gpu';
+import { loadShader, repoPath } from '../src/gpu/testing/node-gpu';
 import { runTurns, StepLog } from '../testing/harness/driver';
 import type { EngineApi } from '../src/protocol/api';
 import { EngineHost } from '../src/host/engine-host';

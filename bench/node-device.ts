@@ -1,6 +1,6 @@
 // The Node benchmarks' GPU: the shared npm-webgpu device (node-gpu.ts) with the names reports
 // use for it. Naming only; the device itself and its SwiftShader/native choice live in node-gpu.ts.
-import { getNodeDevice } from '../src/gpu/node-gpu';
+import { getNodeDevice } from '../src/gpu/testing/node-gpu';
 import { slug } from './grid';
 
 export interface NodeBenchDevice {

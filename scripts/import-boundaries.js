@@ -10,7 +10,7 @@ const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/tes
 /**
  * Per folder: `layers` it may import, `typeOnlyLayers` it may import with `import type` only,
  * `testOnlyLayers` its Node-only files may import, and `deniedPackages`. Node builtins are denied
- * everywhere except in Node-only files: *.test.ts, *.node.ts, *fixtures.ts, src/gpu/node-gpu.ts.
+ * everywhere except in Node-only files: *.test.ts, *.node.ts, *fixtures.ts, src/gpu/testing/node-gpu.ts.
  */
 const policies = {
   'src/engine': { layers: ['src/engine'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'the engine is pure and imports nothing outside itself' },
@@ -43,7 +43,7 @@ function isNodeBuiltin(specifier) {
 }
 
 function isNodeOnlyFile(relPath) {
-  return /(\.test\.tsx?|\.node\.ts|fixtures\.ts)$/.test(relPath) || relPath === 'src/gpu/node-gpu.ts';
+  return /(\.test\.tsx?|\.node\.ts|fixtures\.ts)$/.test(relPath) || relPath === 'src/gpu/testing/node-gpu.ts';
 }
 
 /** Test-only folders not named testing/: the llama.cpp emulation behind the oracle test. */

@@ -2,7 +2,7 @@
 // Does not cover browsers' adapters, whose limits differ.
 import { describe, expect, it } from 'vitest';
 import { REQUIRED_MINIMUMS, runnerDeviceDescriptor } from './device';
-import { getNodeDevice } from './node-gpu';
+import { getNodeDevice } from './testing/node-gpu';
 
 describe('runnerDeviceDescriptor', () => {
   it("gives a device whose storage limits are the adapter's", async () => {

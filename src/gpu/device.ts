@@ -1,6 +1,6 @@
 // The one GPUDeviceDescriptor the runner asks for, shared by the worker and the Node tests:
 // wanted features when present, storage limits raised to the adapter's, minimums checked.
-// Not device acquisition itself (workers/gpu-device.ts, src/gpu/node-gpu.ts) nor buffer sizing.
+// Not device acquisition itself (workers/gpu-device.ts, src/gpu/testing/node-gpu.ts) nor buffer sizing.
 
 /** Used by kernels when present (DESIGN: f16 only where the adapter has it). */
 const WANTED_FEATURES: GPUFeatureName[] = ['subgroups', 'timestamp-query', 'shader-f16'];

@@ -5,10 +5,10 @@ import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, TensorDesc } from '../model/desc';
 import { dequantize } from '../reference/dequant';
 import { embeddingGather } from '../reference/ops';
-import { runKernel } from './kernel-harness';
+import { runKernel } from './testing/kernel-harness';
 import { EMBEDDING_DTYPE_CODE } from './kernels';
 import { TOKEN_INFO_WORDS } from './step-meta';
-import { bits, scaledError, seededFloats } from './test-util';
+import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** Decoding repeats ggml's products in the same order; only a fused multiply-add may differ. */
 const EMBEDDING_TOLERANCE = 1e-6;

@@ -11,10 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { folderOpener } from '../../tools/models/node-files';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
-import { testPipelineCache } from './kernel-harness';
-import { loadShader } from './node-gpu';
-import { StepDriver, drivenSession, greedy, type DrivenSession } from './step-driver';
-import { bits } from './test-util';
+import { testPipelineCache } from './testing/kernel-harness';
+import { loadShader } from './testing/node-gpu';
+import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
+import { bits } from './testing/test-util';
 
 /** GPU f32 sums vs the CPU oracle's f64 sums, through the whole model. */
 const LOGITS_MAX_ABS_DIFF = 1e-3;

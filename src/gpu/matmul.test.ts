@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, TensorDesc } from '../model/desc';
 import { matmulQuant } from '../reference/ops';
-import { runKernel } from './kernel-harness';
+import { runKernel } from './testing/kernel-harness';
 import { MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, matmulKernel } from './kernels';
-import { bits, scaledError, seededFloats } from './test-util';
+import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** Max |gpu - cpu| / max |cpu|: f32 sums in a different order than the twin's f64 sums. */
 const MATMUL_TOLERANCE = 1e-5;

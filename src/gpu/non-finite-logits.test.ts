@@ -10,8 +10,8 @@ import type { ModelDesc } from '../model/desc';
 import { loadHfModel } from '../model/hf-loader';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner } from './gpu-runner';
-import { testPipelineCache } from './kernel-harness';
-import { loadShader } from './node-gpu';
+import { testPipelineCache } from './testing/kernel-harness';
+import { loadShader } from './testing/node-gpu';
 
 const DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, heads: 4, kvHeads: 2, headDim: 16, vocab: 97, layers: 1 };
 const BLOCK_SIZE = 16;

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
 import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
-import { runKernel } from './kernel-harness';
+import { runKernel } from './testing/kernel-harness';
 import { StepMeta, TOKEN_INFO_WORDS } from './step-meta';
-import { bits, scaledError, seededFloats } from './test-util';
+import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** Online softmax in f32 (tiles of 64 positions) vs the twin's two-pass f64 softmax. */
 const ATTENTION_TOLERANCE = 1e-5;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { sampleUniform } from '../engine/rng';
 import { residualAdd } from '../reference/residual-add';
-import { runCompute } from './node-gpu';
+import { runCompute } from './testing/node-gpu';
 
 /** [numElements] f32 values spanning many magnitudes, so the f32 rounding of a + b matters. */
 function spreadValues(seed: number, numElements: number): Float32Array {

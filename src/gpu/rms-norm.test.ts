@@ -2,8 +2,8 @@
 // and the gathered last tokens before lm_head; plus batch invariance. Node WebGPU.
 import { describe, expect, it } from 'vitest';
 import { rmsNorm } from '../reference/ops';
-import { runKernel } from './kernel-harness';
-import { bits, scaledError, seededFloats } from './test-util';
+import { runKernel } from './testing/kernel-harness';
+import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** f32 sum of squares in tree order vs the twin's f64 sum. */
 const RMS_NORM_TOLERANCE = 1e-5;

@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../model/desc';
 import { randomModel } from '../reference/random-model';
 import { rope, ropeInvFreq } from '../reference/ops';
-import { runKernel } from './kernel-harness';
+import { runKernel } from './testing/kernel-harness';
 import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
 import { TOKEN_INFO_WORDS } from './step-meta';
-import { scaledError, seededFloats } from './test-util';
+import { scaledError, seededFloats } from './testing/test-util';
 
 /** The angle-sum identity in f32 vs the twin's f64 cos/sin of the whole angle. */
 const ROPE_TOLERANCE = 1e-5;

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { NON_FINITE_LOGITS, type SamplingParams } from '../engine/types';
 import { sampleToken } from '../reference/sample';
-import { runKernel } from './kernel-harness';
+import { runKernel } from './testing/kernel-harness';
 import { SAMPLE_INFO_WORDS } from './step-meta';
-import { seededFloats } from './test-util';
+import { seededFloats } from './testing/test-util';
 
 interface SampleRow {
   logits: Float32Array;

@@ -2,7 +2,7 @@
 // Does not compile anything: the kernel tests do.
 import { describe, expect, it } from 'vitest';
 import { SHADER_FILES } from './kernels';
-import { loadShader } from './node-gpu';
+import { loadShader } from './testing/node-gpu';
 import { bundledShaderSource } from './shader-sources';
 
 describe('bundledShaderSource', () => {

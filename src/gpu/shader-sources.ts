@@ -1,5 +1,5 @@
 // The browser's ShaderSource: every kernel's WGSL bundled by Vite as text (?raw imports).
-// Not used in Node tests, which read shaders/ from disk (node-gpu.ts loadShader).
+// Not used in Node tests, which read shaders/ from disk (testing/node-gpu.ts loadShader).
 import bf16 from '../../shaders/matmul_bf16.wgsl?raw';
 import embedding from '../../shaders/embedding.wgsl?raw';
 import f16 from '../../shaders/matmul_f16.wgsl?raw';

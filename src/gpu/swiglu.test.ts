@@ -2,8 +2,8 @@
 // Runs on Node WebGPU (SwiftShader here); says nothing about speed.
 import { describe, expect, it } from 'vitest';
 import { swiglu } from '../reference/ops';
-import { runKernel } from './kernel-harness';
-import { scaledError, seededFloats } from './test-util';
+import { runKernel } from './testing/kernel-harness';
+import { scaledError, seededFloats } from './testing/test-util';
 
 /** GPU exp vs the twin's f64 exp. */
 const SWIGLU_TOLERANCE = 1e-6;

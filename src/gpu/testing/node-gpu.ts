@@ -4,11 +4,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, globals } from 'webgpu';
-import { runnerDeviceDescriptor } from './device';
+import { runnerDeviceDescriptor } from '../device';
 
 /**
  * The nearest folder at or above this module that holds shaders/: the repository, whether this
- * runs from src/gpu or from the packed headless bench (bench/device/pack.sh) one level down.
+ * runs from src/gpu/testing or from the packed headless bench (bench/device/pack.sh).
  */
 function findRepoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));

@@ -1,7 +1,7 @@
 // Test-only: drives a ModelRunner the way the engine would (sessions joining at different steps,
 // prompts fed in chunks, decode rows one token each) so two runners can be compared step by step.
 // Not the engine's scheduler: no token budget, no preemption, no prefix sharing.
-import type { SamplingParams, StepPlan, StepRow } from '../engine/types';
+import type { SamplingParams, StepPlan, StepRow } from '../../engine/types';
 
 export interface DrivenSession {
   id: string;

@@ -1,8 +1,8 @@
 // Test-only: runs one registered kernel (explicit layout from kernels.ts, pipelines cached across
 // runs) on the Node WebGPU device and reads chosen bindings back. Not used by product code.
-import { KERNELS, type KernelName } from './kernels';
+import { KERNELS, type KernelName } from '../kernels';
 import { getNodeDevice, loadShader } from './node-gpu';
-import { PipelineCache, type Overrides } from './pipeline-cache';
+import { PipelineCache, type Overrides } from '../pipeline-cache';
 
 export type HostData = ArrayBufferView | ArrayBuffer;
 

@@ -1,6 +1,6 @@
 // Test-only helpers for the kernel parity tests: seeded data, error measures, bit comparison.
 // Not imported by product code.
-import { fmix32 } from '../engine/rng';
+import { fmix32 } from '../../engine/rng';
 
 /** [n] deterministic uniform floats in [-scale, scale). */
 export function seededFloats(seed: number, n: number, scale = 1): Float32Array {
