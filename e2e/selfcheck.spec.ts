@@ -1,4 +1,4 @@
-// The page's WebGPU report and the worker's residual_add self-check, in a real Chromium.
+// The page's WebGPU report and the worker's kernel self-check (matmul.wgsl accumulating b into a), in a real Chromium.
 // Also the page shown when a browser has no WebGPU. Does not load a model.
 import { expect, test } from '@playwright/test';
 

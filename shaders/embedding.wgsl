@@ -1,8 +1,9 @@
 // Embedding gather: out[t, :] = table[tokens[t].id, :], decoding the table's stored dtype in place.
-// Not a matmul: tied lm_head reads the same buffer through matmul_<dtype>.wgsl. Twin: embeddingGather.
+// Not a matmul: tied lm_head reads the same buffer through matmul.wgsl. Twin: embeddingGather.
 
 override WORKGROUP_SIZE: u32 = 64u;
-// Stored dtype of the table: 0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0, 5 q4_K, 6 q6_K.
+// Stored dtype of the table, codes shared with matmul.wgsl: 0 f32, 1 f16, 2 bf16, 3 q8_0,
+// 4 q4_0, 5 q4_K, 6 q6_K.
 override DTYPE: u32 = 0u;
 
 struct Params {

@@ -1,4 +1,4 @@
-// Shows the result of the worker's residual_add kernel self-check against its CPU twin.
+// Shows the result of the worker's kernel self-check (matmul.wgsl's residual accumulate) against its CPU twins.
 // Display only; the check runs in the worker (workers/self-check.ts).
 import type { SelfCheckResult } from '../protocol/api';
 
@@ -14,7 +14,7 @@ export function SelfCheckPanel({ state }: { state: SelfCheckState }) {
     <section data-testid="selfcheck" data-status={state.status} className="panel">
       <h2>Kernel self-check</h2>
       <p>
-        <code>shaders/residual_add.wgsl</code> on the worker's device vs. its CPU twin:{' '}
+        <code>shaders/matmul.wgsl</code> (y += x·wᵀ, the model's residual add) on the worker's device vs. its CPU twins:{' '}
         <strong data-testid="selfcheck-status" className={`status-${state.status}`}>
           {state.status}
         </strong>

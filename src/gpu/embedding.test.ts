@@ -6,7 +6,7 @@ import type { DType, TensorDesc } from '../model/desc';
 import { dequantize } from '../reference/dequant';
 import { embeddingGather } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
-import { EMBEDDING_DTYPE_CODE } from './kernels';
+import { DTYPE_CODE } from './kernels';
 import { TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
@@ -24,7 +24,7 @@ async function gatherOnGpu(table: TensorDesc, ids: number[]): Promise<Float32Arr
   const out = new Float32Array(ids.length * hidden); // [numTokens, hidden]
   const result = await runKernel(
     'embedding',
-    { DTYPE: EMBEDDING_DTYPE_CODE[table.dtype] },
+    { DTYPE: DTYPE_CODE[table.dtype] },
     [new Uint32Array([ids.length, hidden, 0, 0]), tokens, padded, out],
     [Math.ceil(hidden / 64), ids.length],
     [3],

@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { EMBEDDING_DTYPE_CODE, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, matmulKernel, type KernelName } from './kernels';
+import { DTYPE_CODE, KERNELS, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type KernelName, type ParamValues } from './kernels';
 import type { KvArena } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights } from './weights';
@@ -55,27 +55,33 @@ function spread(n: number, out: Uint32Array): void {
 
 type Fill = (counts: Counts, u32: Uint32Array, f32: Float32Array, base: number) => void;
 
+/** A params slot: the kernel whose Params it holds and its byte offset in the params buffer. */
+interface Slot {
+  kernel: KernelName;
+  offset: number;
+}
+
 export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProgram> {
   const { device, cache, config: c, weights: w, kv, act } = p;
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
 
-  // --- params: one 256-byte uniform slot per distinct dispatch shape, shared by all layers
+  // --- params: one 256-byte uniform slot per distinct dispatch shape, shared by all layers,
+  // packed by field name from the kernel's Params in kernels.ts (held to the WGSL by a test)
   const fills: Fill[] = [];
-  /** Registers a slot; returns its byte offset in the params buffer. */
-  const slot = (fill: Fill): number => {
-    fills.push(fill);
-    return (fills.length - 1) * SLOT_BYTES;
+  /** Registers a slot of `kernel`'s Params, recomputed from each step's counts. */
+  const slot = <K extends KernelName>(kernel: K, values: (cnt: Counts) => ParamValues<K>): Slot => {
+    const fields: readonly (readonly [string, string])[] = KERNELS[kernel].params;
+    const stray = Object.keys(values({ numTokens: 0, numSampled: 0 })).filter((name) => !fields.some(([field]) => field === name));
+    if (stray.length > 0) throw new Error(`${kernel} Params has no field ${stray.join(', ')}`);
+    fills.push((cnt, u, f, b) => packParams(kernel, values(cnt), u, f, b));
+    return { kernel, offset: (fills.length - 1) * SLOT_BYTES };
   };
   const tokens = (m: number) => (cnt: Counts) => m * cnt.numTokens;
   const sampledRows = (cnt: Counts) => cnt.numSampled;
-  const slotEmbed = slot((cnt, u, _f, b) => u.set([cnt.numTokens, c.hiddenSize], b));
-  const norm = (count: (cnt: Counts) => number, rowLen: number) =>
-    slot((cnt, u, f, b) => {
-      u.set([count(cnt), rowLen], b);
-      f[b + 2] = c.rmsNormEps;
-    });
-  const mm = (count: (cnt: Counts) => number, n: number, k: number) => slot((cnt, u, _f, b) => u.set([count(cnt), n, k], b));
+  const slotEmbed = slot('embedding', (cnt) => ({ numTokens: cnt.numTokens, hidden: c.hiddenSize }));
+  const norm = (count: (cnt: Counts) => number, rowLen: number) => slot('rms_norm', (cnt) => ({ numVecs: count(cnt), rowLen, eps: c.rmsNormEps }));
+  const mm = (count: (cnt: Counts) => number, n: number, k: number) => slot('matmul', (cnt) => ({ numTokens: count(cnt), n, k }));
   const slotNormHidden = norm(tokens(1), c.hiddenSize);
   const slotQNorm = norm(tokens(c.numHeads), c.headDim);
   const slotKNorm = norm(tokens(c.numKvHeads), c.headDim);
@@ -86,22 +92,27 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const slotMmGateUp = mm(tokens(1), c.intermediateSize, c.hiddenSize);
   const slotMmDown = mm(tokens(1), c.hiddenSize, c.intermediateSize);
   const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize);
-  const rope = (numHeads: number) => slot((cnt, u, _f, b) => u.set([cnt.numTokens, numHeads, c.headDim, p.ropeTableLevel], b));
+  const rope = (numHeads: number) => slot('rope', (cnt) => ({ numTokens: cnt.numTokens, numHeads, headDim: c.headDim, tableLevel: p.ropeTableLevel }));
   const slotRopeQ = rope(c.numHeads);
   const slotRopeK = rope(c.numKvHeads);
-  const slotKvWrite = slot((cnt, u, _f, b) => u.set([cnt.numTokens, kvDim, p.blockSize, kv.vOffsetFloats], b));
-  const slotAttention = slot((cnt, u, f, b) => {
-    u.set([cnt.numTokens, c.numHeads, c.numKvHeads, c.headDim, p.blockSize, kvDim, kv.vOffsetFloats], b);
-    f[b + 7] = 1 / Math.sqrt(c.headDim);
-  });
-  const slotSwiglu = slot((cnt, u, _f, b) => u.set([cnt.numTokens * c.intermediateSize], b));
-  const slotSample = slot((cnt, u, _f, b) => u.set([cnt.numSampled, c.vocabSize], b));
+  const slotKvWrite = slot('kv_write', (cnt) => ({ numTokens: cnt.numTokens, kvDim, blockSize: p.blockSize, vOffset: kv.vOffsetFloats }));
+  const slotAttention = slot('paged_attention', (cnt) => ({
+    numTokens: cnt.numTokens,
+    numHeads: c.numHeads,
+    numKvHeads: c.numKvHeads,
+    headDim: c.headDim,
+    blockSize: p.blockSize,
+    kvDim,
+    vOffset: kv.vOffsetFloats,
+    scale: 1 / Math.sqrt(c.headDim),
+  }));
+  const slotSwiglu = slot('swiglu', (cnt) => ({ numElements: cnt.numTokens * c.intermediateSize }));
+  const slotSample = slot('sample', (cnt) => ({ numRows: cnt.numSampled, vocab: c.vocabSize }));
 
-  const params = device.createBuffer({ label: 'params', size: fills.length * SLOT_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  const paramsBuffer = device.createBuffer({ label: 'params', size: fills.length * SLOT_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   const mirror = new ArrayBuffer(fills.length * SLOT_BYTES);
   const mirrorU32 = new Uint32Array(mirror);
   const mirrorF32 = new Float32Array(mirror);
-  const bound = (offset: number): GPUBufferBinding => ({ buffer: params, offset, size: 32 });
 
   // --- pipelines: every (kernel, overrides) the model needs, compiled in parallel
   const wanted = new Map<string, [KernelName, Overrides]>();
@@ -109,28 +120,26 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     wanted.set(JSON.stringify([kernel, overrides]), [kernel, overrides]);
     return [kernel, overrides];
   };
-  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean) =>
-    want(matmulKernel(m.dtype), { HAS_BIAS: hasBias ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 });
+  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean) => want('matmul', matmulOverrides(m.dtype, { hasBias, accumulate }));
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
-  const add = (list: Array<() => Dispatch>, label: string, pipe: [KernelName, Overrides], buffers: GPUBufferBinding[], grid: Dispatch['grid']) => {
-    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], buffers, label), grid }));
+  /** A dispatch of pipe's kernel: binding 0 is its params slot, then `buffers` in binding order. */
+  const add = (list: Array<() => Dispatch>, label: string, pipe: [KernelName, Overrides], params: Slot, buffers: GPUBufferBinding[], grid: Dispatch['grid']) => {
+    if (params.kernel !== pipe[0]) throw new Error(`${label}: ${pipe[0]} bound to a ${params.kernel} params slot`);
+    const bindings = [{ buffer: paramsBuffer, offset: params.offset, size: MAX_PARAMS_BYTES }, ...buffers];
+    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
-  const matmulGrid = (rows: number, count: (cnt: Counts) => number): Dispatch['grid'] => (cnt, out) => {
-    out[0] = Math.ceil(rows / (MATMUL_ROWS_PER_INVOCATION * ELEMENTWISE_WORKGROUP));
-    out[1] = Math.ceil(count(cnt) / MATMUL_TOKENS_PER_INVOCATION);
-  };
-  const matmulOp = (list: Array<() => Dispatch>, label: string, slotB: number, x: GPUBuffer, m: GpuMatrix, bias: GPUBuffer | null, y: GPUBuffer, accumulate: boolean, count = tokens(1)) =>
-    add(list, label, matmulPipe(m, bias !== null, accumulate), [bound(slotB), buf(x), buf(m.buffer), buf(bias ?? act.unused), buf(y)], matmulGrid(m.rows, count));
-  const normOp = (list: Array<() => Dispatch>, label: string, slotB: number, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false) =>
-    add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0 }), [bound(slotB), buf(x), buf(weight), buf(gather ? act.sampleTokens : act.unused), buf(out)], (cnt, out2) => spread(count(cnt), out2));
+  const matmulOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, m: GpuMatrix, bias: GPUBuffer | null, y: GPUBuffer, accumulate: boolean, count = tokens(1)) =>
+    add(list, label, matmulPipe(m, bias !== null, accumulate), slotB, [buf(x), buf(m.buffer), buf(bias ?? act.unused), buf(y)], (cnt, out) => matmulGrid(m.rows, count(cnt), ELEMENTWISE_WORKGROUP, out));
+  const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false) =>
+    add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0 }), slotB, [buf(x), buf(weight), buf(gather ? act.sampleTokens : act.unused), buf(out)], (cnt, out2) => spread(count(cnt), out2));
   const perToken = (width: number): Dispatch['grid'] => (cnt, out) => {
     out[0] = Math.ceil(width / ELEMENTWISE_WORKGROUP);
     out[1] = cnt.numTokens;
   };
 
-  add(specs, 'embedding', want('embedding', { DTYPE: EMBEDDING_DTYPE_CODE[w.embed.dtype] }), [bound(slotEmbed), buf(act.tokens), buf(w.embed.buffer), buf(act.x)], perToken(c.hiddenSize));
+  add(specs, 'embedding', want('embedding', { DTYPE: DTYPE_CODE[w.embed.dtype] }), slotEmbed, [buf(act.tokens), buf(w.embed.buffer), buf(act.x)], perToken(c.hiddenSize));
   w.layers.forEach((L, l) => {
     const kvLayer = kv.layerBinding(l);
     const qOut = act.qPre ?? act.q;
@@ -143,10 +152,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
       normOp(specs, `L${l}.q_norm`, slotQNorm, act.qPre, L.qNorm, act.q, tokens(c.numHeads));
       normOp(specs, `L${l}.k_norm`, slotKNorm, act.kPre, L.kNorm, act.k, tokens(c.numKvHeads));
     }
-    add(specs, `L${l}.rope_q`, want('rope'), [bound(slotRopeQ), buf(act.tokens), buf(p.ropeTable), buf(act.q)], perToken((c.numHeads * c.headDim) / 2));
-    add(specs, `L${l}.rope_k`, want('rope'), [bound(slotRopeK), buf(act.tokens), buf(p.ropeTable), buf(act.k)], perToken((c.numKvHeads * c.headDim) / 2));
-    add(specs, `L${l}.kv_write`, want('kv_write'), [bound(slotKvWrite), buf(act.tokens), buf(act.blockTables), buf(act.k), buf(act.v), kvLayer], perToken(kvDim));
-    add(specs, `L${l}.attention`, want('paged_attention'), [bound(slotAttention), buf(act.tokens), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn)], (cnt, out) => {
+    add(specs, `L${l}.rope_q`, want('rope'), slotRopeQ, [buf(act.tokens), buf(p.ropeTable), buf(act.q)], perToken((c.numHeads * c.headDim) / 2));
+    add(specs, `L${l}.rope_k`, want('rope'), slotRopeK, [buf(act.tokens), buf(p.ropeTable), buf(act.k)], perToken((c.numKvHeads * c.headDim) / 2));
+    add(specs, `L${l}.kv_write`, want('kv_write'), slotKvWrite, [buf(act.tokens), buf(act.blockTables), buf(act.k), buf(act.v), kvLayer], perToken(kvDim));
+    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, [buf(act.tokens), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn)], (cnt, out) => {
       out[0] = c.numHeads;
       out[1] = cnt.numTokens;
     });
@@ -154,14 +163,14 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
     matmulOp(specs, `L${l}.gate_proj`, slotMmGateUp, act.h, L.gate, null, act.gate, false);
     matmulOp(specs, `L${l}.up_proj`, slotMmGateUp, act.h, L.up, null, act.up, false);
-    add(specs, `L${l}.swiglu`, want('swiglu'), [bound(slotSwiglu), buf(act.gate), buf(act.up), buf(act.act)], (cnt, out) =>
+    add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, [buf(act.gate), buf(act.up), buf(act.act)], (cnt, out) =>
       spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
     );
     matmulOp(specs, `L${l}.down_proj`, slotMmDown, act.act, L.down, null, act.x, true); // x += down(act)
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);
   matmulOp(tailSpecs, 'lm_head', slotMmLm, act.hLast, w.lmHead, null, act.logits, false, sampledRows);
-  add(tailSpecs, 'sample', want('sample'), [bound(slotSample), buf(act.logits), buf(act.sampleInfo), buf(act.sampleScratch), buf(act.sampled)], (cnt, out) => {
+  add(tailSpecs, 'sample', want('sample'), slotSample, [buf(act.logits), buf(act.sampleInfo), buf(act.sampleScratch), buf(act.sampled)], (cnt, out) => {
     out[0] = cnt.numSampled;
     out[1] = 1;
   });
@@ -171,15 +180,15 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const tail = tailSpecs.map((make) => make());
 
   return {
-    params,
+    params: paramsBuffer,
     body,
     tail,
     writeParams(queue, counts) {
       fills.forEach((fill, i) => fill(counts, mirrorU32, mirrorF32, i * SLOT_WORDS));
-      queue.writeBuffer(params, 0, mirror);
+      queue.writeBuffer(paramsBuffer, 0, mirror);
     },
     destroy() {
-      params.destroy();
+      paramsBuffer.destroy();
     },
   };
 }

@@ -1,35 +1,82 @@
-// The kernel registry: for every kernel, its shaders/<file>.wgsl and the explicit bind group
-// layout of its bindings (binding i = entry i). Not a compiler or a cache: see pipeline-cache.ts.
+// The kernel registry: for every kernel, its shaders/<file>.wgsl, the explicit bind group layout
+// of its bindings (binding i = entry i) and its uniform Params fields, each packed by name.
+// Not a compiler or a cache: see pipeline-cache.ts. kernels.test.ts holds all of it to the WGSL.
 import type { DType } from '../model/desc';
+import type { Overrides } from './pipeline-cache';
 
 /** uniform = params struct; read = read-only storage; write = read_write storage. */
 export type BindingKind = 'uniform' | 'read' | 'write';
+
+/** WGSL scalar type of a Params field: every field is one 4-byte word. */
+export type ParamType = 'u32' | 'f32';
 
 export interface KernelSpec {
   /** shaders/<file>.wgsl; its entry point is `main`. */
   file: string;
   /** Binding kinds in binding-number order, all in group 0. */
   bindings: readonly BindingKind[];
+  /** The WGSL `struct Params` fields in declaration order. Fields named pad* are written as 0. */
+  params: readonly (readonly [name: string, type: ParamType])[];
 }
 
-const matmulBindings = ['uniform', 'read', 'read', 'read', 'write'] as const; // params, x, w, bias, y
-
 export const KERNELS = {
-  embedding: { file: 'embedding', bindings: ['uniform', 'read', 'read', 'write'] }, // params, tokens, table, out
-  rms_norm: { file: 'rms_norm', bindings: ['uniform', 'read', 'read', 'read', 'write'] }, // params, x, weight, rowIndex, out
-  matmul_f32: { file: 'matmul_f32', bindings: matmulBindings },
-  matmul_f16: { file: 'matmul_f16', bindings: matmulBindings },
-  matmul_bf16: { file: 'matmul_bf16', bindings: matmulBindings },
-  matmul_q8_0: { file: 'matmul_q8_0', bindings: matmulBindings },
-  matmul_q4_0: { file: 'matmul_q4_0', bindings: matmulBindings },
-  matmul_q4_K: { file: 'matmul_q4_K', bindings: matmulBindings },
-  matmul_q6_K: { file: 'matmul_q6_K', bindings: matmulBindings },
-  rope: { file: 'rope', bindings: ['uniform', 'read', 'read', 'write'] }, // params, tokens, table, x
-  kv_write: { file: 'kv_write', bindings: ['uniform', 'read', 'read', 'read', 'read', 'write'] }, // params, tokens, blockTables, k, v, kv
-  paged_attention: { file: 'paged_attention', bindings: ['uniform', 'read', 'read', 'read', 'read', 'write'] }, // params, tokens, blockTables, q, kv, out
-  swiglu: { file: 'swiglu', bindings: ['uniform', 'read', 'read', 'write'] }, // params, gate, up, out
-  residual_add: { file: 'residual_add', bindings: ['uniform', 'read', 'read', 'write'] }, // params, a, b, out
-  sample: { file: 'sample', bindings: ['uniform', 'read', 'read', 'write', 'write'] }, // params, logits, infos, weights, sampled
+  // params, tokens, table, out
+  embedding: {
+    file: 'embedding',
+    bindings: ['uniform', 'read', 'read', 'write'],
+    params: [['numTokens', 'u32'], ['hidden', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
+  },
+  // params, x, weight, rowIndex, out
+  rms_norm: {
+    file: 'rms_norm',
+    bindings: ['uniform', 'read', 'read', 'read', 'write'],
+    params: [['numVecs', 'u32'], ['rowLen', 'u32'], ['eps', 'f32'], ['pad', 'u32']],
+  },
+  // params, x, w, bias, y
+  matmul: {
+    file: 'matmul',
+    bindings: ['uniform', 'read', 'read', 'read', 'write'],
+    params: [['numTokens', 'u32'], ['n', 'u32'], ['k', 'u32'], ['pad', 'u32']],
+  },
+  // params, tokens, table, x
+  rope: {
+    file: 'rope',
+    bindings: ['uniform', 'read', 'read', 'write'],
+    params: [['numTokens', 'u32'], ['numHeads', 'u32'], ['headDim', 'u32'], ['tableLevel', 'u32']],
+  },
+  // params, tokens, blockTables, k, v, kv
+  kv_write: {
+    file: 'kv_write',
+    bindings: ['uniform', 'read', 'read', 'read', 'read', 'write'],
+    params: [['numTokens', 'u32'], ['kvDim', 'u32'], ['blockSize', 'u32'], ['vOffset', 'u32']],
+  },
+  // params, tokens, blockTables, q, kv, out
+  paged_attention: {
+    file: 'paged_attention',
+    bindings: ['uniform', 'read', 'read', 'read', 'read', 'write'],
+    params: [
+      ['numTokens', 'u32'],
+      ['numHeads', 'u32'],
+      ['numKvHeads', 'u32'],
+      ['headDim', 'u32'],
+      ['blockSize', 'u32'],
+      ['kvDim', 'u32'],
+      ['vOffset', 'u32'],
+      ['scale', 'f32'],
+    ],
+  },
+  // params, gate, up, out
+  swiglu: {
+    file: 'swiglu',
+    bindings: ['uniform', 'read', 'read', 'write'],
+    params: [['numElements', 'u32'], ['pad0', 'u32'], ['pad1', 'u32'], ['pad2', 'u32']],
+  },
+  // params, logits, infos, weights, sampled
+  sample: {
+    file: 'sample',
+    bindings: ['uniform', 'read', 'read', 'write', 'write'],
+    params: [['numRows', 'u32'], ['vocab', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
+  },
 } as const satisfies Record<string, KernelSpec>;
 
 export type KernelName = keyof typeof KERNELS;
@@ -37,12 +84,31 @@ export type KernelName = keyof typeof KERNELS;
 /** Every WGSL file a runner needs, for bundling (?raw imports) and load-time checks. */
 export const SHADER_FILES: readonly string[] = [...new Set(Object.values(KERNELS).map((k) => k.file))];
 
-export function matmulKernel(dtype: DType): KernelName {
-  return `matmul_${dtype}`;
+/** Most Params words of any kernel: the bound size of every params slot. */
+export const MAX_PARAMS_BYTES = 4 * Math.max(...Object.values(KERNELS).map((k) => k.params.length));
+
+type ParamName<K extends KernelName> = (typeof KERNELS)[K]['params'][number][0];
+
+/** A kernel's Params by field name; padding fields are left out. */
+export type ParamValues<K extends KernelName> = { [F in ParamName<K> as F extends `pad${string}` ? never : F]: number };
+
+/** Writes `values` as kernel's Params struct at word `base` of a buffer viewed as u32 and f32. */
+export function packParams<K extends KernelName>(kernel: K, values: ParamValues<K>, u32: Uint32Array, f32: Float32Array, base: number): void {
+  const fields: KernelSpec['params'] = KERNELS[kernel].params;
+  const byName = values as Readonly<Record<string, number>>;
+  for (let i = 0; i < fields.length; i++) {
+    const [name, type] = fields[i]!;
+    const value = byName[name] ?? 0;
+    if (type === 'f32') f32[base + i] = value;
+    else u32[base + i] = value;
+  }
 }
 
-/** The embedding kernel's DTYPE override for a stored table dtype. */
-export const EMBEDDING_DTYPE_CODE: Record<DType, number> = {
+/**
+ * The DTYPE override of embedding.wgsl and matmul.wgsl for a stored dtype: both kernels decode
+ * every dtype from the same u32 words, one code path per value.
+ */
+export const DTYPE_CODE: Record<DType, number> = {
   f32: 0,
   f16: 1,
   bf16: 2,
@@ -52,7 +118,20 @@ export const EMBEDDING_DTYPE_CODE: Record<DType, number> = {
   q6_K: 6,
 };
 
-/** Tokens one matmul invocation covers (the TILE const of matmul_*.wgsl). */
+/** Tokens one matmul invocation covers (the TILE const of matmul.wgsl). */
 export const MATMUL_TOKENS_PER_INVOCATION = 8;
-/** Weight rows one matmul invocation covers (the ROWS const of matmul_*.wgsl). */
+/** Weight rows one matmul invocation covers (the ROWS const of matmul.wgsl). */
 export const MATMUL_ROWS_PER_INVOCATION = 4;
+
+/** matmul.wgsl's overrides for weights stored as `dtype`. */
+export function matmulOverrides(dtype: DType, options: { hasBias?: boolean; accumulate?: boolean; workgroupSize?: number } = {}): Overrides {
+  const overrides: Record<string, number> = { DTYPE: DTYPE_CODE[dtype], HAS_BIAS: options.hasBias ? 1 : 0, ACCUMULATE: options.accumulate ? 1 : 0 };
+  if (options.workgroupSize !== undefined) overrides.WORKGROUP_SIZE = options.workgroupSize;
+  return overrides;
+}
+
+/** Workgroups of a matmul of `rows` weight rows over `numTokens` tokens. */
+export function matmulGrid(rows: number, numTokens: number, workgroupSize: number, out: Uint32Array | number[]): void {
+  out[0] = Math.ceil(rows / (MATMUL_ROWS_PER_INVOCATION * workgroupSize));
+  out[1] = Math.ceil(numTokens / MATMUL_TOKENS_PER_INVOCATION);
+}

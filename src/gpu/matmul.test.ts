@@ -1,11 +1,11 @@
-// Parity of the matmul kernels (one per stored dtype) with the CPU twin matmulQuant, and their
-// batch invariance. Runs on Node WebGPU (SwiftShader here); says nothing about speed.
+// Parity of matmul.wgsl (every stored dtype, one DTYPE override each) with the CPU twin
+// matmulQuant, and its batch invariance. Runs on Node WebGPU (SwiftShader here); says nothing about speed.
 import { describe, expect, it } from 'vitest';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, TensorDesc } from '../model/desc';
 import { matmulQuant } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
-import { MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, matmulKernel } from './kernels';
+import { matmulGrid, matmulOverrides } from './kernels';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** Max |gpu - cpu| / max |cpu|: f32 sums in a different order than the twin's f64 sums. */
@@ -38,11 +38,13 @@ interface MatmulRun {
 async function matmulOnGpu({ x, numTokens, w, bias, y0 }: MatmulRun): Promise<Float32Array> {
   const [n, k] = w.shape;
   const y = y0 ? Float32Array.from(y0) : new Float32Array(numTokens * n); // [numTokens, n]
+  const grid: [number, number] = [0, 0];
+  matmulGrid(n, numTokens, WORKGROUP_SIZE, grid);
   const result = await runKernel(
-    matmulKernel(w.dtype),
-    { WORKGROUP_SIZE, HAS_BIAS: bias ? 1 : 0, ACCUMULATE: y0 ? 1 : 0 },
+    'matmul',
+    matmulOverrides(w.dtype, { hasBias: bias !== undefined, accumulate: y0 !== undefined, workgroupSize: WORKGROUP_SIZE }),
     [new Uint32Array([numTokens, n, k, 0]), x, wordBytes(w.data), bias ?? new Float32Array(4), y],
-    [Math.ceil(n / (MATMUL_ROWS_PER_INVOCATION * WORKGROUP_SIZE)), Math.ceil(numTokens / MATMUL_TOKENS_PER_INVOCATION)],
+    grid,
     [4],
   );
   return new Float32Array(result.get(4)!);
@@ -62,7 +64,7 @@ function colsFor(dtype: DType): number {
   return 100;
 }
 
-describe('matmul kernels', () => {
+describe('matmul.wgsl', () => {
   for (const dtype of DTYPES) {
     it(`${dtype}: matches matmulQuant on ragged shapes`, async () => {
       const k = colsFor(dtype);

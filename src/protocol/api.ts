@@ -84,7 +84,7 @@ export type GpuInfo =
       message: string;
     };
 
-/** Result of running shaders/residual_add.wgsl on fixed inputs and comparing with its CPU twin. */
+/** Result of running shaders/matmul.wgsl's residual accumulate on fixed inputs (values = a + b) and comparing with its CPU twins. */
 export interface SelfCheckResult {
   ok: boolean;
   /** Largest |gpu - cpu| over all elements (0 when bitwise equal). */

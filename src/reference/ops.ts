@@ -301,5 +301,16 @@ export function swiglu(gate: Float32Array, up: Float32Array, n: number, out: Flo
   }
 }
 
-/** Residual add lives in its own file (out[i] = a[i] + b[i]); re-exported so every twin is here. */
-export { residualAdd } from './residual-add';
+/**
+ * Residual add of two [numElements] f32 vectors: out[i] = a[i] + b[i] (out may alias a). The
+ * twin of matmul.wgsl's ACCUMULATE store (x += o_proj(attn), x += down_proj(act)); the f64 sum
+ * of two f32 values rounds to the same f32 as an f32 add, so it matches bit for bit (denormals
+ * aside: GPUs may flush them).
+ */
+export function residualAdd(a: Float32Array, b: Float32Array, out: Float32Array = new Float32Array(a.length)): Float32Array {
+  if (b.length !== a.length || out.length < a.length) {
+    throw new Error(`residualAdd: lengths a=${a.length} b=${b.length} out=${out.length}`);
+  }
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! + b[i]!;
+  return out;
+}

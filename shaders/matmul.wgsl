@@ -1,0 +1,290 @@
+// Matmul with the weights' stored dtype decoded in registers: y[t, n] = sum_k x[t, k] * w[n, k]
+// (+ bias[n]) (+ y[t, n] if ACCUMULATE). Not a large-batch GEMM. Twin: reference matmulQuant.
+//
+// Why this shape: one invocation owns ROWS weight rows x up to TILE tokens, so every weight
+// element is read once per TILE tokens (once per step for decode cohorts of up to TILE rows),
+// which bounds decode on real GPUs; on SwiftShader it beat one-invocation-per-output by ~4x and
+// a workgroup-reduction GEMV by ~15x.
+// Batch invariance: every output element sums its k steps in one fixed order whatever the token
+// count, so a token's outputs never depend on the other tokens of the step.
+
+override WORKGROUP_SIZE: u32 = 64u;
+// Stored dtype of w (codes shared with embedding.wgsl): 0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0,
+// 5 q4_K, 6 q6_K. Picks the weight loop once per invocation; the compiler folds the rest away.
+override DTYPE: u32 = 0u;
+// Adds a bias vector after the sum (qwen2's q/k/v projections).
+override HAS_BIAS: bool = false;
+// Adds the result into y instead of overwriting it: the residual add fused into o_proj/down_proj.
+override ACCUMULATE: bool = false;
+
+// const, not override: TILE sizes a private array and ROWS is the 4 lanes of every accumulator,
+// which WGSL only allows for const-expressions. The host's copies are checked against these.
+const ROWS: u32 = 4u;  // weight rows per invocation
+const TILE: u32 = 8u;  // tokens per invocation (grid y covers numTokens / TILE)
+
+struct Params {
+  numTokens: u32,
+  n: u32,  // weight rows = outputs per token
+  k: u32,  // weight cols = inputs per token
+  pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;       // [numTokens, k / 4]
+@group(0) @binding(2) var<storage, read> w: array<u32>;             // [n, stored bytes of k] (ggml layout)
+@group(0) @binding(3) var<storage, read> bias: array<f32>;          // [n] (HAS_BIAS)
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;       // [numTokens, n]
+
+// acc[t][r]: token t0 + t against weight row row0 + r.
+var<private> acc: array<vec4<f32>, TILE>;
+var<private> numT: u32;   // tokens of this invocation's tile (1..TILE)
+var<private> xBase: u32;  // first x vec4 of token t0
+var<private> xStride: u32;  // vec4s per token (k / 4)
+
+// One 4-element step of k for all 4 rows and every token of the tile, always in this order.
+fn accumulate(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, i: u32) {
+  for (var t = 0u; t < TILE; t++) {
+    if (t < numT) {
+      let xv = x[xBase + t * xStride + i];
+      acc[t] += vec4<f32>(dot(w0, xv), dot(w1, xv), dot(w2, xv), dot(w3, xv));
+    }
+  }
+}
+
+fn store(t0: u32, row0: u32) {
+  for (var t = 0u; t < TILE; t++) {
+    if (t < numT) {
+      for (var r = 0u; r < ROWS; r++) {
+        let n = row0 + r;
+        if (n < params.n) {
+          var value = acc[t][r];
+          if (HAS_BIAS) { value += bias[n]; }
+          let at = (t0 + t) * params.n + n;
+          if (ACCUMULATE) { value = y[at] + value; }
+          y[at] = value;
+        }
+      }
+    }
+  }
+}
+
+// Sets up the tile; false when this invocation has no rows or tokens to compute.
+fn begin(gid: vec3<u32>) -> bool {
+  let row0 = gid.x * ROWS;
+  let t0 = gid.y * TILE;
+  if (row0 >= params.n || t0 >= params.numTokens) { return false; }
+  numT = min(TILE, params.numTokens - t0);
+  xStride = params.k / 4u;
+  xBase = t0 * xStride;
+  for (var t = 0u; t < TILE; t++) { acc[t] = vec4<f32>(0.0); }
+  return true;
+}
+
+// Where this invocation's 4 weight rows start, in units of `stride` (a row's words or bytes).
+// Rows past n read the last row; their results are never stored.
+fn rowStarts(gid: vec3<u32>, stride: u32) -> vec4<u32> {
+  return min(vec4<u32>(gid.x * ROWS) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(params.n - 1u)) * stride;
+}
+
+// --- Stored bytes as u32 words. Blocks of 34, 18 and 210 bytes leave rows and blocks 2-byte
+// aligned only, so reads go through these helpers (o is a byte offset; even where noted).
+
+fn u32At(o: u32) -> u32 {  // o even
+  let i = o >> 2u;
+  if ((o & 2u) == 0u) { return w[i]; }
+  return (w[i] >> 16u) | (w[i + 1u] << 16u);
+}
+
+fn halfAt(o: u32) -> f32 {  // o even
+  let pair = unpack2x16float(w[o >> 2u]);
+  return select(pair.x, pair.y, (o & 2u) != 0u);
+}
+
+fn byteAt(o: u32) -> u32 {
+  return (w[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu;
+}
+
+fn bytes4(q: u32) -> vec4<u32> {
+  return vec4<u32>(q, q >> 8u, q >> 16u, q >> 24u) & vec4<u32>(0xffu);
+}
+
+// --- f32, f16, bf16: 4 weights per k step, read straight from their words.
+
+fn rowsPlain(gid: vec3<u32>) {
+  let kv = params.k / 4u;
+  let words = select(2u, 4u, DTYPE == 0u);  // u32 words per 4 weights
+  let rows = rowStarts(gid, kv * words);
+  for (var i = 0u; i < kv; i++) {
+    let at = rows + i * words;
+    accumulate(plain4(at.x), plain4(at.y), plain4(at.z), plain4(at.w), i);
+  }
+}
+
+// 4 weights from word j: f32 as is; halves two per u32, low half first. f16 needs no
+// shader-f16; bf16 -> f32 is a 16-bit shift.
+fn plain4(j: u32) -> vec4<f32> {
+  if (DTYPE == 0u) { return bitcast<vec4<f32>>(vec4<u32>(w[j], w[j + 1u], w[j + 2u], w[j + 3u])); }
+  let p = vec2<u32>(w[j], w[j + 1u]);
+  if (DTYPE == 1u) { return vec4<f32>(unpack2x16float(p.x), unpack2x16float(p.y)); }
+  return bitcast<vec4<f32>>(vec4<u32>(p.x << 16u, p.x & 0xffff0000u, p.y << 16u, p.y & 0xffff0000u));
+}
+
+// --- q8_0 and q4_0: ggml blocks of 32 weights that open with their f16 scale d. q8_0: int8
+// q[32] (34 bytes), weight d * q. q4_0: u8 q[16], low nibbles = elements 0..15, high nibbles =
+// 16..31 (18 bytes), weight d * (nibble - 8).
+
+fn int8x4(q: u32) -> vec4<f32> {
+  let s = vec4<i32>(bitcast<i32>(q << 24u), bitcast<i32>(q << 16u), bitcast<i32>(q << 8u), bitcast<i32>(q));
+  return vec4<f32>(s >> vec4<u32>(24u));
+}
+
+fn q4Low(q: u32, d: f32) -> vec4<f32> {
+  return vec4<f32>(vec4<i32>(bytes4(q) & vec4<u32>(0xfu)) - vec4<i32>(8)) * d;
+}
+
+fn q4High(q: u32, d: f32) -> vec4<f32> {
+  return vec4<f32>(vec4<i32>(bytes4(q) >> vec4<u32>(4u)) - vec4<i32>(8)) * d;
+}
+
+fn rowsBlocks32(gid: vec3<u32>) {
+  let blockBytes = select(18u, 34u, DTYPE == 3u);
+  let numBlocks = params.k / 32u;
+  let rows = rowStarts(gid, numBlocks * blockBytes);
+  for (var b = 0u; b < numBlocks; b++) {
+    let o = rows + b * blockBytes;
+    let d = vec4<f32>(halfAt(o.x), halfAt(o.y), halfAt(o.z), halfAt(o.w));
+    if (DTYPE == 3u) {
+      for (var j = 0u; j < 8u; j++) {
+        let q = o + 2u + 4u * j;
+        accumulate(int8x4(u32At(q.x)) * d.x, int8x4(u32At(q.y)) * d.y, int8x4(u32At(q.z)) * d.z, int8x4(u32At(q.w)) * d.w, b * 8u + j);
+      }
+    } else {
+      for (var g = 0u; g < 4u; g++) {
+        let at = o + 2u + 4u * g;
+        let q = vec4<u32>(u32At(at.x), u32At(at.y), u32At(at.z), u32At(at.w));
+        accumulate(q4Low(q.x, d.x), q4Low(q.y, d.y), q4Low(q.z, d.z), q4Low(q.w, d.w), b * 8u + g);
+        accumulate(q4High(q.x, d.x), q4High(q.y, d.y), q4High(q.z, d.z), q4High(q.w, d.w), b * 8u + 4u + g);
+      }
+    }
+  }
+}
+
+// --- q4_K (ggml super-block of 256: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins,
+// u8 q[128]; 144 bytes = 36 words, so word-aligned): d*sc*q - dmin*m.
+
+// Byte j of the 12 scale bytes of the block at word `base`.
+fn scaleByte(base: u32, j: u32) -> u32 {
+  return (w[base + 1u + j / 4u] >> ((j % 4u) * 8u)) & 0xffu;
+}
+
+// ggml's get_scale_min_k4 for sub-blocks j and j + 1, already multiplied out:
+// (d * sc_j, dmin * m_j, d * sc_j+1, dmin * m_j+1).
+fn groupScales(base: u32, j: u32) -> vec4<f32> {
+  let dm = unpack2x16float(w[base]);
+  var out: vec4<f32>;
+  for (var s = 0u; s < 2u; s++) {
+    let js = j + s;
+    var sc: u32;
+    var m: u32;
+    if (js < 4u) {
+      sc = scaleByte(base, js) & 63u;
+      m = scaleByte(base, js + 4u) & 63u;
+    } else {
+      sc = (scaleByte(base, js + 4u) & 0xfu) | ((scaleByte(base, js - 4u) >> 6u) << 4u);
+      m = (scaleByte(base, js + 4u) >> 4u) | ((scaleByte(base, js) >> 6u) << 4u);
+    }
+    out[2u * s] = dm.x * f32(sc);
+    out[2u * s + 1u] = dm.y * f32(m);
+  }
+  return out;
+}
+
+fn q4kLow(q: u32, s: vec4<f32>) -> vec4<f32> {
+  return s.x * vec4<f32>(bytes4(q) & vec4<u32>(0xfu)) - s.y;
+}
+
+fn q4kHigh(q: u32, s: vec4<f32>) -> vec4<f32> {
+  return s.z * vec4<f32>(bytes4(q) >> vec4<u32>(4u)) - s.w;
+}
+
+fn rowsQ4K(gid: vec3<u32>) {
+  let numBlocks = params.k / 256u;
+  let rows = rowStarts(gid, numBlocks * 36u);  // in words
+  for (var b = 0u; b < numBlocks; b++) {
+    let o = rows + b * 36u;
+    // 4 groups of 64 elements: 32 low nibbles (scale 2g) then the same bytes' high nibbles (2g + 1)
+    for (var g = 0u; g < 4u; g++) {
+      let s0 = groupScales(o.x, 2u * g); let s1 = groupScales(o.y, 2u * g);
+      let s2 = groupScales(o.z, 2u * g); let s3 = groupScales(o.w, 2u * g);
+      let xi = b * 64u + g * 16u;
+      for (var l = 0u; l < 8u; l++) {
+        let at = o + 4u + 8u * g + l;
+        let q = vec4<u32>(w[at.x], w[at.y], w[at.z], w[at.w]);
+        accumulate(q4kLow(q.x, s0), q4kLow(q.y, s1), q4kLow(q.z, s2), q4kLow(q.w, s3), xi + l);
+        accumulate(q4kHigh(q.x, s0), q4kHigh(q.y, s1), q4kHigh(q.z, s2), q4kHigh(q.w, s3), xi + 8u + l);
+      }
+    }
+  }
+}
+
+// --- q6_K (ggml super-block of 256: u8 ql[128] low 4 bits, u8 qh[64] high 2 bits, int8
+// scales[16], f16 d; 210 bytes): d*sc*(q - 32).
+
+fn int8At(o: u32) -> f32 {
+  return f32(bitcast<i32>(byteAt(o) << 24u) >> 24u);
+}
+
+// 4 values (q - 32) * ds from packed low nibbles / high bits already combined into 6-bit bytes.
+fn six4(q: u32, ds: f32) -> vec4<f32> {
+  return ds * vec4<f32>(vec4<i32>(bytes4(q)) - vec4<i32>(32));
+}
+
+struct Quarter { q: array<u32, 4>, ds: vec4<f32> }
+
+// Elements 128h + l + {0, 32, 64, 96} .. +3 of the block at byte o (ggml's dequantize_row_q6_K).
+fn quarters(o: u32, h: u32, l: u32) -> Quarter {
+  let ql = o + 64u * h + l;
+  let qlA = u32At(ql);
+  let qlB = u32At(ql + 32u);
+  let qh = u32At(o + 128u + 32u * h + l);
+  let d = halfAt(o + 208u);
+  let sc = o + 192u + 8u * h + l / 16u;
+  var out: Quarter;
+  out.q[0] = (qlA & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u);
+  out.q[1] = (qlB & 0x0f0f0f0fu) | (((qh >> 2u) & 0x03030303u) << 4u);
+  out.q[2] = ((qlA >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u);
+  out.q[3] = ((qlB >> 4u) & 0x0f0f0f0fu) | (((qh >> 6u) & 0x03030303u) << 4u);
+  out.ds = vec4<f32>(d * int8At(sc), d * int8At(sc + 2u), d * int8At(sc + 4u), d * int8At(sc + 6u));
+  return out;
+}
+
+fn rowsQ6K(gid: vec3<u32>) {
+  let numBlocks = params.k / 256u;
+  let rows = rowStarts(gid, numBlocks * 210u);
+  for (var b = 0u; b < numBlocks; b++) {
+    let o = rows + b * 210u;
+    for (var h = 0u; h < 2u; h++) {
+      for (var l = 0u; l < 32u; l += 4u) {
+        let a0 = quarters(o.x, h, l); let a1 = quarters(o.y, h, l);
+        let a2 = quarters(o.z, h, l); let a3 = quarters(o.w, h, l);
+        let xi = b * 64u + h * 32u + l / 4u;
+        for (var s = 0u; s < 4u; s++) {
+          accumulate(six4(a0.q[s], a0.ds[s]), six4(a1.q[s], a1.ds[s]),
+                     six4(a2.q[s], a2.ds[s]), six4(a3.q[s], a3.ds[s]), xi + 8u * s);
+        }
+      }
+    }
+  }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (!begin(gid)) { return; }
+  switch DTYPE {
+    case 0u, 1u, 2u: { rowsPlain(gid); }
+    case 3u, 4u: { rowsBlocks32(gid); }
+    case 5u: { rowsQ4K(gid); }
+    default: { rowsQ6K(gid); }
+  }
+  store(gid.y * TILE, gid.x * ROWS);
+}

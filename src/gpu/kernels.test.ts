@@ -1,0 +1,76 @@
+// Holds the kernel registry to the WGSL text: every kernel's Params fields (names, order, types),
+// its bindings, matmul's tile constants and the shared TokenInfo struct. Compiles nothing.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
+import { TOKEN_INFO_WORDS } from './step-meta';
+
+const shaderDir = join(import.meta.dirname, '../../shaders');
+const wgsl = (file: string): string => readFileSync(join(shaderDir, `${file}.wgsl`), 'utf8').replace(/\/\/[^\n]*/g, '');
+
+/** [name, type] of each field of `struct <name> { ... }`, in order; null when not declared. */
+function structFields(source: string, name: string): [string, string][] | null {
+  const body = new RegExp(`struct\\s+${name}\\s*\\{([^}]*)\\}`).exec(source)?.[1];
+  if (body === undefined) return null;
+  return body
+    .split(',')
+    .map((field) => field.trim())
+    .filter((field) => field.length > 0)
+    .map((field) => {
+      const [fieldName, type] = field.split(':').map((part) => part.trim());
+      return [fieldName!, type!];
+    });
+}
+
+/** Binding kinds by binding number, from `@group(0) @binding(i) var<space[, access]>`. */
+function bindingKinds(source: string): BindingKind[] {
+  const kinds: BindingKind[] = [];
+  for (const m of source.matchAll(/@group\((\d+)\)\s*@binding\((\d+)\)\s*var<([^>]*)>/g)) {
+    expect(m[1], 'every binding is in group 0').toBe('0');
+    const [space, access] = m[3]!.split(',').map((part) => part.trim());
+    kinds[Number(m[2])] = space === 'uniform' ? 'uniform' : access === 'read_write' ? 'write' : 'read';
+  }
+  return kinds;
+}
+
+describe('kernel registry vs shaders/', () => {
+  for (const kernel of Object.keys(KERNELS) as KernelName[]) {
+    const spec = KERNELS[kernel];
+    it(`${kernel}: Params fields and bindings match ${spec.file}.wgsl`, () => {
+      const source = wgsl(spec.file);
+      expect(structFields(source, 'Params')).toEqual(spec.params.map(([name, type]) => [name, type]));
+      expect(bindingKinds(source)).toEqual(spec.bindings);
+      expect(source).toMatch(/@group\(0\)\s*@binding\(0\)\s*var<uniform>\s*params\s*:\s*Params\s*;/);
+    });
+  }
+
+  it('every shaders/*.wgsl is a registered kernel', () => {
+    const onDisk = readdirSync(shaderDir).filter((name) => name.endsWith('.wgsl')).map((name) => name.slice(0, -'.wgsl'.length));
+    expect(onDisk.sort()).toEqual([...SHADER_FILES].sort());
+  });
+
+  it("matmul's tile constants are the host's", () => {
+    const source = wgsl(KERNELS.matmul.file);
+    const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
+    expect(constant('TILE')).toBe(MATMUL_TOKENS_PER_INVOCATION);
+    expect(constant('ROWS')).toBe(MATMUL_ROWS_PER_INVOCATION);
+  });
+
+  it('every copy of TokenInfo has the layout step-meta packs', () => {
+    const copies = SHADER_FILES.flatMap((file) => {
+      const fields = structFields(wgsl(file), 'TokenInfo');
+      return fields ? [{ file, fields }] : [];
+    });
+    expect(copies.map((c) => c.file).sort()).toEqual(['embedding', 'kv_write', 'paged_attention', 'rope']);
+    for (const { fields } of copies) {
+      expect(fields).toEqual([
+        ['id', 'u32'],
+        ['pos', 'u32'],
+        ['row', 'u32'],
+        ['blockTableOffset', 'u32'],
+      ]);
+    }
+    expect(copies[0]!.fields.length).toBe(TOKEN_INFO_WORDS);
+  });
+});
