@@ -13,7 +13,7 @@ export interface EngineCoreOptions {
   chatTemplate: ChatTemplate;
   /** Token budget per step (default 512, at most runner.maxTokensPerStep). */
   maxTokensPerStep?: number;
-  /** Row cap per step in batched mode (default 16, at most runner.maxRows). */
+  /** Row cap per step in batched mode (default DEFAULT_MAX_ROWS, at most runner.maxRows). */
   maxRows?: number;
   enablePrefixCaching?: boolean;
   mode?: EngineMode;
@@ -24,6 +24,9 @@ export interface EngineCoreOptions {
 }
 
 export type StepListener = (event: StepEvent) => void;
+
+/** Batched mode's row cap unless the caller sets one; runners size their per-row buffers to it. */
+export const DEFAULT_MAX_ROWS = 16;
 
 export class EngineCore {
   runner: ModelRunner;
@@ -51,7 +54,7 @@ export class EngineCore {
     this.kv = new KVCacheManager(this.pool, { enablePrefixCaching: options.enablePrefixCaching });
     this.scheduler = new Scheduler(this.kv, options.tokenizer, {
       maxTokensPerStep: Math.min(options.maxTokensPerStep ?? 512, runner.maxTokensPerStep),
-      maxRows: Math.min(options.maxRows ?? 16, runner.maxRows),
+      maxRows: Math.min(options.maxRows ?? DEFAULT_MAX_ROWS, runner.maxRows),
       mode: options.mode,
       maxContextTokens: runner.maxContext,
     });

@@ -36,10 +36,15 @@ export class Activations {
   readonly unused: GPUBuffer; // [4] f32 bound where a kernel's optional input is off (no bias)
   readonly timestamps: GPUBuffer | null; // [2] u64 resolved pass timestamps
   readonly readback: GPUBuffer; // [READBACK_TIMESTAMP_BYTES + maxRows * 4] MAP_READ
-  readonly logitsReadback: GPUBuffer; // [maxRows, vocab] MAP_READ, for executeDetailed only
+  private logitsReadbackBuffer: GPUBuffer | null = null; // [maxRows, vocab] MAP_READ, see logitsReadback()
   private readonly all: GPUBuffer[] = [];
 
-  constructor(device: GPUDevice, c: ModelConfig, s: ActivationSizes, withTimestamps: boolean) {
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly c: ModelConfig,
+    private readonly s: ActivationSizes,
+    withTimestamps: boolean,
+  ) {
     const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     const make = (label: string, bytes: number, usage = storage): GPUBuffer => {
       const buffer = device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 16) * 16), usage });
@@ -72,7 +77,19 @@ export class Activations {
     this.unused = f32('unused', 4);
     this.timestamps = withTimestamps ? make('timestamps', READBACK_TIMESTAMP_BYTES, GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC) : null;
     this.readback = make('readback', READBACK_TIMESTAMP_BYTES + s.maxRows * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-    this.logitsReadback = make('logitsReadback', 4 * s.maxRows * c.vocabSize, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  }
+
+  /**
+   * [maxRows, vocab] MAP_READ for executeDetailed (parity tests): made on first use, so a serving
+   * runner never holds a second logits-sized buffer.
+   */
+  logitsReadback(): GPUBuffer {
+    if (!this.logitsReadbackBuffer) {
+      const size = Math.ceil((4 * this.s.maxRows * this.c.vocabSize) / 16) * 16;
+      this.logitsReadbackBuffer = this.device.createBuffer({ label: 'logitsReadback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      this.all.push(this.logitsReadbackBuffer);
+    }
+    return this.logitsReadbackBuffer;
   }
 
   get bytes(): number {

@@ -10,6 +10,7 @@ import { loadHfModel } from '../model/hf-loader';
 import { fileURLToPath } from 'node:url';
 import { folderOpener } from '../../tools/models/node-files';
 import { CpuRunner } from '../reference/cpu-runner';
+import { DEFAULT_MAX_ROWS } from '../engine/engine-core';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader } from './testing/node-gpu';
@@ -105,6 +106,22 @@ describe('GpuRunner vs CpuRunner on the embedded model', () => {
     const sessions = () => [drivenSession('a', niah(2, 'MAPLE-7890'), greedy()), drivenSession('b', niah(1, 'OAK-1234'), greedy(), 5)];
     const worst = await compareRunners(model, sessions, 64, 32); // two rows of 32-token chunks fit the 64-token steps
     expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+  });
+});
+
+describe('GpuRunner buffer sizing', () => {
+  it("defaults to the engine's row cap and holds no logits readback outside executeDetailed", async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, vocab: 4096 });
+    const vocabBytes = 4 * model.config.vocabSize;
+    const byDefault = await gpuRunner(model, { maxRows: undefined });
+    const oneMore = await gpuRunner(model, { maxRows: DEFAULT_MAX_ROWS + 1 });
+    expect(byDefault.maxRows).toBe(DEFAULT_MAX_ROWS);
+    // A row costs its logits and its sampling weights ([vocab] f32 each) plus a few small entries.
+    const perRow = oneMore.memory.activations - byDefault.memory.activations;
+    expect(perRow).toBeGreaterThanOrEqual(2 * vocabBytes);
+    expect(perRow).toBeLessThan(3 * vocabBytes);
+    byDefault.dispose();
+    oneMore.dispose();
   });
 });
 

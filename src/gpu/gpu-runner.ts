@@ -1,6 +1,7 @@
 // GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
 // encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
+import { DEFAULT_MAX_ROWS } from '../engine/engine-core';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
@@ -28,13 +29,13 @@ export interface GpuRunnerOptions {
   maxKvBufferBytes?: number;
   /** Most tokens per step (default 512). */
   maxTokensPerStep?: number;
-  /** Most rows per step (default 64). */
+  /** Most rows per step (default the engine's DEFAULT_MAX_ROWS): sizes the [rows, vocab] logits and sampling buffers. */
   maxRows?: number;
   /** Positions a session may reach (default the model's maxPositionEmbeddings). */
   maxContext?: number;
 }
 
-/** A step's result plus the logits sampled from, for parity checks (costs a second readback). */
+/** A step's result plus the logits sampled from, for parity checks (costs a second readback and, once, its buffer). */
 export interface GpuStepDetail extends StepResult {
   /** Indices into plan.rows of the rows that sampled, in plan order. */
   sampleRows: number[];
@@ -92,7 +93,7 @@ export class GpuRunner implements ModelRunner {
     const c = model.config;
     const blockSize = options.blockSize ?? 16;
     const maxTokens = options.maxTokensPerStep ?? 512;
-    const maxRows = options.maxRows ?? 64;
+    const maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
     const maxContext = options.maxContext ?? c.maxPositionEmbeddings;
     if (c.headDim % 2 !== 0 || c.headDim > 256) throw new Error(`headDim ${c.headDim}: kernels need an even headDim <= 256`);
     if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
@@ -216,7 +217,7 @@ export class GpuRunner implements ModelRunner {
       }
       if (counts.numSampled > 0) {
         encoder.copyBufferToBuffer(act.sampled, 0, act.readback, READBACK_TIMESTAMP_BYTES, counts.numSampled * 4);
-        if (withLogits) encoder.copyBufferToBuffer(act.logits, 0, act.logitsReadback, 0, counts.numSampled * this.vocabSize * 4);
+        if (withLogits) encoder.copyBufferToBuffer(act.logits, 0, act.logitsReadback(), 0, counts.numSampled * this.vocabSize * 4);
       }
     }
     queue.submit([encoder.finish()]);
@@ -239,9 +240,10 @@ export class GpuRunner implements ModelRunner {
     let logits = new Float32Array(0);
     if (withLogits && counts.numSampled > 0) {
       const bytes = counts.numSampled * this.vocabSize * 4;
-      await act.logitsReadback.mapAsync(GPUMapMode.READ, 0, bytes);
-      logits = new Float32Array(act.logitsReadback.getMappedRange(0, bytes).slice(0));
-      act.logitsReadback.unmap();
+      const readback = act.logitsReadback();
+      await readback.mapAsync(GPUMapMode.READ, 0, bytes);
+      logits = new Float32Array(readback.getMappedRange(0, bytes).slice(0));
+      readback.unmap();
     }
     return gpuTimeMs === undefined ? { sampledIds, sampleRows, logits } : { sampledIds, sampleRows, logits, gpuTimeMs };
   }
