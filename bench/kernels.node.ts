@@ -11,7 +11,7 @@ import { GpuRunner } from '../src/gpu/gpu-runner';
 import { testPipelineCache } from '../src/gpu/testing/kernel-harness';
 import { loadShader, repoPath } from '../src/gpu/testing/node-gpu';
 import { folderOpener } from '../tools/models/node-files';
-import { randomModel } from '../tools/models/random-model';
+import { publishedShapeModel } from '../tools/models/published-shapes';
 import { median } from '../src/protocol/metrics';
 import { nodeBenchDevice } from './node-device';
 import { opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep } from './kernel-report';
@@ -28,7 +28,7 @@ async function loadModel(spec: string): Promise<ModelDesc> {
   }
   const [shape, dtype] = spec.split(':');
   if (dtype !== 'q8_0' && dtype !== 'q4_0') throw new Error(`${spec}: use SHAPE:q8_0 or SHAPE:q4_0`);
-  return randomModel(shape!, dtype);
+  return publishedShapeModel(shape!, dtype);
 }
 
 /** One session per row: its position, next token and block table (blocks handed out in order). */

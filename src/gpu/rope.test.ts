@@ -2,7 +2,7 @@
 // Llama-3 scaling, at positions into the thousands. Node WebGPU.
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../model/desc';
-import { randomModel } from '../reference/random-model';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
 import { rope, ropeInvFreq } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
 import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
@@ -15,7 +15,7 @@ const ROPE_TOLERANCE = 1e-5;
 const llama3Scaling = { type: 'llama3' as const, factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64 };
 
 function configWith(ropeScaling: ModelConfig['ropeScaling'], headDim: number): ModelConfig {
-  return { ...randomModel({ arch: 'llama' }).config, headDim, ropeTheta: 500000, ropeScaling };
+  return { ...syntheticModelDesc({ arch: 'llama', dims: TINY_SYNTH_DIMS }).config, headDim, ropeTheta: 500000, ropeScaling };
 }
 
 describe('rope.wgsl', () => {

@@ -2,8 +2,8 @@
 // limits. Not llama.cpp parity (llama-cpp/oracle.test.ts) and not the ops (ops.test.ts).
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
-import { naiveForward } from './naive-forward';
-import { randomModel } from './random-model';
+import { naiveForward } from './testing/naive-forward';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
 import { sampleToken } from './sample';
 import type { SamplingParams, StepRow } from '../engine/types';
 import type { Arch } from '../model/desc';
@@ -38,7 +38,7 @@ const variants: Array<{ arch: Arch; tied: boolean }> = [
 ];
 
 describe.each(variants)('$arch (tied embeddings: $tied)', ({ arch, tied }) => {
-  const model = randomModel({ arch, tieWordEmbeddings: tied, seed: 3 });
+  const model = syntheticModelDesc({ arch, tieWordEmbeddings: tied, seed: 3, dims: TINY_SYNTH_DIMS });
 
   it('agrees with a naive contiguous transformer', () => {
     const tokens = prompt(21, 1);
@@ -58,7 +58,7 @@ describe.each(variants)('$arch (tied embeddings: $tied)', ({ arch, tied }) => {
 });
 
 describe('batch invariance', () => {
-  const model = randomModel({ arch: 'qwen2', seed: 5 });
+  const model = syntheticModelDesc({ arch: 'qwen2', seed: 5, dims: TINY_SYNTH_DIMS });
 
   it("gives a row bitwise the same logits alone and with other rows of any length in the step", async () => {
     const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 40 });
@@ -99,7 +99,7 @@ describe('batch invariance', () => {
 });
 
 describe('CpuRunner', () => {
-  const model = randomModel({ arch: 'llama', seed: 9 });
+  const model = syntheticModelDesc({ arch: 'llama', seed: 9, dims: TINY_SYNTH_DIMS });
 
   it('samples at the position of the generated token with the row settings', () => {
     const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });

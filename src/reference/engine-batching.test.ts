@@ -2,7 +2,7 @@
 // prefixes, a tight KV pool) must give every session exactly the tokens serialized serving gives.
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
-import { randomModel } from './random-model';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
 import { EngineCore } from '../engine/engine-core';
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 
@@ -33,7 +33,7 @@ interface Served {
 }
 
 async function serve(turns: Turn[], mode: 'batched' | 'serialized', numBlocks: number, enablePrefixCaching: boolean): Promise<Served> {
-  const model = randomModel({ arch: 'llama', vocabSize: VOCAB, seed: 11 });
+  const model = syntheticModelDesc({ arch: 'llama', seed: 11, dims: { ...TINY_SYNTH_DIMS, vocab: VOCAB } });
   const runner = new CpuRunner(model, { blockSize: 4, numBlocks, maxTokensPerStep: 64, maxRows: 8 });
   const engine = new EngineCore({ runner, tokenizer, chatTemplate: template, mode, enablePrefixCaching, maxTokensPerStep: 48, manualSteps: true });
   const ids = turns.map((t, i) => engine.createSession({ maxNewTokens: 10, sampling: { temperature: t.temperature, topK: 20, topP: 0.9, seed: 100 + i } }));

@@ -16,7 +16,7 @@ import {
   swiglu,
   type Matrix,
 } from './ops';
-import { randomModel } from './random-model';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
 import { fmix32 } from '../engine/rng';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { TensorDesc } from '../model/desc';
@@ -103,7 +103,7 @@ describe('matmul', () => {
 
 describe('rope', () => {
   const headDim = 8;
-  const config = randomModel({ arch: 'llama', headDim }).config;
+  const config = syntheticModelDesc({ arch: 'llama', dims: { ...TINY_SYNTH_DIMS, headDim } }).config;
 
   it('rotates each (i, i + half) pair by position * theta^(-2i/headDim)', () => {
     const invFreq = ropeInvFreq(config);

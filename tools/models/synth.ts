@@ -1,8 +1,8 @@
-// Small random-weight models (fixed seed) for llama, qwen2 and qwen3 in HF layout and GGUF,
+// The one generator of small random-weight models (fixed seed) for llama, qwen2 and qwen3: in HF layout, GGUF or memory,
 // for tests of loaders, runners and kernels. Not trained, not committed: written at test time.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Arch, DType } from '../../src/model/desc';
+import type { Arch, DType, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { configFromHf } from '../../src/model/hf-config';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
 import { hfToGguf, type F32Tensor, type HfModelParts } from './hf-to-gguf';
@@ -24,6 +24,9 @@ export interface SynthDims {
 export const DEFAULT_SYNTH_DIMS: SynthDims = {
   hidden: 256, intermediate: 512, layers: 2, heads: 4, kvHeads: 2, headDim: 64, vocab: 259, maxPositions: 2048,
 };
+
+/** Shapes small enough for CPU-reference tests of every op (hidden 32, head 8, vocab 61). */
+export const TINY_SYNTH_DIMS: Partial<SynthDims> = { hidden: 32, intermediate: 48, layers: 2, heads: 4, kvHeads: 2, headDim: 8, vocab: 61 };
 
 export interface SynthOptions {
   arch: Arch;
@@ -126,6 +129,20 @@ export function syntheticModel(opts: SynthOptions): HfModelParts {
     tensors.set(name, { shape, values });
   }
   return { config, tensors, ...byteLevelTokenizer(), name: `synthetic-${opts.arch}` };
+}
+
+/** The same model as an f32 ModelDesc in memory, no files: for runner and op tests. */
+export function syntheticModelDesc(opts: SynthOptions): ModelDesc {
+  const parts = syntheticModel(opts);
+  const config = configFromHf('config.json', parts.config);
+  const tensors = new Map<string, TensorDesc>();
+  for (const [name, t] of parts.tensors) {
+    tensors.set(name, { name, dtype: 'f32', shape: t.shape, data: new Uint8Array(t.values.buffer, t.values.byteOffset, t.values.byteLength) });
+  }
+  // The byte tokenizer's specials sit past a tiny vocabulary: such a model has none.
+  const inVocab = (id: number) => id < config.vocabSize;
+  const bosTokenId = config.bosTokenId !== null && inVocab(config.bosTokenId) ? config.bosTokenId : null;
+  return { config: { ...config, bosTokenId, eosTokenIds: config.eosTokenIds.filter(inVocab) }, tensors, source: `synthetic ${opts.arch} model` };
 }
 
 /** HF folder files (name -> bytes) for parts stored as f32, f16 or bf16. */

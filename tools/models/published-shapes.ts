@@ -1,5 +1,5 @@
-// Random-weight models with the shapes of published ones (SmolLM2-135M, Qwen2.5-0.5B), built
-// straight in their quantized encoding for benchmarks. Not a model anyone should read outputs from.
+// Random-weight models with published shapes (SmolLM2-135M, Qwen2.5-0.5B) written straight as quantized blocks
+// for benchmarks: drawing 0.5B f32 values as synth.ts does would take minutes. Not for reading outputs.
 import type { ModelConfig, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
 import { tensorBytes } from '../../src/model/quant-layout';
@@ -50,7 +50,7 @@ function constantVector(name: string, length: number, value: number): TensorDesc
 }
 
 /** Every tensor the config implies: matrices random in `dtype`, norms 1, biases 0. */
-export function randomModel(shapeName: string, dtype: 'q8_0' | 'q4_0', seed = 1): ModelDesc {
+export function publishedShapeModel(shapeName: string, dtype: 'q8_0' | 'q4_0', seed = 1): ModelDesc {
   const config = MODEL_SHAPES[shapeName];
   if (!config) throw new Error(`unknown model shape ${shapeName}`);
   const tensors = new Map<string, TensorDesc>();

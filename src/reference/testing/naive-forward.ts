@@ -1,7 +1,7 @@
 // A deliberately plain transformer over a whole sequence (no paging, no batching, no arenas),
 // written independently of ops.ts so tests can check forward.ts against it. Not for serving.
-import { dequantize } from './dequant';
-import type { ModelDesc } from '../model/desc';
+import { dequantize } from '../dequant';
+import type { ModelDesc } from '../../model/desc';
 
 type Vec = number[];
 
