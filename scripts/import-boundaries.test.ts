@@ -66,7 +66,7 @@ describe('import boundaries', () => {
   });
 
   it('allows CPU twins in gpu tests only, and engine types in protocol only as types', async () => {
-    const twinImport = "import { residualAdd } from '../reference/residual-add';\nexport const f = residualAdd;\n";
+    const twinImport = "import { swiglu } from '../reference/ops';\nexport const f = swiglu;\n";
     expect(await lintAt('src/gpu/probe.ts', twinImport)).toContain('cohort/import-boundaries');
     expect(await lintAt('src/gpu/probe.test.ts', twinImport)).toEqual([]);
     expect(await lintAt('src/protocol/probe.ts', "import { sampleUniform } from '../engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
