@@ -11,7 +11,7 @@ import {
   JinjaChatTemplate,
 } from './chat-template';
 import { ModelFormatError } from './errors';
-import { byteLevelFiles, byteLevelGguf } from './tokenizer-fixtures';
+import { byteLevelFiles, byteLevelGguf } from './testing/tokenizer-fixtures';
 
 const CHAT: ChatMessage[] = [
   { role: 'system', content: 'Be brief.' },

@@ -6,7 +6,7 @@ import { ModelFormatError } from './errors';
 import { ggufVocabToTokenizerFiles, tokenizerFromGguf } from './gguf-vocab';
 import { SUPPORTED_PRE_TOKENIZERS } from './gguf-vocab-pre';
 import { HfTokenizer } from './tokenizer';
-import { byteLevelFiles, byteLevelGguf, gpt2ByteChars, smallBpeGguf, smallBpeTokenizerJson, smallSpmGguf, spmByteId } from './tokenizer-fixtures';
+import { byteLevelFiles, byteLevelGguf, gpt2ByteChars, smallBpeGguf, smallBpeTokenizerJson, smallSpmGguf, spmByteId } from './testing/tokenizer-fixtures';
 
 const SAMPLES = [
   'Hi é',

@@ -9,7 +9,7 @@ import { loadGgufModel } from './gguf-loader';
 import { tokenizerFromGguf } from './gguf-vocab';
 import { loadHfModel } from './hf-loader';
 import { HfTokenizer, MAX_VOCAB_ENTRIES } from './tokenizer';
-import { byteLevelGguf } from './tokenizer-fixtures';
+import { byteLevelGguf } from './testing/tokenizer-fixtures';
 import { fileSource, folderOpener } from '../../tools/models/node-files';
 import { ggufContents, hfToGguf } from '../../tools/models/hf-to-gguf';
 import { arr, str, u32, writeGguf, type GgufValue } from '../../tools/models/gguf-writer';

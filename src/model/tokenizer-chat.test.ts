@@ -9,7 +9,7 @@ import { chatTemplateFromGguf, chatTemplateFromTokenizerConfig, JinjaChatTemplat
 import { ggufVocabToTokenizerFiles, tokenizerFromGguf } from './gguf-vocab';
 import { HfTokenizer } from './tokenizer';
 import { encodeChat } from './tokenizer-chat';
-import { byteLevelFiles, smallBpeGguf, smallSpmGguf, spmByteId } from './tokenizer-fixtures';
+import { byteLevelFiles, smallBpeGguf, smallSpmGguf, spmByteId } from './testing/tokenizer-fixtures';
 
 const PYTHON = '/usr/bin/python3';
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;

@@ -12,7 +12,7 @@ import type { ChatMessage } from '../engine/types';
 import { chatTemplateFromGguf } from './chat-template';
 import { tokenizerFromGguf } from './gguf-vocab';
 import { chatPromptPieces, encodeChat } from './tokenizer-chat';
-import { byteLevelFiles, smallBpeGguf, smallSpmGguf } from './tokenizer-fixtures';
+import { byteLevelFiles, smallBpeGguf, smallSpmGguf } from './testing/tokenizer-fixtures';
 
 const TEXTS = [
   'hello world',

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ModelFormatError } from './errors';
 import { HfTokenizer } from './tokenizer';
-import { byteLevelFiles, gpt2ByteChars, readFixture, smallBpeTokenizerJson } from './tokenizer-fixtures';
+import { byteLevelFiles, gpt2ByteChars, readFixture, smallBpeTokenizerJson } from './testing/tokenizer-fixtures';
 
 const PYTHON = '/usr/bin/python3';
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;

@@ -2,7 +2,7 @@
 // byte-level files, a GPT-2 style BPE with merges, a SentencePiece vocabulary. Test data only.
 
 import { readFileSync } from 'node:fs';
-import type { JsonObject } from './tokenizer';
+import type { JsonObject } from '../tokenizer';
 
 export function readFixture(name: string): string {
   return readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
