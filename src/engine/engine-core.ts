@@ -5,6 +5,7 @@ import type { EngineMode, StepEvent } from './events';
 import { KVCacheManager } from './kv-manager';
 import { Scheduler, type StepOutput } from './scheduler';
 import { SessionRegistry, type SessionOptions, type TurnResult } from './sessions';
+import { validateStepBudget, type StepBudget } from './step-budget';
 import type { ChatTemplate, ModelRunner, StepResult, Tokenizer } from './types';
 
 export interface EngineCoreOptions {
@@ -17,6 +18,8 @@ export interface EngineCoreOptions {
   maxRows?: number;
   enablePrefixCaching?: boolean;
   mode?: EngineMode;
+  /** Step-time budget (default null: off, the token budget alone sizes prefill chunks). */
+  stepBudget?: StepBudget | null;
   /** Clock in ms (default performance.now). */
   now?: () => number;
   /** Steps only run when step() is called (tests drive the engine one step at a time). */
@@ -58,6 +61,7 @@ export class EngineCore {
       mode: options.mode,
       maxContextTokens: runner.maxContext,
     });
+    this.scheduler.stepBudget = validateStepBudget(options.stepBudget ?? null);
     this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate, this.now);
   }
 
@@ -68,6 +72,15 @@ export class EngineCore {
   /** Takes effect from the next step; requests keep their blocks and progress. */
   setMode(mode: EngineMode): void {
     this.scheduler.mode = mode;
+  }
+
+  get stepBudget(): StepBudget | null {
+    return this.scheduler.stepBudget;
+  }
+
+  /** Takes effect from the next step; throws InvalidOptionError naming a number out of bounds. */
+  setStepBudget(budget: StepBudget | null): void {
+    this.scheduler.stepBudget = validateStepBudget(budget);
   }
 
   subscribe(listener: StepListener): () => void {
@@ -139,6 +152,7 @@ export class EngineCore {
     this.runner = runner;
     this.scheduler.evictAll();
     this.pool.clearCache();
+    this.scheduler.stepCost.reset(); // a new device need not be as fast, and its first step compiles
     this.suspended = false;
     this.wake();
   }
@@ -152,6 +166,7 @@ export class EngineCore {
       const plan = this.scheduler.schedule();
       let output: StepOutput;
       let gpuTimeMs: number | undefined;
+      let ran = false;
       if (plan.rows.length === 0) {
         output = this.scheduler.update(plan, { sampledIds: new Int32Array(0) });
       } else {
@@ -163,14 +178,18 @@ export class EngineCore {
           failure = err;
         }
         gpuTimeMs = result?.gpuTimeMs;
+        ran = result !== undefined;
         output = result ? this.scheduler.update(plan, result) : this.scheduler.abortStep(plan, failure);
       }
       this.sessions.applyStep(output);
+      const elapsedMs = this.now() - startedAtMs;
+      // the cost model learns from steps that ran; a failed one says nothing about the runner's speed
+      if (ran) this.scheduler.stepCost.observePlan(plan, elapsedMs);
       const kv = this.pool.stats();
       const event: StepEvent = {
         stepIndex: output.stepIndex,
         startedAtMs,
-        elapsedMs: this.now() - startedAtMs,
+        elapsedMs,
         ...(gpuTimeMs !== undefined ? { gpuTimeMs } : {}),
         rows: output.rows,
         numTokens: output.numTokens,
@@ -184,6 +203,7 @@ export class EngineCore {
         waiting: this.scheduler.waitingReasons(),
         numRunning: this.scheduler.numRunning,
         mode: this.scheduler.mode,
+        ...(output.budget ? { stepBudget: output.budget } : {}),
       };
       for (const listener of this.listeners) {
         try {

@@ -62,6 +62,21 @@ export interface KvBlockStats {
   numCached: number;
 }
 
+/**
+ * How the step-time budget sized a step (src/engine/step-budget.ts). The step's measured time is
+ * the event's elapsedMs; compare it with predictedMs to see how well the cost model fits.
+ */
+export interface StepBudgetEvent {
+  /** The most the plan was allowed to cost, in ms; absent when nothing bounded it by time or while calibrating. */
+  targetMs?: number;
+  /** The cost model's prediction for the plan as scheduled; absent while calibrating. */
+  predictedMs?: number;
+  /** The prediction for the step's decode rows alone (what the budget's multiple multiplies); absent without decode rows. */
+  decodeOnlyMs?: number;
+  /** False while too few steps were measured: prefill is then held to a small fixed chunk. */
+  calibrated: boolean;
+}
+
 export interface StepEvent {
   stepIndex: number;
   /** Clock reading (ms) when the step began; same clock as session stats. */
@@ -92,6 +107,8 @@ export interface StepEvent {
   /** Requests holding KV blocks after this step. */
   numRunning: number;
   mode: EngineMode;
+  /** Present while a step-time budget is set. */
+  stepBudget?: StepBudgetEvent;
 }
 
 export interface SessionStats {

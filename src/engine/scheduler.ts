@@ -1,8 +1,11 @@
-// Scheduler: picks each step's rows under a token budget and a row cap, preempts when the KV
-// pool says no, and applies the runner's sampled tokens. It never sees buffers or sessions' text.
-import type { EngineMode, FinishReason, FinishedEvent, StepRowEvent, WaitingEvent } from './events';
+// Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
+// budget, preempts when the KV pool says no, and applies the runner's sampled tokens. It never
+// sees buffers or sessions' text.
+import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
+import { MIN_PREFILL_TOKENS, UNCALIBRATED_PREFILL_TOKENS, stepTargetMs, type StepBudget } from './step-budget';
+import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
 import { NON_FINITE_LOGITS, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 export interface SchedulerConfig {
@@ -22,6 +25,8 @@ export interface StepOutput {
   /** Every request that ended since the previous output, each exactly once. */
   finished: FinishedEvent[];
   numTokens: number;
+  /** How the step-time budget sized the step (absent while the budget is off). */
+  budget?: StepBudgetEvent;
 }
 
 interface ScheduledEntry {
@@ -49,7 +54,12 @@ export class Scheduler {
   private readonly running: Request[] = [];
   private readonly requests = new Map<string, Request>();
   private pendingFinished: FinishedEvent[] = [];
-  private inFlight: { stepIndex: number; entries: ScheduledEntry[] } | null = null;
+  private inFlight: { stepIndex: number; entries: ScheduledEntry[]; budget?: StepBudgetEvent } | null = null;
+  /** Step-time budget; null = off, and chunks are sized by the token budget alone. */
+  stepBudget: StepBudget | null = null;
+  /** Fitted to every executed step, budget on or off, so a budget switched on finds it calibrated. */
+  readonly stepCost = new StepCostModel();
+  private readonly shape: StepShape = { numTokens: 0, numRows: 0, attended: 0 };
   private nextStepIndex = 0;
   /** The last schedule() could not admit the head of the queue for lack of KV blocks, or preempted. */
   private memoryBound = false;
@@ -130,10 +140,37 @@ export class Scheduler {
     const eligible = this.running.slice(0, rowCap);
     const remaining = (r: Request): number => r.numTokens - r.numComputedTokens;
     const ordered = [...eligible.filter((r) => remaining(r) === 1), ...eligible.filter((r) => remaining(r) !== 1)];
+
+    // Step-time budget: every row feeding more than one token, and every admission, is a chunk
+    // whose size the cost model bounds so the whole step stays within the target.
+    const timeBudget = this.stepBudget;
+    const calibrated = this.stepCost.calibrated;
+    let targetMs = Infinity;
+    let decodeOnlyMs: number | undefined;
+    if (timeBudget) {
+      const decodes = ordered.filter((r) => remaining(r) === 1);
+      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictShape(this.shapeOf(decodes.map((request) => ({ request, numNewTokens: 1 }))));
+      targetMs = stepTargetMs(timeBudget, decodes.length, decodeOnlyMs);
+    }
+    let prefillTokens = 0;
+    let outOfTime = false;
+    /** Tokens a chunk from `startPos` may feed under the time budget (Infinity when it is off). */
+    const chunkLimit = (startPos: number): number => {
+      if (targetMs === Infinity) return Infinity;
+      const limit = calibrated ? this.stepCost.maxChunkTokens(this.shapeOf(scheduled), startPos, targetMs) : UNCALIBRATED_PREFILL_TOKENS - prefillTokens;
+      return prefillTokens === 0 ? Math.max(limit, MIN_PREFILL_TOKENS) : Math.max(limit, 0);
+    };
+
     for (const request of ordered) {
       if (budget === 0) break;
       if (request.status !== 'running') continue; // preempted earlier in this pass
-      const numNewTokens = Math.min(remaining(request), budget);
+      const isChunk = remaining(request) !== 1;
+      const timeLimit = isChunk ? chunkLimit(request.numComputedTokens) : Infinity;
+      if (timeLimit === 0) {
+        outOfTime = true; // chunks follow every decode row: later ones wait, in arrival order
+        break;
+      }
+      const numNewTokens = Math.min(remaining(request), budget, timeLimit);
       while (request.status === 'running' && this.kv.allocateSlots(request, numNewTokens) === null) {
         const victim = this.running[this.running.length - 1];
         if (victim === request && this.running.length === 1) {
@@ -146,16 +183,19 @@ export class Scheduler {
       if (request.status !== 'running') continue;
       scheduled.push({ request, numNewTokens });
       budget -= numNewTokens;
+      if (isChunk) prefillTokens += numNewTokens;
     }
 
     // Then waiting requests in arrival order, head of line first (no skipping: no starvation).
     // A step that had to preempt admits nobody: memory is tight, let running requests finish.
     this.memoryBound = preempted;
-    while (!preempted && this.waiting.length > 0 && budget > 0 && this.running.length < rowCap) {
+    while (!preempted && !outOfTime && this.waiting.length > 0 && budget > 0 && this.running.length < rowCap) {
       const request = this.waiting[0];
       const cachedPrefix = this.kv.findCachedPrefix(request.tokenIds);
       const numCachedTokens = cachedPrefix.length * this.kv.blockSize;
-      const numNewTokens = Math.min(request.numTokens - numCachedTokens, budget);
+      const timeLimit = chunkLimit(numCachedTokens);
+      if (timeLimit === 0) break;
+      const numNewTokens = Math.min(request.numTokens - numCachedTokens, budget, timeLimit);
       if (this.kv.allocateSlots(request, numNewTokens, cachedPrefix) === null) {
         this.memoryBound = true;
         break;
@@ -167,6 +207,7 @@ export class Scheduler {
       insertByArrival(this.running, request);
       scheduled.push({ request, numNewTokens });
       budget -= numNewTokens;
+      prefillTokens += numNewTokens;
     }
 
     const stepIndex = this.nextStepIndex++;
@@ -181,12 +222,35 @@ export class Scheduler {
         sample: start + numNewTokens === request.numTokens,
       };
     });
-    this.inFlight = { stepIndex, entries: scheduled };
+    let budgetEvent: StepBudgetEvent | undefined;
+    if (timeBudget) {
+      budgetEvent = { calibrated };
+      if (calibrated) {
+        if (targetMs !== Infinity) budgetEvent.targetMs = targetMs;
+        if (scheduled.length > 0) budgetEvent.predictedMs = this.stepCost.predictShape(this.shapeOf(scheduled));
+        if (decodeOnlyMs !== undefined) budgetEvent.decodeOnlyMs = decodeOnlyMs;
+      }
+    }
+    this.inFlight = { stepIndex, entries: scheduled, budget: budgetEvent };
     return { stepIndex, rows };
+  }
+
+  /** The cost model's view of some scheduled rows (start = each request's computed tokens). */
+  private shapeOf(entries: readonly ScheduledEntry[]): StepShape {
+    const shape = this.shape;
+    shape.numTokens = 0;
+    shape.numRows = entries.length;
+    shape.attended = 0;
+    for (const { request, numNewTokens } of entries) {
+      shape.numTokens += numNewTokens;
+      shape.attended += attendedPositions(request.numComputedTokens, numNewTokens);
+    }
+    return shape;
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
   update(plan: StepPlan, result: StepResult): StepOutput {
+    const budget = this.inFlight?.budget;
     const entries = this.takeInFlight(plan);
     if (result.sampledIds.length < entries.length) throw new Error('fewer sampled ids than rows');
     const rows: StepRowEvent[] = [];
@@ -218,12 +282,13 @@ export class Scheduler {
       }
       rows.push(row);
     });
-    return this.output(plan.stepIndex, rows, numTokens);
+    return this.output(plan.stepIndex, rows, numTokens, budget);
   }
 
   /** The runner failed: every request of the step ends with an error; the rest carry on. */
   abortStep(plan: StepPlan, error: unknown): StepOutput {
     const message = error instanceof Error ? error.message : String(error);
+    const budget = this.inFlight?.budget;
     const rows = this.takeInFlight(plan).map(({ request, numNewTokens }) => {
       const row = this.advance(request, 0);
       row.numTokens = numNewTokens;
@@ -231,7 +296,7 @@ export class Scheduler {
       row.finishReason = 'error' as FinishReason;
       return row;
     });
-    return this.output(plan.stepIndex, rows, 0);
+    return this.output(plan.stepIndex, rows, 0, budget);
   }
 
   private takeInFlight(plan: StepPlan): ScheduledEntry[] {
@@ -258,10 +323,10 @@ export class Scheduler {
     };
   }
 
-  private output(stepIndex: number, rows: StepRowEvent[], numTokens: number): StepOutput {
+  private output(stepIndex: number, rows: StepRowEvent[], numTokens: number, budget: StepBudgetEvent | undefined): StepOutput {
     const finished = this.pendingFinished;
     this.pendingFinished = [];
-    return { stepIndex, rows, finished, numTokens };
+    return { stepIndex, rows, finished, numTokens, ...(budget ? { budget } : {}) };
   }
 
   /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */

@@ -64,4 +64,26 @@ describe('EngineApi over a Node worker thread', () => {
     const result = await api.waitForTurn(id);
     expect(result.outputTokenIds.length).toBeGreaterThan(0);
   }, 60_000);
+
+  it('holds steps to a time budget by default, refuses bad numbers naming them, and turns it off', async () => {
+    const events: StepEvent[] = [];
+    const subscription = await api.subscribe(Comlink.proxy((e: StepEvent) => void events.push(e)));
+    const run = async (): Promise<string> => {
+      const id = await api.createSession({ maxNewTokens: 3, sampling: { temperature: 0 } });
+      await api.send(id, 'a prompt long enough to take a few chunks once the model is calibrated');
+      return (await api.waitForTurn(id)).outputTokenIds.join(',');
+    };
+    const budgeted = await run();
+    await vi.waitFor(() => expect(events.length).toBeGreaterThan(0));
+    expect(events.every((e) => e.stepBudget !== undefined)).toBe(true);
+    await expect(api.setStepBudget({ multiple: 0.5 })).rejects.toThrow(/stepBudget\.multiple must be/);
+    await expect(api.setStepBudget({ maxStepMs: -1 })).rejects.toThrow(/stepBudget\.maxStepMs must be/);
+    await api.setStepBudget(null);
+    const count = events.length;
+    expect(await run()).toBe(budgeted);
+    await vi.waitFor(() => expect(events.length).toBeGreaterThan(count));
+    expect(events.slice(count).every((e) => e.stepBudget === undefined)).toBe(true);
+    await api.setStepBudget({ multiple: 2 });
+    await api.unsubscribe(subscription);
+  }, 60_000);
 });

@@ -3,6 +3,7 @@
 import { EngineCore } from '../engine/engine-core';
 import type { EngineMode, StepEvent } from '../engine/events';
 import type { TurnResult } from '../engine/sessions';
+import { DEFAULT_STEP_BUDGET, validateStepBudget, type StepBudget } from '../engine/step-budget';
 import type { ModelRunner } from '../engine/types';
 import type { ProgressCallback } from '../model/byte-source';
 import type { ModelDesc } from '../model/desc';
@@ -32,6 +33,7 @@ export class EngineHost implements HostApi {
   private loaded: Loaded | null = null;
   private loading: Promise<ModelInfo> | null = null;
   private mode: EngineMode = 'batched';
+  private stepBudget: StepBudget | null = { ...DEFAULT_STEP_BUDGET };
   // The host's own listeners outlive each model's EngineCore: a swap keeps every subscription.
   private readonly stepListeners = new Map<number, (event: StepEvent) => void>();
   private readonly noticeListeners = new Map<number, (notice: EngineNotice) => void>();
@@ -61,7 +63,7 @@ export class EngineHost implements HostApi {
     const opened = await openModelSource(source, this.options, fetchProgress);
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
     const runner = await this.options.makeRunner(opened.desc);
-    const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode });
+    const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget });
     const info = describeModel(opened, runner);
     const previous = this.loaded;
     this.loaded = { opened, runner, engine, info };
@@ -112,6 +114,11 @@ export class EngineHost implements HostApi {
   async setMode(mode: EngineMode): Promise<void> {
     this.mode = mode;
     this.loaded?.engine.setMode(mode);
+  }
+
+  async setStepBudget(budget: StepBudget | null): Promise<void> {
+    this.stepBudget = validateStepBudget(budget);
+    this.loaded?.engine.setStepBudget(this.stepBudget);
   }
 
   async subscribe(onStep: (event: StepEvent) => void): Promise<number> {

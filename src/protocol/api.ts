@@ -3,10 +3,11 @@
 
 /** Cache Storage name for downloaded model files: the worker writes it, the page lists and deletes. */
 export const MODEL_CACHE_NAME = 'cohort-models';
+import type { StepBudget } from '../engine/step-budget';
 import type { SamplingParams } from '../engine/types';
 import type { EngineMode, StepEvent, TurnResult } from './events';
 
-export type { SamplingParams };
+export type { SamplingParams, StepBudget };
 
 export type SessionId = string;
 
@@ -120,6 +121,14 @@ export interface EngineApi {
   /** Resolves when the session's current turn ends (at once if none is running). */
   waitForTurn(sessionId: SessionId): Promise<TurnResult>;
   setMode(mode: EngineMode): Promise<void>;
+  /**
+   * Holds each step to a time budget so a long prompt never freezes decoding sessions: prefill
+   * chunks are sized from a cost model fitted to measured steps, so that a step costs at most
+   * `multiple` x its decode rows' own step and at most `maxStepMs`. null = off (the token budget
+   * alone, as before). Default { multiple: 2 }; kept across model loads. Numbers out of bounds
+   * reject with an InvalidOptionError naming the option. StepEvent.stepBudget shows its effect.
+   */
+  setStepBudget(budget: StepBudget | null): Promise<void>;
   /** One callback per step, never per token. Returns an id for unsubscribe. */
   subscribe(onStep: (event: StepEvent) => void): Promise<number>;
   /** Engine notices (GPU loss and recovery). Returns an id for unsubscribe. */

@@ -10,6 +10,7 @@ export type {
   SessionSnapshot,
   SessionState,
   SessionStats,
+  StepBudgetEvent,
   StepEvent,
   StepRowEvent,
   WaitReason,

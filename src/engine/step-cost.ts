@@ -1,0 +1,235 @@
+// StepCostModel: predicts a step's wall time from its shape (fed tokens, rows, attended positions),
+// fitted online to measured step times. Arithmetic only; the policy that spends it is step-budget.ts.
+import type { StepPlan } from './types';
+
+/** What a step's cost depends on, summed over its rows. */
+export interface StepShape {
+  numTokens: number;
+  numRows: number;
+  /** Query-key pairs attention visits: sum of attendedPositions() over the rows. */
+  attended: number;
+}
+
+/** predicted ms = fixedMs + perTokenMs * tokens + perRowMs * rows + perAttendedMs * attended. */
+export interface StepCostCoefficients {
+  fixedMs: number;
+  perTokenMs: number;
+  perRowMs: number;
+  perAttendedMs: number;
+}
+
+/**
+ * Query-key pairs of a row feeding `numTokens` tokens from `startPos`: token j attends to the
+ * startPos + j + 1 positions up to its own (causal). Exact, and O(1) per row like the cheaper
+ * "tokens x context" proxy, which would overcount a chunk's own triangle by up to 2x and so make
+ * a first chunk look as costly as a late one.
+ */
+export function attendedPositions(startPos: number, numTokens: number): number {
+  return numTokens * startPos + (numTokens * (numTokens + 1)) / 2;
+}
+
+const N = 4; // features: 1, tokens, rows, attended
+/** Weight kept by past steps per new one: ~50 steps of memory, so a device that slows is followed within a second or two. */
+const FORGET = 0.98;
+/**
+ * Ridge on the normalized normal equations (their diagonal is 1). It only decides directions the
+ * data never varied (e.g. tokens vs rows while every row decodes one token), and is small enough
+ * that information decayed by FORGET over ~1,000 steps still outweighs it.
+ */
+const RIDGE = 1e-9;
+/** Measured steps, and steps with a multi-token row (the only ones that split per-token from per-row cost), before predictions are trusted. */
+const MIN_OBSERVATIONS = 8;
+const MIN_CHUNK_OBSERVATIONS = 3;
+/** Huber weighting: residuals beyond HUBER_K robust scales count less (a GC pause, a background tab). */
+const HUBER_K = 3;
+/** The robust scale never drops below this share of the prediction, so a noise-free fit can still follow a real change. */
+const MIN_RELATIVE_SCALE = 0.1;
+const SCALE_DECAY = 0.9;
+
+export class StepCostModel {
+  /** [N*N] decayed X^T W X, row-major. */
+  private readonly gram = new Float64Array(N * N);
+  /** [N] decayed X^T W y. */
+  private readonly moment = new Float64Array(N);
+  /** [N] fitted coefficients, each >= 0 (order: fixed, per token, per row, per attended). */
+  private readonly coef = new Float64Array(N);
+  // scratch for solve(), kept to avoid allocating per step
+  private readonly x = new Float64Array(N);
+  private readonly scale = new Float64Array(N);
+  private readonly sub = new Float64Array(N * N);
+  private readonly rhs = new Float64Array(N);
+  private readonly trial = new Float64Array(N);
+  private readonly support = new Int32Array(N);
+  private numObserved = 0;
+  private numChunkObserved = 0;
+  private skippedWarmUp = false;
+  private residualScale = 0;
+  private dirty = false;
+
+  /** Enough measured steps, some of them with prefill chunks, for predictions to size steps. */
+  get calibrated(): boolean {
+    return this.numObserved >= MIN_OBSERVATIONS && this.numChunkObserved >= MIN_CHUNK_OBSERVATIONS;
+  }
+
+  /** Forgets every measurement (a new runner, e.g. a re-created GPU device). */
+  reset(): void {
+    this.gram.fill(0);
+    this.moment.fill(0);
+    this.coef.fill(0);
+    this.numObserved = 0;
+    this.numChunkObserved = 0;
+    this.skippedWarmUp = false;
+    this.residualScale = 0;
+    this.dirty = false;
+  }
+
+  /** Records one executed plan and its measured wall time. */
+  observePlan(plan: StepPlan, elapsedMs: number): void {
+    let numTokens = 0;
+    let attended = 0;
+    for (const row of plan.rows) {
+      numTokens += row.tokenIds.length;
+      attended += attendedPositions(row.startPos, row.tokenIds.length);
+    }
+    this.observe(numTokens, plan.rows.length, attended, elapsedMs);
+  }
+
+  observe(numTokens: number, numRows: number, attended: number, elapsedMs: number): void {
+    if (numRows === 0 || !Number.isFinite(elapsedMs) || elapsedMs < 0) return;
+    // the first step of a runner also pays for pipeline compilation and first-touch of buffers
+    if (!this.skippedWarmUp) {
+      this.skippedWarmUp = true;
+      return;
+    }
+    let weight = 1;
+    if (this.numObserved > 0) {
+      const predicted = this.predict(numTokens, numRows, attended);
+      const residual = Math.abs(elapsedMs - predicted);
+      const limit = HUBER_K * Math.max(this.residualScale, MIN_RELATIVE_SCALE * predicted);
+      if (this.calibrated && residual > limit) weight = limit / residual;
+      this.residualScale = SCALE_DECAY * this.residualScale + (1 - SCALE_DECAY) * Math.min(residual, limit);
+    }
+    const x = this.x;
+    x[0] = 1;
+    x[1] = numTokens;
+    x[2] = numRows;
+    x[3] = attended;
+    for (let i = 0; i < N; i++) {
+      this.moment[i] = FORGET * this.moment[i] + weight * x[i] * elapsedMs;
+      for (let j = 0; j < N; j++) this.gram[i * N + j] = FORGET * this.gram[i * N + j] + weight * x[i] * x[j];
+    }
+    this.numObserved++;
+    if (numTokens > numRows) this.numChunkObserved++;
+    this.dirty = true;
+  }
+
+  predict(numTokens: number, numRows: number, attended: number): number {
+    if (this.dirty) this.solve();
+    const c = this.coef;
+    return c[0] + c[1] * numTokens + c[2] * numRows + c[3] * attended;
+  }
+
+  predictShape(shape: StepShape): number {
+    return this.predict(shape.numTokens, shape.numRows, shape.attended);
+  }
+
+  coefficients(): StepCostCoefficients {
+    if (this.dirty) this.solve();
+    const c = this.coef;
+    return { fixedMs: c[0], perTokenMs: c[1], perRowMs: c[2], perAttendedMs: c[3] };
+  }
+
+  /**
+   * Most tokens one more row, starting at `startPos`, may feed so that the step `base` plus that
+   * row is predicted to cost at most `targetMs` (0 when even an empty row would not fit).
+   */
+  maxChunkTokens(base: StepShape, startPos: number, targetMs: number): number {
+    if (this.dirty) this.solve();
+    const b = this.coef[1];
+    const c = this.coef[2];
+    const d = this.coef[3];
+    const headroom = targetMs - this.predictShape(base) - c;
+    if (!(headroom >= 0)) return 0;
+    // cost(n) - cost(0) = b*n + d*(n*startPos + n(n+1)/2) = (d/2) n^2 + (b + d*startPos + d/2) n
+    const qa = d / 2;
+    const qb = b + d * startPos + d / 2;
+    if (qb <= 0) return Infinity; // neither tokens nor attention cost anything: only the token budget bounds it
+    let n = Math.floor((2 * headroom) / (qb + Math.sqrt(qb * qb + 4 * qa * headroom))); // the stable root form
+    while (n > 0 && qa * n * n + qb * n > headroom) n--; // rounding in the root must not overshoot
+    return n;
+  }
+
+  /**
+   * Non-negative least squares on the decayed normal equations, exactly: the optimum is the
+   * unconstrained fit on its own support, so try all 15 supports (fixed order, deterministic) and
+   * keep the best one whose coefficients are all >= 0. Features are scaled to a unit diagonal first,
+   * since attended positions run to millions while the constant is 1.
+   */
+  private solve(): void {
+    this.dirty = false;
+    const { gram, moment, scale, coef } = this;
+    for (let i = 0; i < N; i++) scale[i] = gram[i * N + i] > 0 ? Math.sqrt(gram[i * N + i]) : 0;
+    coef.fill(0);
+    let best = 0; // objective of all-zero coefficients
+    for (let mask = 1; mask < 1 << N; mask++) {
+      let usable = true;
+      for (let i = 0; i < N; i++) if (mask & (1 << i) && scale[i] === 0) usable = false;
+      if (!usable || !this.solveSupport(mask)) continue;
+      // objective (up to a constant) in scaled coordinates: z^T G z - 2 h^T z
+      let objective = 0;
+      for (let i = 0; i < N; i++) {
+        if (!(mask & (1 << i))) continue;
+        let gz = 0;
+        for (let j = 0; j < N; j++) if (mask & (1 << j)) gz += (gram[i * N + j] / (scale[i] * scale[j]) + (i === j ? RIDGE : 0)) * this.trial[j];
+        objective += this.trial[i] * gz - (2 * moment[i] * this.trial[i]) / scale[i];
+      }
+      if (objective < best) {
+        best = objective;
+        for (let i = 0; i < N; i++) coef[i] = mask & (1 << i) ? this.trial[i] / scale[i] : 0;
+      }
+    }
+  }
+
+  /** Solves the scaled normal equations on one support into `trial`; false if singular or any coefficient < 0. */
+  private solveSupport(mask: number): boolean {
+    const { gram, moment, scale, sub, rhs, trial } = this;
+    const idx = this.support;
+    let k = 0;
+    for (let i = 0; i < N; i++) if (mask & (1 << i)) idx[k++] = i;
+    for (let r = 0; r < k; r++) {
+      const i = idx[r];
+      rhs[r] = moment[i] / scale[i];
+      for (let s = 0; s < k; s++) {
+        const j = idx[s];
+        sub[r * N + s] = gram[i * N + j] / (scale[i] * scale[j]) + (r === s ? RIDGE : 0);
+      }
+    }
+    // Cholesky: the scaled Gram matrix plus ridge is symmetric positive definite
+    for (let r = 0; r < k; r++) {
+      for (let s = 0; s <= r; s++) {
+        let sum = sub[r * N + s];
+        for (let t = 0; t < s; t++) sum -= sub[r * N + t] * sub[s * N + t];
+        if (r === s) {
+          if (!(sum > 0)) return false;
+          sub[r * N + r] = Math.sqrt(sum);
+        } else {
+          sub[r * N + s] = sum / sub[s * N + s];
+        }
+      }
+    }
+    for (let r = 0; r < k; r++) {
+      let sum = rhs[r];
+      for (let t = 0; t < r; t++) sum -= sub[r * N + t] * rhs[t];
+      rhs[r] = sum / sub[r * N + r];
+    }
+    trial.fill(0);
+    for (let r = k - 1; r >= 0; r--) {
+      let sum = rhs[r];
+      for (let t = r + 1; t < k; t++) sum -= sub[t * N + r] * trial[idx[t]];
+      const z = sum / sub[r * N + r];
+      if (z < 0) return false;
+      trial[idx[r]] = z;
+    }
+    return true;
+  }
+}
