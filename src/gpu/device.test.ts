@@ -15,7 +15,7 @@ describe('runnerDeviceDescriptor', () => {
   it('refuses an adapter below a required minimum, naming the limit', () => {
     const limits = { maxStorageBuffersPerShaderStage: 4, maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 16384 };
     const weak = { features: new Set<string>(), limits } as unknown as GPUAdapter;
-    expect(() => runnerDeviceDescriptor(weak)).toThrow(/maxStorageBuffersPerShaderStage = 4; Cohort needs at least 5/);
+    expect(() => runnerDeviceDescriptor(weak)).toThrow(/maxStorageBuffersPerShaderStage = 4; Cohort needs at least 7/);
   });
 
   it('asks only for features the adapter has', () => {

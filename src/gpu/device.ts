@@ -19,7 +19,7 @@ const RAISED_LIMITS = [
 
 /** What the kernels need beyond WebGPU's defaults; an adapter below any of these is refused. */
 export const REQUIRED_MINIMUMS = {
-  maxStorageBuffersPerShaderStage: 5, // kv_write and paged attention bind 5 storage buffers
+  maxStorageBuffersPerShaderStage: 7, // rope_kv_write binds 7 storage buffers (WebGPU guarantees 8)
   maxComputeInvocationsPerWorkgroup: 64,
   maxComputeWorkgroupStorageSize: 4 * (256 + 2 * 64), // paged attention's q, scores and slots
 } as const;

@@ -92,10 +92,16 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const slotMmGateUp = mm(tokens(1), c.intermediateSize, c.hiddenSize);
   const slotMmDown = mm(tokens(1), c.hiddenSize, c.intermediateSize);
   const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize);
-  const rope = (numHeads: number) => slot('rope', (cnt) => ({ numTokens: cnt.numTokens, numHeads, headDim: c.headDim, tableLevel: p.ropeTableLevel }));
-  const slotRopeQ = rope(c.numHeads);
-  const slotRopeK = rope(c.numKvHeads);
-  const slotKvWrite = slot('kv_write', (cnt) => ({ numTokens: cnt.numTokens, kvDim, blockSize: p.blockSize, vOffset: kv.vOffsetFloats }));
+  const slotRopeKv = slot('rope_kv_write', (cnt) => ({
+    numTokens: cnt.numTokens,
+    numHeads: c.numHeads,
+    numKvHeads: c.numKvHeads,
+    headDim: c.headDim,
+    tableLevel: p.ropeTableLevel,
+    blockSize: p.blockSize,
+    kvDim,
+    vOffset: kv.vOffsetFloats,
+  }));
   const slotAttention = slot('paged_attention', (cnt) => ({
     numTokens: cnt.numTokens,
     numHeads: c.numHeads,
@@ -152,9 +158,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
       normOp(specs, `L${l}.q_norm`, slotQNorm, act.qPre, L.qNorm, act.q, tokens(c.numHeads));
       normOp(specs, `L${l}.k_norm`, slotKNorm, act.kPre, L.kNorm, act.k, tokens(c.numKvHeads));
     }
-    add(specs, `L${l}.rope_q`, want('rope'), slotRopeQ, [buf(act.tokens), buf(p.ropeTable), buf(act.q)], perToken((c.numHeads * c.headDim) / 2));
-    add(specs, `L${l}.rope_k`, want('rope'), slotRopeK, [buf(act.tokens), buf(p.ropeTable), buf(act.k)], perToken((c.numKvHeads * c.headDim) / 2));
-    add(specs, `L${l}.kv_write`, want('kv_write'), slotKvWrite, [buf(act.tokens), buf(act.blockTables), buf(act.k), buf(act.v), kvLayer], perToken(kvDim));
+    // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated)
+    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, [buf(act.tokens), buf(p.ropeTable), buf(act.blockTables), buf(act.q), buf(act.k), buf(act.v), kvLayer], perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
     add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, [buf(act.tokens), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn)], (cnt, out) => {
       out[0] = c.numHeads;
       out[1] = cnt.numTokens;

@@ -62,7 +62,7 @@ describe('kernel registry vs shaders/', () => {
       const fields = structFields(wgsl(file), 'TokenInfo');
       return fields ? [{ file, fields }] : [];
     });
-    expect(copies.map((c) => c.file).sort()).toEqual(['embedding', 'kv_write', 'paged_attention', 'rope']);
+    expect(copies.map((c) => c.file).sort()).toEqual(['embedding', 'paged_attention', 'rope_kv_write']);
     for (const { fields } of copies) {
       expect(fields).toEqual([
         ['id', 'u32'],

@@ -38,17 +38,20 @@ export const KERNELS = {
     bindings: ['uniform', 'read', 'read', 'read', 'write'],
     params: [['numTokens', 'u32'], ['n', 'u32'], ['k', 'u32'], ['pad', 'u32']],
   },
-  // params, tokens, table, x
-  rope: {
-    file: 'rope',
-    bindings: ['uniform', 'read', 'read', 'write'],
-    params: [['numTokens', 'u32'], ['numHeads', 'u32'], ['headDim', 'u32'], ['tableLevel', 'u32']],
-  },
-  // params, tokens, blockTables, k, v, kv
-  kv_write: {
-    file: 'kv_write',
-    bindings: ['uniform', 'read', 'read', 'read', 'read', 'write'],
-    params: [['numTokens', 'u32'], ['kvDim', 'u32'], ['blockSize', 'u32'], ['vOffset', 'u32']],
+  // params, tokens, table, blockTables, q, k, v, kv
+  rope_kv_write: {
+    file: 'rope_kv_write',
+    bindings: ['uniform', 'read', 'read', 'read', 'write', 'read', 'read', 'write'],
+    params: [
+      ['numTokens', 'u32'],
+      ['numHeads', 'u32'],
+      ['numKvHeads', 'u32'],
+      ['headDim', 'u32'],
+      ['tableLevel', 'u32'],
+      ['blockSize', 'u32'],
+      ['kvDim', 'u32'],
+      ['vOffset', 'u32'],
+    ],
   },
   // params, tokens, blockTables, q, kv, out
   paged_attention: {

@@ -1,5 +1,5 @@
-// Parity of shaders/kv_write.wgsl and shaders/paged_attention.wgsl with kvWrite/pagedAttention on
-// a mixed step (decode rows and prefill chunks, scattered blocks, GQA), and batch invariance.
+// Parity of shaders/paged_attention.wgsl with pagedAttention on a mixed step (decode rows and
+// prefill chunks, scattered blocks, GQA), and batch invariance. The cache is filled by kvWrite.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
 import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
@@ -51,7 +51,7 @@ function makeStep(plan: StepPlan, headDim: number, seed: number): Step {
   return { plan, meta, headDim, q: seededFloats(seed, T * NUM_HEADS * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
 }
 
-/** kv_write then paged_attention on the GPU; returns the cache after the write and the attention output. */
+/** The step's K/V written into the cache by the twin kvWrite, then paged_attention on the GPU. */
 async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float32Array; out: Float32Array }> {
   const { meta, headDim } = step;
   const T = meta.numTokens;
@@ -59,14 +59,8 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
   const vOffset = NUM_BLOCKS * BLOCK_SIZE * kvDim;
   const tokens = meta.tokens.slice(0, T * TOKEN_INFO_WORDS);
   const tables = meta.blockTables.slice(0, meta.numBlockTableEntries);
-  const written = await runKernel(
-    'kv_write',
-    {},
-    [new Uint32Array([T, kvDim, BLOCK_SIZE, vOffset]), tokens, tables, step.k, step.v, kvBefore],
-    [Math.ceil(kvDim / 64), T],
-    [5],
-  );
-  const kv = new Float32Array(written.get(5)!);
+  const kv = Float32Array.from(kvBefore);
+  kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, vOffset), kv.subarray(vOffset));
   const params = new ArrayBuffer(32);
   new Uint32Array(params).set([T, NUM_HEADS, NUM_KV_HEADS, headDim, BLOCK_SIZE, kvDim, vOffset]);
   new Float32Array(params)[7] = 1 / Math.sqrt(headDim);
@@ -109,12 +103,12 @@ function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: 
   return { kv, out };
 }
 
-describe('kv_write.wgsl + paged_attention.wgsl', () => {
+describe('paged_attention.wgsl', () => {
   // decode at 37, a fresh 9-token prefill, a chunk at 70 (past one 64-position tile), decode at 3
   const shapes: Array<[number, number]> = [[37, 1], [0, 9], [70, 5], [3, 1]];
 
   for (const headDim of [16, 80]) {
-    it(`headDim ${headDim}: writes slots like kvWrite and attends like pagedAttention`, async () => {
+    it(`headDim ${headDim}: attends like pagedAttention`, async () => {
       const step = makeStep(makePlan(shapes), headDim, 5);
       const history = seededFloats(99, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim); // older positions
       const gpu = await runOnGpu(step, history);

@@ -1,4 +1,4 @@
-// Host-side RoPE tables for shaders/rope.wgsl: inverse frequencies (with Llama-3 scaling) and
+// Host-side RoPE tables for shaders/rope_kv_write.wgsl: inverse frequencies (with Llama-3 scaling) and
 // two-level cos/sin tables computed in f64. Not the rotation itself: that runs on the GPU.
 import type { ModelConfig } from '../model/desc';
 
@@ -36,7 +36,7 @@ export function ropeTableLevel(maxPositions: number): number {
 
 /**
  * [2, level, half] (cos, sin) pairs, flattened: entry (0, lo, i) at angle lo * invFreq[i],
- * entry (1, hi, i) at angle hi * level * invFreq[i]. rope.wgsl rebuilds
+ * entry (1, hi, i) at angle hi * level * invFreq[i]. rope_kv_write.wgsl rebuilds
  * angle(pos) = angle(hi * level) + angle(lo) with the angle-sum identity.
  */
 export function ropeTable(invFreq: Float32Array, level: number): Float32Array<ArrayBuffer> {

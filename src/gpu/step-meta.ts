@@ -2,7 +2,7 @@
 // SampleInfo, last-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan } from '../engine/types';
 
-/** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding/rope/kv_write/attention). */
+/** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write, paged_attention). */
 export const TOKEN_INFO_WORDS = 4;
 /** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, pad x3 } (sample.wgsl). */
 export const SAMPLE_INFO_WORDS = 8;
