@@ -1,7 +1,7 @@
 // EngineHost: the EngineApi over EngineCore and a runner factory (model swap, sessions, step and
 // notice subscriptions, GPU-loss recovery). Pure and runner-agnostic: no DOM, GPU or comlink.
 import { EngineCore } from '../engine/engine-core';
-import type { EngineMode, StepEvent } from '../engine/events';
+import type { EngineMode, SessionSnapshot, StepEvent } from '../engine/events';
 import type { TurnResult } from '../engine/sessions';
 import { DEFAULT_STEP_BUDGET, validateStepBudget, type StepBudget } from '../engine/step-budget';
 import type { ModelRunner } from '../engine/types';
@@ -64,7 +64,7 @@ export class EngineHost implements HostApi {
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
     const runner = await this.options.makeRunner(opened.desc);
     const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget });
-    const info = describeModel(opened, runner);
+    const info: ModelInfo = { ...describeModel(opened, runner), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
     this.loaded = { opened, runner, engine, info };
     engine.subscribe((event) => fanOut(this.stepListeners, event, 'step'));
@@ -109,6 +109,27 @@ export class EngineHost implements HostApi {
 
   waitForTurn(sessionId: SessionId): Promise<TurnResult> {
     return this.engine().waitForTurn(sessionId);
+  }
+
+  async getSession(sessionId: SessionId): Promise<SessionSnapshot> {
+    return this.engine().sessions.get(sessionId);
+  }
+
+  async currentModel(): Promise<ModelInfo | null> {
+    return this.modelInfo;
+  }
+
+  async unloadModel(): Promise<void> {
+    if (this.loading) throw new Error('a model is loading: wait for it to finish before unloading');
+    const loaded = this.loaded;
+    if (!loaded) return;
+    // every turn ends as cancelled (its waiters answered, its blocks freed) before the loop stops
+    for (const session of loaded.engine.sessions.list()) loaded.engine.cancel(session.sessionId);
+    await loaded.engine.whenIdle();
+    if (this.loaded !== loaded) return;
+    this.loaded = null;
+    loaded.engine.dispose();
+    loaded.runner.dispose();
   }
 
   async setMode(mode: EngineMode): Promise<void> {

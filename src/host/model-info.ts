@@ -11,7 +11,8 @@ export function weightBytes(desc: ModelDesc): number {
   return n;
 }
 
-export function describeModel(opened: OpenedModel, runner: ModelRunner): ModelInfo {
+/** All but contextTokens, which the host reads from the engine's scheduler (its one definition). */
+export function describeModel(opened: OpenedModel, runner: ModelRunner): Omit<ModelInfo, 'contextTokens'> {
   const { desc } = opened;
   const c = desc.config;
   let numParams = 0;

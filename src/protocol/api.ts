@@ -5,7 +5,7 @@
 export const MODEL_CACHE_NAME = 'cohort-models';
 import type { StepBudget } from '../engine/step-budget';
 import type { SamplingParams } from '../engine/types';
-import type { EngineMode, StepEvent, TurnResult } from './events';
+import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from './events';
 
 export type { SamplingParams, StepBudget };
 
@@ -40,6 +40,8 @@ export interface ModelInfo {
   /** KV pool geometry chosen at load from the adapter's limits and the memory budget. */
   blockSize: number;
   numBlocks: number;
+  /** Most tokens one request may hold, prompt and output: the model's context or the KV pool, whichever is less. */
+  contextTokens: number;
   /** Set when the model has no chat template and a fallback is used. */
   templateNote?: string;
 }
@@ -120,6 +122,12 @@ export interface EngineApi {
   resetSession(sessionId: SessionId): Promise<void>;
   /** Resolves when the session's current turn ends (at once if none is running). */
   waitForTurn(sessionId: SessionId): Promise<TurnResult>;
+  /** The session's state and its current (or last) turn's stats: tokens in and out, cached tokens. */
+  getSession(sessionId: SessionId): Promise<SessionSnapshot>;
+  /** The model serving now, or null before the first load and after unloadModel(). */
+  currentModel(): Promise<ModelInfo | null>;
+  /** Cancels every turn, waits for them to end, and frees the model, its runner and KV pool. */
+  unloadModel(): Promise<void>;
   setMode(mode: EngineMode): Promise<void>;
   /**
    * Holds each step to a time budget so a long prompt never freezes decoding sessions: prefill

@@ -2,7 +2,7 @@
 // median, on hand-built steps: plain records (as the benchmark keeps) and StepEvents.
 import { describe, expect, it } from 'vitest';
 import { row, step } from './testing/step-fixtures';
-import { decodeThroughput, median, speedup, wallDecodeRate, type MeasuredRow, type MeasuredStep } from './metrics';
+import { decodeThroughput, meanCohortSize, median, prefillThroughput, speedup, timeToFirstTokenMs, wallDecodeRate, type MeasuredRow, type MeasuredStep } from './metrics';
 
 type Row = MeasuredRow & { position: number };
 
@@ -102,5 +102,33 @@ describe('median', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([])).toBeNaN();
+  });
+});
+
+describe('one request\'s figures (the library\'s timings)', () => {
+  // a waits behind b's step, prefills in two chunks beside b, then decodes alone
+  const steps = [
+    step(0, 0, 10, [row('b', 'prefill', 8, [1])], { waiting: [{ sessionId: 'a', requestId: 'a:1', reason: 'queued' }] }),
+    step(1, 11, 20, [row('a', 'prefill', 30), row('b', 'decode', 1, [2])]),
+    step(2, 32, 10, [row('a', 'prefill', 10, [3]), row('b', 'decode', 1, [4])]),
+    step(3, 43, 2, [row('a', 'decode', 1, [5])]),
+    step(4, 46, 2, [row('a', 'decode', 1, [6])]),
+  ];
+  const a = new Set(['a']);
+
+  it('prefill tok/s: prefill tokens over the steps that carried them', () => {
+    expect(prefillThroughput(steps, a)).toEqual({ prefillTokens: 40, prefillMs: 30, tokensPerSec: 40_000 / 30 });
+    expect(prefillThroughput(steps, new Set(['nobody'])).tokensPerSec).toBe(0);
+  });
+
+  it('TTFT: from the first step that shows the request to the end of its first token\'s step', () => {
+    expect(timeToFirstTokenMs(steps, 'a')).toBe(42 - 10); // seen waiting when step 0 ended at 10
+    expect(timeToFirstTokenMs(steps, 'b')).toBe(10);
+    expect(timeToFirstTokenMs(steps.slice(0, 2), 'a')).toBeUndefined();
+  });
+
+  it('mean cohort size over the steps the request rode in', () => {
+    expect(meanCohortSize(steps, a)).toBe((2 + 2 + 1 + 1) / 4);
+    expect(meanCohortSize(steps, new Set(['nobody']))).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
-// The one definition of every speed figure, over StepEvents or their plain-data copies: decode
-// tok/s over decode-only steps, wall tok/s, token times and gaps, the batched/serialized speed-up.
+// The one definition of every speed figure, over StepEvents or their plain-data copies: decode and
+// prefill tok/s, wall tok/s, TTFT, token times and gaps, cohort size, the batched/serialized speed-up.
 // Pure functions; the page, the library's usage, the benchmark and the README all read these.
 
 /** The part of a step row the figures read (StepRowEvent, or a copy with number arrays). */
@@ -16,6 +16,8 @@ export interface MeasuredStep {
   elapsedMs: number;
   gpuTimeMs?: number;
   rows: readonly MeasuredRow[];
+  /** Requests waiting after the step (StepEvent.waiting); only timeToFirstTokenMs reads it. */
+  waiting?: readonly { sessionId: string }[];
 }
 
 export function stepEndMs(step: MeasuredStep): number {
@@ -127,6 +129,57 @@ export function perSec(numTokens: number, elapsedMs: number): number {
 /** Batched over serialized decode tok/s; null when either side measured nothing. */
 export function speedup(batched: { tokensPerSec: number }, serialized: { tokensPerSec: number }): number | null {
   return serialized.tokensPerSec > 0 && batched.tokensPerSec > 0 ? batched.tokensPerSec / serialized.tokensPerSec : null;
+}
+
+export interface PrefillThroughput {
+  /** Tokens fed by prefill rows (prompt chunks, recomputes after preemption). */
+  prefillTokens: number;
+  /** Sum of the elapsedMs of the steps that carried them (shared with any decode rows there). */
+  prefillMs: number;
+  tokensPerSec: number;
+}
+
+/** Prefill tok/s: tokens fed by the given sessions' prefill rows over the steps that carried them. */
+export function prefillThroughput(steps: readonly MeasuredStep[], sessionIds?: ReadonlySet<string>): PrefillThroughput {
+  let prefillTokens = 0;
+  let prefillMs = 0;
+  for (const step of steps) {
+    const rows = rowsOf(step, sessionIds).filter((row) => row.kind === 'prefill');
+    if (rows.length === 0) continue;
+    for (const row of rows) prefillTokens += row.numTokens;
+    prefillMs += step.elapsedMs;
+  }
+  return { prefillTokens, prefillMs, tokensPerSec: perSec(prefillTokens, prefillMs) };
+}
+
+/**
+ * Time to first token on the engine clock: from when the steps first show the session (the end
+ * of a step that lists it waiting, or the start of the first step it rides in) to the end of the
+ * step that sampled its first token. Short of the send-to-token time by at most one step, since
+ * the request arrived before the first step that shows it ended. Undefined before a token.
+ */
+export function timeToFirstTokenMs(steps: readonly MeasuredStep[], sessionId: string): number | undefined {
+  let seenMs = Infinity;
+  for (const step of steps) {
+    if (step.waiting?.some((w) => w.sessionId === sessionId)) seenMs = Math.min(seenMs, stepEndMs(step));
+    const rows = step.rows.filter((row) => row.sessionId === sessionId);
+    if (rows.length === 0) continue;
+    seenMs = Math.min(seenMs, step.startedAtMs);
+    if (rows.some((row) => row.newTokenIds.length > 0)) return stepEndMs(step) - seenMs;
+  }
+  return undefined;
+}
+
+/** Mean rows per step over the steps in which any of the given sessions rode (0 when none). */
+export function meanCohortSize(steps: readonly MeasuredStep[], sessionIds: ReadonlySet<string>): number {
+  let numSteps = 0;
+  let numRows = 0;
+  for (const step of steps) {
+    if (!step.rows.some((row) => sessionIds.has(row.sessionId))) continue;
+    numSteps++;
+    numRows += step.rows.length;
+  }
+  return numSteps > 0 ? numRows / numSteps : 0;
 }
 
 /** End time (engine clock) of each step that gave `sessionId` a token. */
