@@ -3,9 +3,9 @@
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
-const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/host', 'src/app', 'workers', 'shaders', 'testing', 'e2e', 'bench', 'tools', 'scripts'];
+const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/host', 'src/lib', 'src/app', 'workers', 'shaders', 'testing', 'e2e', 'bench', 'tools', 'scripts'];
 const uiPackages = ['react', 'react-dom', 'zustand', 'uplot'];
-const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/test'];
+const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/test', 'openai'];
 
 /**
  * Per folder: `layers` it may import, `typeOnlyLayers` it may import with `import type` only,
@@ -18,6 +18,7 @@ const policies = {
   'src/reference': { layers: ['src/engine', 'src/model', 'src/reference'], testOnlyLayers: ['tools'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'the CPU reference imports only engine and model code' },
   'src/gpu': { layers: ['src/engine', 'src/model', 'src/gpu', 'shaders'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink'], why: 'gpu code imports engine/model types; CPU twins only in tests' },
   'src/protocol': { layers: ['src/protocol'], typeOnlyLayers: ['src/engine', 'src/model'], deniedPackages: [...uiPackages, 'comlink', 'webgpu'], why: 'the protocol is data only' },
+  'src/lib': { layers: ['src/lib', 'src/protocol'], testOnlyLayers: ['src/host', 'tools'], deniedPackages: [...uiPackages, 'webgpu'], why: 'the library talks to the worker only through src/protocol and its one comlink file, src/lib/remote.ts' },
   'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
   'src/host': { layers: ['src/engine', 'src/model', 'src/protocol', 'src/host'], testOnlyLayers: ['src/reference', 'tools', 'testing'], deniedPackages: [...uiPackages, 'webgpu', '@webgpu/types'], why: 'the host wires engine, model and a runner factory; it is pure and runner-agnostic' },
   testing: { layers: ['testing', 'src/protocol'], deniedPackages: ['react', 'react-dom', 'zustand', 'webgpu'], why: 'the test harness page drives the worker only through src/protocol and comlink, like the app' },
@@ -26,6 +27,8 @@ const policies = {
 
 /** The only UI file allowed to touch comlink and the worker module. */
 const engineClientFile = 'src/app/engine-client.ts';
+/** The library's only file allowed to touch comlink (the worker module is reached by URL, not imported). */
+const libRemoteFile = 'src/lib/remote.ts';
 /** Folders whose every file may use comlink and reach the worker module (no UI components there). */
 const comlinkLayers = ['workers', 'testing'];
 
@@ -77,7 +80,7 @@ export const importBoundaries = {
       testOnly: '{{from}} may import {{to}} only in tests: {{why}}.',
       package: "{{from}} may not import '{{name}}': {{why}}.",
       nodeBuiltin: "{{from}} runs in the browser: '{{name}}' is allowed only in tests and Node-only files.",
-      comlink: `Only ${engineClientFile} (and workers/, tests and test scaffolding) may import comlink.`,
+      comlink: `Only ${engineClientFile}, ${libRemoteFile} (and workers/, tests and test scaffolding) may import comlink.`,
       testing: '{{from}} is product code: it may not import test scaffolding ({{to}}); only tests, testing/ folders, e2e/, bench/ and tools/ may.',
       worker: `Only ${engineClientFile} may reach the worker module.`,
     },
@@ -121,7 +124,7 @@ export const importBoundaries = {
         return;
       }
       if (name === 'comlink') {
-        if (!comlinkLayers.includes(fromLayer) && relFile !== engineClientFile && !mayUseScaffolding(relFile)) report('comlink');
+        if (!comlinkLayers.includes(fromLayer) && relFile !== engineClientFile && relFile !== libRemoteFile && !mayUseScaffolding(relFile)) report('comlink');
         return;
       }
       if (policy.deniedPackages.includes(name)) {

@@ -40,6 +40,18 @@ describe('import boundaries', () => {
     expect(await lintAt('src/app/engine-client.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
   });
 
+  it('lets src/lib reach the engine only through protocol and its one comlink file', async () => {
+    const comlink = "import * as Comlink from 'comlink';\nexport const c = Comlink;\n";
+    expect(await lintAt('src/lib/remote.ts', comlink)).toEqual([]);
+    expect(await lintAt('src/lib/probe.ts', comlink)).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/lib/probe.ts', "import { decodeThroughput } from '../protocol/metrics';\nexport const d = decodeThroughput;\n")).toEqual([]);
+    expect(await lintAt('src/lib/probe.ts', "import type { SamplingParams } from '../engine/types';\nexport type S = SamplingParams;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/lib/probe.ts', "import { getEngineClient } from '../app/engine-client';\nexport const g = getEngineClient;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/lib/probe.ts', "import { EngineHost } from '../host/engine-host';\nexport const h = EngineHost;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/lib/probe.test.ts', "import { startHost } from '../host/testing/host-fixtures';\nexport const s = startHost;\n")).toEqual([]);
+    expect(await lintAt('src/lib/probe.ts', "import type { ChatCompletionChunk } from 'openai/resources/chat/completions';\nexport type C = ChatCompletionChunk;\n")).toContain('cohort/import-boundaries');
+  });
+
   it('lets the testing/harness page use comlink and protocol, but not engine code or React', async () => {
     expect(await lintAt('testing/harness/probe.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
     expect(await lintAt('testing/harness/probe.ts', "import { makeNiahSuite } from '../../src/protocol/niah';\nexport const m = makeNiahSuite;\n")).toEqual([]);

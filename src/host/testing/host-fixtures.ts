@@ -14,6 +14,8 @@ export type { HostApi };
 
 export interface HostFixture {
   api: Comlink.Remote<HostApi>;
+  /** The worker's comlink endpoint, for a second wrapper (the library's) beside `api`. */
+  endpoint: Comlink.Endpoint;
   origin: string;
   close(): Promise<void>;
 }
@@ -37,9 +39,11 @@ export async function startHost(numBlocks: number): Promise<HostFixture> {
     eval: true,
     workerData: { embeddedModelUrl: `${origin}/good/`, pageOrigin: origin, numBlocks },
   });
-  const api = Comlink.wrap<HostApi>(nodeEndpoint(worker));
+  const endpoint = nodeEndpoint(worker);
+  const api = Comlink.wrap<HostApi>(endpoint);
   return {
     api,
+    endpoint,
     origin,
     async close() {
       await worker.terminate();

@@ -1,0 +1,218 @@
+// chat.completions end to end over the engine worker in a Node thread (CpuRunner, synthetic model),
+// through the library's own comlink wiring: streams, concurrency == solo, n, abort, cache, errors.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHost, type HostFixture } from '../host/testing/host-fixtures';
+import type { StepEvent } from '../protocol/events';
+import { CohortEngine } from './engine';
+import { AbortError, ContextLengthError, InvalidRequestError, ModelNotLoadedError } from './errors';
+import { linkOverEndpoint } from './remote';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from './types';
+
+let host: HostFixture;
+let engine: CohortEngine;
+/** 64 usable blocks of 16: a 1,024-token context, small enough to fill. */
+const NUM_BLOCKS = 65;
+
+beforeAll(async () => {
+  host = await startHost(NUM_BLOCKS);
+  engine = new CohortEngine(linkOverEndpoint(host.endpoint).link);
+  await engine.load({ kind: 'embedded' });
+});
+
+afterAll(async () => {
+  await host?.close();
+});
+
+type Params = Omit<ChatCompletionCreateParamsBase, 'stream'>;
+
+const ask = (content: string, extra: Partial<Params> = {}): Params => ({ messages: [{ role: 'user', content }], max_tokens: 12, temperature: 0, ...extra });
+
+async function complete(params: Params): Promise<ChatCompletion> {
+  return engine.chat.completions.create({ ...params, stream: false });
+}
+
+/** Reads a stream into its chunks and each choice's text. */
+async function streamed(params: Params, signal?: AbortSignal): Promise<{ chunks: ChatCompletionChunk[]; texts: string[] }> {
+  const stream = await engine.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal });
+  const chunks: ChatCompletionChunk[] = [];
+  const texts: string[] = [];
+  for await (const chunk of stream) {
+    chunks.push(chunk);
+    for (const choice of chunk.choices) texts[choice.index] = (texts[choice.index] ?? '') + (choice.delta.content ?? '');
+  }
+  return { chunks, texts };
+}
+
+const PROMPTS = ['hello there', 'what is a cohort?', 'x', 'a much longer prompt that takes several more tokens than the others', 'tell me a story', '1 2 3 4', 'zebra', 'why is the sky blue'];
+
+describe('chat.completions over EngineApi', () => {
+  it('answers a non-streamed request as the session API does, with usage and timings', async () => {
+    const completion = await complete(ask('hello there'));
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.model).toBe(engine.models[0]!.id);
+    const [choice] = completion.choices;
+    expect(choice!.message.role).toBe('assistant');
+    const id = await host.api.createSession({ maxNewTokens: 12, sampling: { temperature: 0 } });
+    await host.api.send(id, 'hello there');
+    const solo = await host.api.waitForTurn(id);
+    expect(choice!.message.content).toBe(solo.text);
+    expect(choice!.finish_reason).toBe(solo.finishReason === 'length' ? 'length' : 'stop');
+    const usage = completion.usage;
+    expect(usage.prompt_tokens).toBe(solo.promptTokenIds.length);
+    expect(usage.completion_tokens).toBe(solo.outputTokenIds.length);
+    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+    expect(usage.timings.prefill_tokens_per_second).toBeGreaterThan(0);
+    expect(usage.timings.time_to_first_token_ms).toBeGreaterThan(0);
+    expect(usage.timings.mean_cohort_size).toBeGreaterThanOrEqual(1);
+  });
+
+  it('streams chunks that add up to the non-streamed answer, usage last', async () => {
+    const whole = await complete(ask('what is a cohort?'));
+    const { chunks, texts } = await streamed(ask('what is a cohort?'));
+    expect(texts[0]).toBe(whole.choices[0]!.message.content);
+    expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0]!.id)).toBe(true);
+    expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
+    expect(chunks.filter((c) => c.choices.some((ch) => ch.finish_reason !== null))).toHaveLength(1);
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage!.completion_tokens).toBe(whole.usage.completion_tokens);
+    expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
+  });
+
+  it('8 concurrent greedy streams return exactly their solo runs, riding in shared steps', async () => {
+    const solo: string[] = [];
+    for (const prompt of PROMPTS) solo.push((await complete(ask(prompt, { max_tokens: 16 }))).choices[0]!.message.content!);
+    const together = await Promise.all(PROMPTS.map((prompt) => streamed(ask(prompt, { max_tokens: 16 }))));
+    expect(together.map((r) => r.texts[0])).toEqual(solo);
+    const cohorts = together.map((r) => r.chunks.at(-1)!.usage!.timings.mean_cohort_size);
+    expect(Math.max(...cohorts)).toBeGreaterThan(1);
+  });
+
+  it('n: 4 with a seed gives 4 different, reproducible siblings, streamed or not', async () => {
+    const params = ask('tell me a story', { n: 4, seed: 1234, temperature: 1, max_tokens: 16, ignore_eos: true });
+    const first = await complete(params);
+    const again = await complete(params);
+    const texts = first.choices.map((c) => c.message.content);
+    expect(first.choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
+    expect(again.choices.map((c) => c.message.content)).toEqual(texts);
+    expect(new Set(texts).size).toBe(4);
+    const stream = await streamed(params);
+    expect(stream.texts).toEqual(texts);
+    // choice 0 keeps the request's seed, so it is what n: 1 gives
+    expect((await complete({ ...params, n: 1 })).choices[0]!.message.content).toBe(texts[0]);
+    expect(first.usage.completion_tokens).toBe(4 * 16);
+  });
+
+  it('gives each request its own temperature in one cohort: the tokens it gets alone', async () => {
+    const temps = [0, 0.7, 1, 1.5];
+    const params = temps.map((temperature, i) => ask(PROMPTS[i]!, { temperature, seed: 7 + i, max_tokens: 16, ignore_eos: true }));
+    const alone: string[] = [];
+    for (const p of params) alone.push((await complete(p)).choices[0]!.message.content!);
+    const together = await Promise.all(params.map((p) => streamed(p)));
+    expect(together.map((r) => r.texts[0])).toEqual(alone);
+    expect(Math.max(...together.map((r) => r.chunks.at(-1)!.usage!.timings.mean_cohort_size))).toBeGreaterThan(1);
+  });
+
+  it('aborting one of several streams ends only that one and frees its blocks at once', async () => {
+    const events: StepEvent[] = [];
+    const off = engine.onStep((e) => events.push(e));
+    const params = PROMPTS.slice(0, 4).map((p) => ask(p, { max_tokens: 48, ignore_eos: true }));
+    const alone = await complete(params[0]!);
+    const controller = new AbortController();
+    let abortedAt = -1;
+    const others = Promise.all([0, 1, 3].map((i) => streamed(params[i]!)));
+    const victim = (async () => {
+      const stream = await engine.chat.completions.create({ ...params[2]!, stream: true }, { signal: controller.signal });
+      let n = 0;
+      for await (const _chunk of stream) {
+        // abort mid-decode, once all four ride together
+        if (++n >= 3 && abortedAt < 0 && events.some((e) => e.numRunning === 4 && e.rows.length === 4)) {
+          abortedAt = events.length;
+          controller.abort();
+        }
+      }
+    })();
+    await expect(victim).rejects.toBeInstanceOf(AbortError);
+    const rest = await others;
+    off();
+    expect(rest[0]!.texts[0]).toBe(alone.choices[0]!.message.content);
+    expect(rest.every((r) => r.chunks.at(-1)!.usage!.completion_tokens === 48)).toBe(true);
+    // the first step with three rows after the abort: the others decode, the victim's blocks are back
+    const before = events.slice(0, abortedAt).filter((e) => e.numRunning === 4);
+    const after = events.slice(abortedAt).find((e) => e.rows.length === 3 && e.numRunning === 3);
+    expect(before.length).toBeGreaterThan(0);
+    expect(after).toBeDefined();
+    expect(after!.kvBlocksUsed).toBeLessThan(before.at(-1)!.kvBlocksUsed);
+  });
+
+  it('queues requests that do not fit the KV pool together, and serves them all', async () => {
+    // 6 x (300 + 40) tokens need about 130 blocks of a pool of 64: some wait or are preempted
+    const params = Array.from({ length: 6 }, (_, i) => ask(`${i} ${'padding '.repeat(37)}`, { max_tokens: 40, ignore_eos: true }));
+    const results = await Promise.all(params.map((p) => complete(p)));
+    expect(results.map((r) => r.usage.completion_tokens)).toEqual(params.map(() => 40));
+  });
+
+  it('finds the earlier turns of a resent conversation in the prefix cache', async () => {
+    const system = { role: 'system' as const, content: 'You are a helpful assistant for a long conversation about the weather.' };
+    const user1 = { role: 'user' as const, content: 'Is it going to rain tomorrow in the city?' };
+    const first = await complete({ messages: [system, user1], max_tokens: 24, temperature: 0 });
+    const answer = first.choices[0]!.message.content!;
+    const second = await complete({ messages: [system, user1, { role: 'assistant', content: answer }, { role: 'user', content: 'And the day after?' }], max_tokens: 8, temperature: 0 });
+    const cached = second.usage.prompt_tokens_details.cached_tokens;
+    // every full block of the first prompt is found; the answer's blocks too where its text
+    // encodes back to the tokens that made it (not here: the synthetic model emits stray bytes)
+    const blockSize = engine.models[0]!.blockSize;
+    expect(cached).toBeGreaterThanOrEqual(Math.floor(first.usage.prompt_tokens / blockSize) * blockSize);
+    expect(cached).toBeGreaterThan(0);
+    if (!answer.includes('\ufffd')) expect(cached).toBe(Math.floor((first.usage.prompt_tokens + first.usage.completion_tokens - 1) / blockSize) * blockSize);
+  });
+
+  it('refuses a prompt past the context with a 400 that names both numbers', async () => {
+    const long = ask('y'.repeat(1100));
+    const err = await complete(long).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContextLengthError);
+    const overflow = err as ContextLengthError;
+    expect(overflow.status).toBe(400);
+    expect(overflow.code).toBe('context_length_exceeded');
+    expect(overflow.contextTokens).toBe(1024);
+    expect(overflow.promptTokens).toBeGreaterThan(1100);
+    expect(overflow.message).toContain('1024');
+    await expect(streamed(long)).rejects.toBeInstanceOf(ContextLengthError);
+  });
+
+  it('refuses out-of-bounds and unsupported fields with a 400 naming the field', async () => {
+    const cases: Array<[Params, string]> = [
+      [ask('hi', { temperature: -1 }), 'temperature'],
+      [ask('hi', { top_p: 2 }), 'top_p'],
+      [ask('hi', { max_tokens: 0 }), 'max_completion_tokens'],
+      [ask('hi', { seed: 1.5 }), 'seed'],
+      [ask('hi', { n: 0 }), 'n'],
+      [ask('hi', { tools: [{ type: 'function', function: { name: 'f' } }] }), 'tools'],
+      [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
+    ];
+    for (const [params, param] of cases) {
+      const err = await complete(params).catch((e: unknown) => e);
+      expect(err, param).toBeInstanceOf(InvalidRequestError);
+      expect((err as InvalidRequestError).status).toBe(400);
+      expect((err as InvalidRequestError).param).toBe(param);
+    }
+  });
+
+  it('streams every step to whoever asks', async () => {
+    const seen: StepEvent[] = [];
+    const reading = (async () => {
+      for await (const step of engine.steps()) if (seen.push(step) >= 2) break;
+    })();
+    await complete(ask('zebra', { max_tokens: 4 }));
+    await reading;
+    expect(seen.length).toBe(2);
+  });
+
+  it('after unload, lists no model and refuses requests with a 404', async () => {
+    await engine.unload();
+    expect(engine.models).toEqual([]);
+    const err = await complete(ask('hi')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelNotLoadedError);
+    expect((err as ModelNotLoadedError).status).toBe(404);
+  });
+});

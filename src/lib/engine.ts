@@ -1,0 +1,145 @@
+// CohortEngine: what createEngine() returns — load/unload, the loaded model, the step stream and
+// chat.completions — over any EngineLink (the worker in a page, an in-process host in tests).
+import type { LoadProgress, ModelSource, SessionId } from '../protocol/api';
+import type { StepEvent } from '../protocol/events';
+import { Channel } from './channel';
+import { fromEngineError, runCompletion, type EngineLink, type RunContext } from './completions';
+import { ModelNotLoadedError } from './errors';
+import { planRequest } from './request';
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParams,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionStream,
+  LoadedModel,
+  RequestOptions,
+} from './types';
+
+export interface LoadOptions {
+  onProgress?: (progress: LoadProgress) => void;
+}
+
+interface Watcher {
+  sessionIds: ReadonlySet<SessionId>;
+  onStep: (event: StepEvent) => void;
+}
+
+export class CohortEngine {
+  readonly chat: {
+    completions: {
+      create(request: ChatCompletionCreateParamsStreaming, options?: RequestOptions): Promise<ChatCompletionStream>;
+      create(request: ChatCompletionCreateParamsNonStreaming, options?: RequestOptions): Promise<ChatCompletion>;
+      create(request: ChatCompletionCreateParams, options?: RequestOptions): Promise<ChatCompletionStream | ChatCompletion>;
+    };
+  };
+  private model: LoadedModel | null = null;
+  private readonly watchers = new Set<Watcher>();
+  private readonly stepListeners = new Set<(event: StepEvent) => void>();
+  private gpuLossCount = 0;
+  private subscribed: Promise<void> | null = null;
+  private subscriptionIds: number[] = [];
+
+  constructor(private readonly api: EngineLink) {
+    const create = (request: ChatCompletionCreateParams, options: RequestOptions = {}) => this.create(request, options);
+    this.chat = { completions: { create: create as CohortEngine['chat']['completions']['create'] } };
+  }
+
+  /** The loaded model (at most one), as of the last load, unload or request. */
+  get models(): LoadedModel[] {
+    return this.model ? [this.model] : [];
+  }
+
+  /** Loads a model; the one serving now keeps serving until the new one is ready. */
+  async load(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModel> {
+    await this.subscribe();
+    const info = await this.api.loadModel(source, options.onProgress);
+    this.model = { ...info, id: info.name };
+    return this.model;
+  }
+
+  /** Cancels every request (they fail with ModelNotLoadedError) and frees the model and its KV pool. */
+  async unload(): Promise<void> {
+    await this.api.unloadModel();
+    this.model = null;
+  }
+
+  /** Calls `onStep` once per engine step (every session's rows, not only this page's); returns unsubscribe. */
+  onStep(onStep: (event: StepEvent) => void): () => void {
+    this.stepListeners.add(onStep);
+    this.subscribe().catch((err: unknown) => console.error('step subscription failed', err));
+    return () => this.stepListeners.delete(onStep);
+  }
+
+  /** The step stream as an async iterable; ends when the loop breaks or `signal` aborts. */
+  steps(options: { signal?: AbortSignal } = {}): AsyncIterable<StepEvent> {
+    let off = () => {};
+    const channel = new Channel<StepEvent>(() => off());
+    off = this.onStep((event) => channel.push(event));
+    options.signal?.addEventListener('abort', () => (off(), channel.close()), { once: true });
+    return channel;
+  }
+
+  /** Stops listening to the engine (the worker and its sessions are the owner's). */
+  async dispose(): Promise<void> {
+    const ids = this.subscriptionIds;
+    this.subscriptionIds = [];
+    this.subscribed = null;
+    await Promise.all(ids.map((id) => this.api.unsubscribe(id)));
+  }
+
+  private async create(request: ChatCompletionCreateParams, options: RequestOptions): Promise<ChatCompletionStream | ChatCompletion> {
+    const model = await this.currentModel();
+    const plan = planRequest(request, model.contextTokens);
+    await this.subscribe();
+    const ctx: RunContext = {
+      api: this.api,
+      model,
+      watch: (sessionIds, onStep) => {
+        const watcher = { sessionIds, onStep };
+        this.watchers.add(watcher);
+        return () => this.watchers.delete(watcher);
+      },
+      gpuLosses: () => this.gpuLossCount,
+    };
+    return runCompletion(ctx, plan, options.signal);
+  }
+
+  /** The serving model; asks the engine when none is known here (another page may have loaded it). */
+  private async currentModel(): Promise<LoadedModel> {
+    const info = await this.api.currentModel().catch((err: unknown) => Promise.reject(fromEngineError(err)));
+    this.model = info ? { ...info, id: info.name } : null;
+    if (!this.model) throw new ModelNotLoadedError();
+    return this.model;
+  }
+
+  /** One step subscription and one notice subscription for every request and listener here. */
+  private subscribe(): Promise<void> {
+    this.subscribed ??= (async () => {
+      const steps = await this.api.subscribe((event) => this.dispatch(event));
+      const notices = await this.api.subscribeNotices((notice) => {
+        if (notice.kind === 'gpu-lost') this.gpuLossCount++;
+      });
+      this.subscriptionIds.push(steps, notices);
+    })();
+    return this.subscribed;
+  }
+
+  private dispatch(event: StepEvent): void {
+    for (const watcher of this.watchers) {
+      const ids = watcher.sessionIds;
+      const involved = event.rows.some((r) => ids.has(r.sessionId)) || event.finished.some((f) => ids.has(f.sessionId)) || event.waiting.some((w) => ids.has(w.sessionId));
+      if (involved) call(() => watcher.onStep(event));
+    }
+    for (const listener of this.stepListeners) call(() => listener(event));
+  }
+}
+
+/** A faulty listener must not stop the others. */
+function call(fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    console.error('step listener failed', err);
+  }
+}

@@ -1,0 +1,117 @@
+// Turns an OpenAI-shaped request into engine sessions: options per choice (system prompt, history,
+// sampling, per-choice seed) and the last user message to send. Bounds are the engine's to check.
+import type { SessionOptions } from '../protocol/api';
+import { InvalidRequestError } from './errors';
+import type { ChatCompletionContentPart, ChatCompletionCreateParams, ChatCompletionMessageParam } from './types';
+
+/** OpenAI's own limit on `n`. */
+export const MAX_CHOICES = 128;
+
+export interface RequestPlan {
+  /** One entry per choice, index order. */
+  sessions: SessionOptions[];
+  /** The last user message, sent to every choice's session. */
+  userText: string;
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+/** Fields that would change the output in ways the engine cannot honour: refused, not ignored. */
+const UNSUPPORTED: Record<string, (value: unknown) => boolean> = {
+  tools: (v) => Array.isArray(v) && v.length > 0,
+  functions: (v) => Array.isArray(v) && v.length > 0,
+  tool_choice: (v) => v !== 'none',
+  function_call: (v) => v !== 'none',
+  logprobs: (v) => v === true,
+  top_logprobs: (v) => typeof v === 'number' && v > 0,
+  logit_bias: (v) => typeof v === 'object' && v !== null && Object.keys(v).length > 0,
+  frequency_penalty: (v) => typeof v === 'number' && v !== 0,
+  presence_penalty: (v) => typeof v === 'number' && v !== 0,
+  response_format: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type !== 'text',
+  audio: (v) => v !== null && v !== undefined,
+  prediction: (v) => v !== null && v !== undefined,
+};
+
+/** Throws InvalidRequestError (400) for a request the engine cannot serve as asked. */
+export function planRequest(request: ChatCompletionCreateParams, defaultMaxTokens: number): RequestPlan {
+  if (typeof request !== 'object' || request === null) throw new InvalidRequestError('the request must be an object', null);
+  for (const [field, refuses] of Object.entries(UNSUPPORTED)) {
+    const value = (request as unknown as Record<string, unknown>)[field];
+    if (value !== undefined && value !== null && refuses(value)) throw new InvalidRequestError(`${field} is not supported by Cohort`, field, 'unsupported_parameter');
+  }
+  const { systemPrompt, history, userText } = splitMessages(request.messages);
+  const n = request.n ?? 1;
+  if (!(Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES)) throw new InvalidRequestError(`n must be an integer from 1 to ${MAX_CHOICES}, got ${String(n)}`, 'n');
+  const stop = request.stop ?? undefined;
+  const stopStrings = stop === undefined ? undefined : typeof stop === 'string' ? [stop] : Array.isArray(stop) ? [...stop] : stop;
+  const seed = request.seed ?? undefined;
+  const base: SessionOptions = {
+    ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+    history,
+    maxNewTokens: request.max_completion_tokens ?? request.max_tokens ?? defaultMaxTokens,
+    sampling: {
+      ...defined('temperature', request.temperature),
+      ...defined('topP', request.top_p),
+      ...defined('topK', request.top_k),
+    },
+    ...(stopStrings !== undefined ? { stopStrings: stopStrings as string[] } : {}),
+    ...(request.ignore_eos != null ? { ignoreEos: request.ignore_eos } : {}),
+  };
+  const sessions = Array.from({ length: n }, (_, i) => ({
+    ...base,
+    ...(seed !== undefined ? { sampling: { ...base.sampling, seed: choiceSeed(seed, i) } } : {}),
+  }));
+  return { sessions, userText, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true };
+}
+
+/**
+ * Choice i's seed: the request's own for choice 0, so `n: 1` and the first of `n: 4` agree, and a
+ * mix of (seed, i) for the others, so siblings draw apart yet repeat with the same seed. A seed the
+ * engine will refuse (fractional, negative, too big) passes through unchanged for it to name.
+ */
+export function choiceSeed(seed: number, index: number): number {
+  if (index === 0 || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) return seed;
+  let h = (seed ^ Math.imul(index, 0x9e3779b9)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function defined<K extends string>(key: K, value: number | null | undefined): Partial<Record<K, number>> {
+  return value === null || value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
+/** Leading system/developer messages, then user/assistant turns ending with the user message to answer. */
+function splitMessages(messages: unknown): { systemPrompt?: string; history: Array<{ role: 'user' | 'assistant'; content: string }>; userText: string } {
+  if (!Array.isArray(messages) || messages.length === 0) throw new InvalidRequestError('messages must be a non-empty array', 'messages');
+  const system: string[] = [];
+  const turns: Array<{ role: 'user' | 'assistant'; content: string }> = [];
+  (messages as ChatCompletionMessageParam[]).forEach((message, i) => {
+    const param = `messages[${i}]`;
+    if (typeof message !== 'object' || message === null) throw new InvalidRequestError(`${param} must be a message object`, param);
+    const content = textOf(message.content, `${param}.content`);
+    if (message.role === 'system' || message.role === 'developer') {
+      if (turns.length > 0) throw new InvalidRequestError(`${param}: system messages must come before the conversation`, `${param}.role`);
+      system.push(content);
+    } else if (message.role === 'user' || message.role === 'assistant') {
+      turns.push({ role: message.role, content });
+    } else {
+      throw new InvalidRequestError(`${param}.role '${String(message.role)}' is not supported (system, developer, user and assistant are)`, `${param}.role`);
+    }
+  });
+  const last = turns.pop();
+  if (!last || last.role !== 'user') throw new InvalidRequestError('the last message must be a user message', `messages[${messages.length - 1}].role`);
+  return { ...(system.length > 0 ? { systemPrompt: system.join('\n\n') } : {}), history: turns, userText: last.content };
+}
+
+function textOf(content: string | ReadonlyArray<ChatCompletionContentPart> | null | undefined, param: string): string {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw new InvalidRequestError(`${param} must be a string or an array of text parts`, param);
+  return content
+    .map((part: ChatCompletionContentPart, j) => {
+      if (part?.type !== 'text' || typeof part.text !== 'string') throw new InvalidRequestError(`${param}[${j}]: only text parts are supported, got '${String(part?.type)}'`, `${param}[${j}]`);
+      return part.text;
+    })
+    .join('');
+}

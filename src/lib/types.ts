@@ -1,0 +1,148 @@
+// The library's request and response types, shaped like OpenAI's chat completions so code written
+// against the OpenAI JS SDK compiles against them. Types only; the behaviour is in completions.ts.
+import type { ModelInfo } from '../protocol/api';
+
+/** A content part: text is read; any other part type (image, audio, file) is refused at run time. */
+export interface ChatCompletionContentPart {
+  type: string;
+  text?: string;
+}
+
+/**
+ * A message as the SDK sends it. Roles 'system' and 'developer' (one system prompt), 'user' and
+ * 'assistant' are served; 'tool' and 'function' messages are accepted by the type (the SDK sends
+ * them) and refused at run time with a 400.
+ */
+export interface ChatCompletionMessageParam {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+  content?: string | ReadonlyArray<ChatCompletionContentPart> | null;
+  name?: string;
+}
+
+export interface ChatCompletionStreamOptions {
+  /** Send one last chunk with `usage` (and `timings`) and empty `choices`. */
+  include_usage?: boolean;
+  include_obfuscation?: boolean;
+}
+
+/**
+ * The request. Fields OpenAI defines that change the output and that Cohort cannot honour
+ * (tools, logprobs, penalties, logit_bias, non-text response formats) are refused with a 400;
+ * the rest of the SDK's fields (metadata, store, user...) are accepted and have no effect.
+ */
+export interface ChatCompletionCreateParamsBase {
+  messages: ReadonlyArray<ChatCompletionMessageParam>;
+  /** Ignored: the engine serves the one model it has loaded (its name comes back in `model`). */
+  model?: string;
+  stream?: boolean | null;
+  stream_options?: ChatCompletionStreamOptions | null;
+  max_tokens?: number | null;
+  /** Preferred over max_tokens when both are given, as in OpenAI's API. */
+  max_completion_tokens?: number | null;
+  /** 0 (default) is greedy. */
+  temperature?: number | null;
+  top_p?: number | null;
+  /** Not in OpenAI's API (vLLM's and llama.cpp's extension); 0 = no cut. */
+  top_k?: number | null;
+  /** Choice i samples with a seed derived from this one and i (choice 0 uses it as it is). */
+  seed?: number | null;
+  stop?: string | ReadonlyArray<string> | null;
+  /** Choices to generate, each its own engine session in the same cohort. */
+  n?: number | null;
+  /** Keep generating past EOS until the token limit (vLLM's extension). */
+  ignore_eos?: boolean | null;
+  // Declared so the SDK's requests type-check; refused at run time when set to do something.
+  tools?: unknown;
+  tool_choice?: unknown;
+  functions?: unknown;
+  function_call?: unknown;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
+  logit_bias?: unknown;
+  frequency_penalty?: number | null;
+  presence_penalty?: number | null;
+  response_format?: unknown;
+  audio?: unknown;
+  prediction?: unknown;
+}
+
+export interface ChatCompletionCreateParamsStreaming extends ChatCompletionCreateParamsBase {
+  stream: true;
+}
+
+export interface ChatCompletionCreateParamsNonStreaming extends ChatCompletionCreateParamsBase {
+  stream?: false | null;
+}
+
+export type ChatCompletionCreateParams = ChatCompletionCreateParamsStreaming | ChatCompletionCreateParamsNonStreaming;
+
+export interface RequestOptions {
+  /** Aborting ends this request only: its sessions are cancelled and their KV blocks freed. */
+  signal?: AbortSignal;
+}
+
+/** 'stop': EOS or a stop string; 'length': the token limit, or the context or KV pool filled up. */
+export type FinishReason = 'stop' | 'length';
+
+/**
+ * Cohort's own figures for a request (all choices together), from the StepEvents of its sessions
+ * through src/protocol/metrics.ts, on the engine's clock.
+ */
+export interface CompletionTimings {
+  /** Prompt tokens fed over the wall time of the steps that carried them. */
+  prefill_tokens_per_second: number;
+  /** Decode tokens over the wall time of the steps in which the request only decoded. */
+  decode_tokens_per_second: number;
+  /** From when the engine first shows the request to the end of the step with its first token. */
+  time_to_first_token_ms: number | null;
+  /** Mean rows (sessions) per step over the steps the request rode in. */
+  mean_cohort_size: number;
+  /** Steps (forward passes) the request rode in. */
+  steps: number;
+}
+
+export interface CompletionUsage {
+  /** The prompt, counted once for all choices. */
+  prompt_tokens: number;
+  /** All choices together. */
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: {
+    /** Prompt tokens of the first choice found in the engine's prefix cache. */
+    cached_tokens: number;
+  };
+  timings: CompletionTimings;
+}
+
+export interface ChatCompletionMessage {
+  role: 'assistant';
+  content: string | null;
+  refusal: string | null;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{ index: number; message: ChatCompletionMessage; finish_reason: FinishReason; logprobs: null }>;
+  usage: CompletionUsage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string | null }; finish_reason: FinishReason | null; logprobs?: null }>;
+  /** Only on the last chunk, and only with stream_options.include_usage (null before it). */
+  usage?: CompletionUsage | null;
+}
+
+/** The stream a streaming create() resolves to; `controller.abort()` ends it like the signal. */
+export interface ChatCompletionStream extends AsyncIterable<ChatCompletionChunk> {
+  controller: AbortController;
+}
+
+/** What engine.models lists: the loaded model, as the worker describes it. */
+export type LoadedModel = ModelInfo & { id: string };
