@@ -123,11 +123,10 @@ export class EngineHost implements HostApi {
     if (this.loading) throw new Error('a model is loading: wait for it to finish before unloading');
     const loaded = this.loaded;
     if (!loaded) return;
+    this.loaded = null; // from now on every call sees no model, as after the unload
     // every turn ends as cancelled (its waiters answered, its blocks freed) before the loop stops
     for (const session of loaded.engine.sessions.list()) loaded.engine.cancel(session.sessionId);
     await loaded.engine.whenIdle();
-    if (this.loaded !== loaded) return;
-    this.loaded = null;
     loaded.engine.dispose();
     loaded.runner.dispose();
   }

@@ -103,6 +103,15 @@ describe('chat.completions over EngineApi', () => {
     expect(first.usage.completion_tokens).toBe(4 * 16);
   });
 
+  it('n: 4 siblings share the prompt\'s KV blocks', async () => {
+    const events: StepEvent[] = [];
+    const off = engine.onStep((e) => events.push(e));
+    const result = await complete(ask(`a prompt of several blocks: ${'the siblings share it '.repeat(4)}`, { n: 4, seed: 5, temperature: 1, max_tokens: 8, ignore_eos: true }));
+    off();
+    expect(result.choices).toHaveLength(4);
+    expect(Math.max(...events.map((e) => e.kvBlocksShared))).toBeGreaterThan(0);
+  });
+
   it('gives each request its own temperature in one cohort: the tokens it gets alone', async () => {
     const temps = [0, 0.7, 1, 1.5];
     const params = temps.map((temperature, i) => ask(PROMPTS[i]!, { temperature, seed: 7 + i, max_tokens: 16, ignore_eos: true }));
@@ -208,8 +217,11 @@ describe('chat.completions over EngineApi', () => {
     expect(seen.length).toBe(2);
   });
 
-  it('after unload, lists no model and refuses requests with a 404', async () => {
+  it('unload ends the requests in flight and refuses new ones with a 404', async () => {
+    const inFlight = streamed(ask('a long answer', { max_tokens: 500, ignore_eos: true }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
     await engine.unload();
+    await expect(inFlight).rejects.toBeInstanceOf(ModelNotLoadedError);
     expect(engine.models).toEqual([]);
     const err = await complete(ask('hi')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelNotLoadedError);

@@ -1,0 +1,57 @@
+// planRequest: messages into system prompt, history and the user message; stop, token limit and
+// per-choice seeds; refusals with the field named. Pure, no engine.
+import { describe, expect, it } from 'vitest';
+import { InvalidRequestError } from './errors';
+import { choiceSeed, planRequest } from './request';
+import type { ChatCompletionCreateParams } from './types';
+
+const plan = (request: Partial<ChatCompletionCreateParams>) => planRequest({ messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionCreateParams, 999);
+
+function refusal(request: Partial<ChatCompletionCreateParams>): string | null {
+  try {
+    plan(request);
+  } catch (err) {
+    if (err instanceof InvalidRequestError) return err.param;
+    throw err;
+  }
+  throw new Error('not refused');
+}
+
+describe('planRequest', () => {
+  it('reads nulls as defaults: greedy, up to the context, one choice', () => {
+    const p = plan({ temperature: null, max_tokens: null, n: null, stop: null, seed: null });
+    expect(p.sessions).toEqual([{ history: [], maxNewTokens: 999, sampling: {} }]);
+    expect(p).toMatchObject({ userText: 'hi', stream: false, includeUsage: false });
+  });
+
+  it('prefers max_completion_tokens, takes one stop string as a list', () => {
+    expect(plan({ max_tokens: 5, max_completion_tokens: 7, stop: 'END' }).sessions[0]).toMatchObject({ maxNewTokens: 7, stopStrings: ['END'] });
+  });
+
+  it('joins leading system messages and keeps the turns between them and the last user message', () => {
+    const p = plan({ messages: [{ role: 'system', content: 'a' }, { role: 'developer', content: 'b' }, { role: 'user', content: 'q1' }, { role: 'assistant', content: null }, { role: 'user', content: 'q2' }] });
+    expect(p.sessions[0]).toMatchObject({ systemPrompt: 'a\n\nb', history: [{ role: 'user', content: 'q1' }, { role: 'assistant', content: '' }] });
+    expect(p.userText).toBe('q2');
+  });
+
+  it('refuses what it cannot serve, naming the field', () => {
+    expect(refusal({ messages: [] })).toBe('messages');
+    expect(refusal({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] })).toBe('messages[1].role');
+    expect(refusal({ messages: [{ role: 'user', content: 'q' }, { role: 'system', content: 's' }, { role: 'user', content: 'q' }] })).toBe('messages[1].role');
+    expect(refusal({ messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).toBe('messages[0].content[0]');
+    expect(refusal({ n: 129 })).toBe('n');
+    expect(refusal({ logprobs: true })).toBe('logprobs');
+    expect(refusal({ presence_penalty: 0.5 })).toBe('presence_penalty');
+    expect(plan({ logprobs: false, presence_penalty: 0, tools: [], response_format: { type: 'text' } }).sessions).toHaveLength(1);
+  });
+
+  it('seeds choice 0 with the seed itself and the others apart, the same each time', () => {
+    const seeds = plan({ n: 4, seed: 42 }).sessions.map((s) => s.sampling?.seed);
+    expect(seeds[0]).toBe(42);
+    expect(new Set(seeds).size).toBe(4);
+    expect(plan({ n: 4, seed: 42 }).sessions.map((s) => s.sampling?.seed)).toEqual(seeds);
+    expect(seeds.every((s) => Number.isInteger(s) && s! >= 0 && s! <= 0xffffffff)).toBe(true);
+    expect(choiceSeed(-1, 2)).toBe(-1); // left for the engine to refuse by name
+    expect(plan({ n: 2 }).sessions.every((s) => s.sampling?.seed === undefined)).toBe(true);
+  });
+});
