@@ -1,7 +1,7 @@
 // Tests for folding StepEvents into chat panes: streaming text, states, TTFT and decode tok/s,
 // held-back text in finished events, resets during a turn, and untouched panes staying the same.
 import { describe, expect, it } from 'vitest';
-import { applyReceivedSteps, beginTurn, DEFAULT_SETTINGS, detachView, historyBeforeTurn, isActive, latestReply, newSessionView, resetView, suspendView, toSessionOptions, type SessionView } from './session-view';
+import { applyReceivedSteps, beginTurn, DEFAULT_SETTINGS, historyBeforeTurn, isActive, lastUserLine, latestReply, newSessionView, refuseTurn, resetView, rewindView, suspendView, toSessionOptions, type SessionView } from './session-view';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import type { ReceivedStep } from './step-ring';
 
@@ -102,13 +102,38 @@ describe('applyReceivedSteps', () => {
 });
 
 describe('pane transitions', () => {
-  it('resets an idle pane at once and detaches a pane from a replaced model', () => {
+  it('resets an idle pane at once', () => {
     const base = { ...newSessionView('p1', '#1', DEFAULT_SETTINGS), engineId: 's1', state: 'done' as const };
     expect(resetView(base)).toMatchObject({ state: 'idle', discarding: false, engineId: 's1', lines: [] });
-    const detached = detachView({ ...base, lines: [{ role: 'user', text: 'x' }] });
-    expect(detached.engineId).toBeUndefined();
-    expect(detached.lines).toEqual([]);
-    expect(detached.settings).toBe(DEFAULT_SETTINGS);
+  });
+
+  it('rewinds to before a user line (regenerate, edit): later lines go, the rest becomes history', () => {
+    const lines = [
+      { role: 'user' as const, text: 'a' },
+      { role: 'assistant' as const, text: 'b' },
+      { role: 'user' as const, text: 'c' },
+      { role: 'assistant' as const, text: 'd' },
+    ];
+    const view: SessionView = { ...newSessionView('p1', '#1', DEFAULT_SETTINGS), engineId: 's1', state: 'done', lines, numOutputTokens: 3 };
+    expect(lastUserLine(view)).toBe(2);
+    const rewound = rewindView(view, 2);
+    expect(rewound.engineId).toBeUndefined();
+    expect(rewound).toMatchObject({ state: 'idle', restoreHistory: true, numOutputTokens: 0, lines: lines.slice(0, 2) });
+    expect(historyBeforeTurn(beginTurn(rewound, 'c2', 0))).toEqual([
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+    ]);
+    expect(rewindView(view, 0)).toMatchObject({ lines: [], restoreHistory: false });
+    expect(lastUserLine(newSessionView('p2', '#2', DEFAULT_SETTINGS))).toBe(-1);
+  });
+
+  it('hands a message refused before its first token back to the composer, without an empty bubble', () => {
+    const base: SessionView = { ...beginTurn({ ...newSessionView('p1', '#1', DEFAULT_SETTINGS), engineId: 's1', lines: [{ role: 'user', text: 'x' }, { role: 'assistant', text: 'y' }] }, 'long text', 0) };
+    const finished = step(1, 0, 1, [], { finished: [{ sessionId: 's1', requestId: 's1:1', reason: 'error', error: 'prompt of 20000 tokens exceeds the KV capacity of 4096', newText: '' }] });
+    const refused = applyReceivedSteps(new Map([['p1', base]]), new Map([['s1', 'p1']]), [{ event: finished, receivedAtMs: 1 }]).get('p1')!;
+    expect(refused.lines.map((l) => l.text)).toEqual(['x', 'y']);
+    expect(refused).toMatchObject({ state: 'error', returnedDraft: 'long text', error: expect.stringContaining('exceeds') });
+    expect(refuseTurn(newSessionView('p2', '#2', DEFAULT_SETTINGS), 'no').returnedDraft).toBeUndefined();
   });
 
   it('maps settings to session options, leaving the seed to the engine when unset', () => {

@@ -70,6 +70,9 @@ export interface SessionView {
   tag?: string;
   /** The engine restarted: the next engine session is created with this pane's transcript. */
   restoreHistory?: boolean;
+  /** A message the engine refused before any token (e.g. longer than the KV pool), handed back
+   *  to the composer so it is not lost; the composer takes it and clears this. */
+  returnedDraft?: string;
 }
 
 const ACTIVE: ReadonlySet<SessionState> = new Set(['waiting', 'prefill', 'decode']);
@@ -123,14 +126,14 @@ export function resetView(view: SessionView): SessionView {
  * The engine worker restarted: the engine session is gone but the transcript stays, to be
  * handed to the next engine session; a turn cut off by the restart ends with an error.
  */
-export function suspendView(view: SessionView): SessionView {
+export function suspendView(view: SessionView, cutMessage = 'The engine worker stopped during this turn; send it again.'): SessionView {
   const { engineId: _gone, ...rest } = view;
   const cut = isActive(view);
   return {
     ...rest,
     discarding: false,
-    restoreHistory: true,
-    ...(cut ? { state: 'error' as const, error: 'The engine worker stopped during this turn; send it again.' } : {}),
+    restoreHistory: view.lines.length > 0,
+    ...(cut ? { state: 'error' as const, error: cutMessage } : {}),
   };
 }
 
@@ -142,9 +145,45 @@ export function historyBeforeTurn(view: SessionView): Array<{ role: 'user' | 'as
     .map((line) => ({ role: line.role, content: line.text }));
 }
 
-/** The model changed: the engine session is gone, the pane starts over with its settings. */
-export function detachView(view: SessionView): SessionView {
-  return { ...newSessionView(view.paneId, view.label, view.settings), tag: view.tag };
+/**
+ * A turn that ended in an error before its first token: its user line and empty reply leave
+ * the transcript (the engine drops them from its history too) and the text goes back to the
+ * composer, so a refused message is neither lost nor shown as an empty bubble.
+ */
+export function refuseTurn(view: SessionView, message: string): SessionView {
+  const n = view.lines.length;
+  const turnStarted = n >= 2 && view.lines[n - 1].role === 'assistant' && view.lines[n - 1].text === '' && view.lines[n - 2].role === 'user';
+  if (!turnStarted) return { ...view, state: 'error', error: message, waitReason: undefined };
+  return { ...view, state: 'error', error: message, waitReason: undefined, finishReason: 'error', lines: view.lines.slice(0, -2), returnedDraft: view.lines[n - 2].text };
+}
+
+/**
+ * Back to just before the user line at lineIndex (regenerate, edit and resend): later lines go,
+ * the engine session is dropped and the next one is created with the lines that remain.
+ */
+export function rewindView(view: SessionView, lineIndex: number): SessionView {
+  const { engineId: _dropped, ...rest } = view;
+  const lines = view.lines.slice(0, Math.max(0, Math.min(lineIndex, view.lines.length)));
+  return {
+    ...rest,
+    lines,
+    state: 'idle',
+    waitReason: undefined,
+    error: undefined,
+    finishReason: undefined,
+    ttftMs: undefined,
+    tokensPerSec: undefined,
+    numOutputTokens: 0,
+    numDecodeTokens: 0,
+    discarding: false,
+    restoreHistory: lines.length > 0,
+  };
+}
+
+/** Index of the last user line, or -1. */
+export function lastUserLine(view: SessionView): number {
+  for (let i = view.lines.length - 1; i >= 0; i--) if (view.lines[i].role === 'user') return i;
+  return -1;
 }
 
 function appendAssistant(lines: ChatLine[], text: string): ChatLine[] {
@@ -200,6 +239,10 @@ export function applyReceivedSteps(views: ReadonlyMap<string, SessionView>, pane
       if (!view) continue;
       if (view.discarding) {
         put({ ...view, discarding: false, state: 'idle' });
+        continue;
+      }
+      if (finished.reason === 'error' && view.numOutputTokens === 0 && !finished.newText) {
+        put(refuseTurn(view, finished.error ?? 'the engine refused this message'));
         continue;
       }
       put({

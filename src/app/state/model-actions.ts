@@ -3,6 +3,7 @@
 import type { ModelSource } from '../../protocol/api';
 import { getEngineClient, restartEngineClient, type EngineClient } from '../engine-client';
 import { describeSource } from '../../protocol/model-source';
+import { isActive } from '../derive/session-view';
 import { useModelStore, withProgress } from './model-store';
 import { useSessionsStore } from './sessions-store';
 import { clearSteps, startStepFeed, stopStepFeed } from './step-feed';
@@ -21,13 +22,13 @@ export function startEngine(): void {
   started = true;
   // For browser tests and people poking at failure paths from the console.
   (globalThis as { cohortDebug?: unknown }).cohortDebug = { closeWorker: () => getEngineClient().debugCloseWorker() };
-  boot(getEngineClient(), { kind: 'embedded' }, false);
+  boot(getEngineClient(), { kind: 'embedded' });
 }
 
 /** The last source that loaded, reloaded when the engine worker is restarted. */
 let lastSource: ModelSource | null = null;
 
-function boot(engine: EngineClient, source: ModelSource, keepTranscripts: boolean): void {
+function boot(engine: EngineClient, source: ModelSource): void {
   const store = useModelStore.getState();
   engine.onUnresponsive(() =>
     useModelStore.getState().set({ workerDead: 'The engine worker stopped responding (it may have crashed or run out of memory). Restart it to reload the model; your transcripts stay.' }),
@@ -42,7 +43,7 @@ function boot(engine: EngineClient, source: ModelSource, keepTranscripts: boolea
         .then((result) => store.set({ selfCheck: { status: result.ok ? 'pass' : 'fail', result } }))
         .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
       void engine.subscribeNotices((notice) => useModelStore.getState().set({ notice }));
-      void startStepFeed(engine).then(() => loadModel(source, { keepTranscripts }));
+      void startStepFeed(engine).then(() => loadModel(source, { confirm: () => true }));
     })
     .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
 }
@@ -55,27 +56,38 @@ export function restartEngine(): void {
   stopStepFeed();
   clearSteps();
   useModelStore.getState().set({ workerDead: null, notice: null, model: null, loading: null, gpu: { status: 'pending' }, selfCheck: { status: 'running' } });
-  useSessionsStore.getState().detachAll(true);
-  boot(restartEngineClient(), lastSource ?? { kind: 'embedded' }, true);
+  useSessionsStore.getState().detachAll();
+  boot(restartEngineClient(), lastSource ?? { kind: 'embedded' });
 }
 
-/** Loads a model; on failure the error is shown and the serving model (if any) stays. */
-export async function loadModel(source: ModelSource, options: { keepTranscripts?: boolean } = {}): Promise<boolean> {
+/** Asks before a load that would cut turns in progress (their panes and transcripts stay). */
+function confirmCut(numActive: number, label: string): boolean {
+  return window.confirm(`${numActive} session${numActive === 1 ? ' is' : 's are'} generating. Loading ${label} stops ${numActive === 1 ? 'it' : 'them'} (transcripts are kept). Load anyway?`);
+}
+
+/**
+ * Loads a model; on failure the error is shown and the serving model (if any) stays. On success
+ * every pane keeps its transcript and hands it to its next engine session as history; when
+ * that would cut a turn in progress, the person is asked first.
+ */
+export async function loadModel(source: ModelSource, options: { confirm?: (numActive: number, label: string) => boolean } = {}): Promise<boolean> {
   const store = useModelStore.getState();
   if (store.loading) {
     store.set({ error: 'A model is already loading: wait for it to finish.' });
     return false;
   }
   const label = describeSource(source);
+  const numActive = [...useSessionsStore.getState().views.values()].filter(isActive).length;
+  if (numActive > 0 && !(options.confirm ?? confirmCut)(numActive, label)) return false;
   store.set({ loading: { label, phase: 'fetch', fetchedBytes: 0, fetchTotalBytes: 0, uploadTotalBytes: 0, message: `opening ${label}` }, error: null });
   try {
     const info = await getEngineClient().loadModel(source, (progress) => {
       const loading = useModelStore.getState().loading;
       if (loading) useModelStore.getState().set({ loading: withProgress(loading, progress) });
     });
-    // The previous engine and its sessions are gone: panes start over on the new model.
+    // The previous engine sessions are gone; the panes carry their transcripts to new ones.
     clearSteps();
-    useSessionsStore.getState().detachAll(options.keepTranscripts);
+    useSessionsStore.getState().detachAll('The model changed during this turn; send it again.');
     lastSource = source;
     useModelStore.getState().set({ model: info, loading: null, error: null, loadCount: useModelStore.getState().loadCount + 1 });
     return true;

@@ -2,7 +2,7 @@
 // settings on first use), cancel, reset, close. Store updates first, then the worker call.
 import type { TurnResult } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
-import { beginTurn, failTurn, historyBeforeTurn, isActive, resetView, toSessionOptions, type SessionSettings } from '../derive/session-view';
+import { beginTurn, failTurn, historyBeforeTurn, isActive, lastUserLine, refuseTurn, resetView, rewindView, toSessionOptions, type SessionSettings } from '../derive/session-view';
 import { errorMessage } from './model-actions';
 import { useModelStore } from './model-store';
 import { useSessionsStore, type NewPaneOptions } from './sessions-store';
@@ -35,7 +35,13 @@ export async function sendMessage(paneId: string, text: string): Promise<boolean
   const view = store.views.get(paneId);
   if (!view || isActive(view) || text.trim() === '') return false;
   if (!useModelStore.getState().model) {
-    store.updateView(paneId, (v) => failTurn(v, 'No model is loaded yet.'));
+    store.updateView(paneId, (v) => ({ ...failTurn(v, 'No model is loaded yet.'), returnedDraft: text }));
+    return false;
+  }
+  const loading = useModelStore.getState().loading;
+  if (loading) {
+    // The load ends every engine session: a turn begun now would be cut off.
+    store.updateView(paneId, (v) => ({ ...failTurn(v, `${loading.label} is loading: send again when it is ready.`), returnedDraft: text }));
     return false;
   }
   store.updateView(paneId, (v) => beginTurn(v, text, performance.now()));
@@ -44,9 +50,46 @@ export async function sendMessage(paneId: string, text: string): Promise<boolean
     await getEngineClient().send(engineId, text);
     return true;
   } catch (error) {
-    useSessionsStore.getState().updateView(paneId, (v) => failTurn(v, errorMessage(error)));
+    useSessionsStore.getState().updateView(paneId, (v) => refuseTurn(v, errorMessage(error)));
     return false;
   }
+}
+
+/** The composer took back a refused message. */
+export function takeReturnedDraft(paneId: string): void {
+  useSessionsStore.getState().updateView(paneId, (v) => (v.returnedDraft === undefined ? v : { ...v, returnedDraft: undefined }));
+}
+
+/**
+ * Drops the transcript from the user line at lineIndex on, and the engine session with it (its
+ * KV holds the dropped turns); the next send starts a new one with the lines that remain.
+ */
+async function rewind(paneId: string, lineIndex: number): Promise<string | null> {
+  const view = useSessionsStore.getState().views.get(paneId);
+  if (!view || isActive(view) || view.lines[lineIndex]?.role !== 'user') return null;
+  const text = view.lines[lineIndex].text;
+  useSessionsStore.getState().unbindEngine(paneId);
+  useSessionsStore.getState().updateView(paneId, (v) => rewindView(v, lineIndex));
+  if (view.engineId) await getEngineClient().closeSession(view.engineId).catch(() => undefined);
+  return text;
+}
+
+/** A new answer to the last user message. */
+export async function regenerate(paneId: string): Promise<boolean> {
+  const view = useSessionsStore.getState().views.get(paneId);
+  const text = view ? await rewind(paneId, lastUserLine(view)) : null;
+  return text === null ? false : sendMessage(paneId, text);
+}
+
+/** Takes the user message at lineIndex (and all after it) back into the composer to edit. */
+export async function editMessage(paneId: string, lineIndex: number): Promise<void> {
+  const text = await rewind(paneId, lineIndex);
+  if (text !== null) useSessionsStore.getState().updateView(paneId, (v) => ({ ...v, returnedDraft: text }));
+}
+
+export async function stopAll(): Promise<void> {
+  const { order, views } = useSessionsStore.getState();
+  await Promise.all(order.filter((id) => { const v = views.get(id); return v && isActive(v); }).map(cancelTurn));
 }
 
 /** The full result of the pane's current (or last) turn, from the engine. */

@@ -1,7 +1,7 @@
 // Tests for the sessions store: panes in order, engine bindings, steps folded into the right
 // pane, Maps replaced rather than mutated, and panes detached when the model changes.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { beginTurn, DEFAULT_SETTINGS, latestReply } from '../derive/session-view';
+import { beginTurn, DEFAULT_SETTINGS, latestReply, newSessionView } from '../derive/session-view';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import { useSessionsStore } from './sessions-store';
 
@@ -46,15 +46,30 @@ describe('useSessionsStore', () => {
     expect(paneByEngineId.size).toBe(0);
   });
 
-  it('detaches every pane from its engine session when the model changes', () => {
+  it('detaches every pane from its engine session when the model changes, keeping its transcript', () => {
     const [a] = useSessionsStore.getState().addPanes([{ ...DEFAULT_SETTINGS, temperature: 0 }]);
     useSessionsStore.getState().bindEngine(a, 's1');
     useSessionsStore.getState().updateView(a, (v) => beginTurn(v, 'hi', 0));
-    useSessionsStore.getState().detachAll();
+    useSessionsStore.getState().detachAll('the model changed during this turn');
     const view = useSessionsStore.getState().views.get(a)!;
     expect(view.engineId).toBeUndefined();
-    expect(view.lines).toEqual([]);
+    expect(view.lines.map((l) => l.text)).toEqual(['hi', '']);
+    expect(view.restoreHistory).toBe(true);
+    expect(view.error).toBe('the model changed during this turn');
     expect(view.settings.temperature).toBe(0);
     expect(useSessionsStore.getState().paneByEngineId.size).toBe(0);
+  });
+
+  it('unbinds one pane from its engine session and restores saved panes after open ones', () => {
+    const [a] = useSessionsStore.getState().addPanes([DEFAULT_SETTINGS]);
+    useSessionsStore.getState().bindEngine(a, 's9');
+    useSessionsStore.getState().unbindEngine(a);
+    expect(useSessionsStore.getState().views.get(a)!.engineId).toBeUndefined();
+    expect(useSessionsStore.getState().paneByEngineId.has('s9')).toBe(false);
+    const saved = newSessionView('p40', '#40', DEFAULT_SETTINGS);
+    useSessionsStore.getState().restore(['p40', a], new Map([['p40', saved], [a, saved]]), 41, DEFAULT_SETTINGS);
+    const { order, nextNumber } = useSessionsStore.getState();
+    expect(order.slice(-2)).toEqual([a, 'p40']);
+    expect(nextNumber).toBe(41);
   });
 });

@@ -1,7 +1,7 @@
 // Zustand store of chat panes: their order, their views (plain mirrors of engine sessions) and
 // which engine session backs which pane. Maps are replaced, never mutated. No engine calls here.
 import { create } from 'zustand';
-import { applyReceivedSteps, DEFAULT_SETTINGS, detachView, newSessionView, suspendView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
+import { applyReceivedSteps, DEFAULT_SETTINGS, newSessionView, suspendView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
 import type { ReceivedStep } from '../derive/step-ring';
 
 export interface NewPaneOptions {
@@ -17,14 +17,21 @@ interface SessionsState {
   nextNumber: number;
   /** Settings the toolbar's add buttons use. */
   newSettings: SessionSettings;
+  /** A pane whose composer should take the keyboard focus (a pane just added). */
+  focusPaneId: string | null;
+  requestFocus(paneId: string | null): void;
   addPanes(settings: readonly SessionSettings[], options?: NewPaneOptions): string[];
   updateView(paneId: string, update: (view: SessionView) => SessionView): void;
   bindEngine(paneId: string, engineId: string): void;
   removePane(paneId: string): void;
   applyRecords(records: readonly ReceivedStep[]): void;
-  /** The model was replaced: every pane loses its engine session and history (or, after an
-   *  engine restart, keeps its transcript for the next engine session). */
-  detachAll(keepTranscripts?: boolean): void;
+  /** The engine sessions are gone (a new model, an engine restart): every pane keeps its
+   *  transcript for its next engine session; a turn cut off ends with cutMessage. */
+  detachAll(cutMessage?: string): void;
+  /** The pane's engine session is dropped (rewinds); its next send creates a new one. */
+  unbindEngine(paneId: string): void;
+  /** Panes saved before a reload: added after any opened since the page started. */
+  restore(order: readonly string[], views: ReadonlyMap<string, SessionView>, nextNumber: number, newSettings: SessionSettings): void;
   setNewSettings(settings: SessionSettings): void;
 }
 
@@ -34,6 +41,7 @@ export const useSessionsStore = create<SessionsState>()((set, get) => ({
   paneByEngineId: new Map(),
   nextNumber: 1,
   newSettings: DEFAULT_SETTINGS,
+  focusPaneId: null,
 
   addPanes(settingsList, options = {}) {
     const { nextNumber, views, order } = get();
@@ -86,10 +94,38 @@ export const useSessionsStore = create<SessionsState>()((set, get) => ({
     if (next !== views) set({ views: next });
   },
 
-  detachAll(keepTranscripts = false) {
+  detachAll(cutMessage) {
     const views = new Map<string, SessionView>();
-    for (const [id, view] of get().views) views.set(id, keepTranscripts ? suspendView(view) : detachView(view));
+    for (const [id, view] of get().views) views.set(id, suspendView(view, cutMessage));
     set({ views, paneByEngineId: new Map() });
+  },
+
+  unbindEngine(paneId) {
+    const { views, paneByEngineId } = get();
+    const view = views.get(paneId);
+    if (!view?.engineId) return;
+    const { engineId, ...rest } = view;
+    const bindings = new Map(paneByEngineId);
+    bindings.delete(engineId);
+    set({ views: new Map(views).set(paneId, rest), paneByEngineId: bindings });
+  },
+
+  restore(restoredOrder, restoredViews, restoredNext, newSettings) {
+    const { order, views, nextNumber } = get();
+    const next = new Map(views);
+    const added: string[] = [];
+    for (const id of restoredOrder) {
+      const view = restoredViews.get(id);
+      if (!view || next.has(id)) continue;
+      next.set(id, view);
+      added.push(id);
+    }
+    // Panes opened before the saved ones arrived keep their place; restored ones follow.
+    set({ views: next, order: [...order, ...added], nextNumber: Math.max(nextNumber, restoredNext), ...(order.length === 0 ? { newSettings } : {}) });
+  },
+
+  requestFocus(paneId) {
+    set({ focusPaneId: paneId });
   },
 
   setNewSettings(settings) {

@@ -1,0 +1,74 @@
+// The panes as saved across page reloads (settings, transcripts, labels) and back: pure, so the
+// shape and its checks are tested in Node. Not the storage itself: state/session-persistence.ts.
+import { DEFAULT_SETTINGS, newSessionView, type ChatLine, type SessionSettings, type SessionView } from './session-view';
+
+/** Bumped when the saved shape changes; an unknown version is ignored rather than misread. */
+export const PERSIST_VERSION = 1;
+
+export interface PersistedPane {
+  paneId: string;
+  label: string;
+  settings: SessionSettings;
+  lines: ChatLine[];
+}
+
+export interface PersistedSessions {
+  version: typeof PERSIST_VERSION;
+  panes: PersistedPane[];
+  nextNumber: number;
+  newSettings: SessionSettings;
+}
+
+/** What is worth keeping: the panes a person opened (not compare runs' temporary ones). */
+export function toPersisted(order: readonly string[], views: ReadonlyMap<string, SessionView>, nextNumber: number, newSettings: SessionSettings): PersistedSessions {
+  const panes: PersistedPane[] = [];
+  for (const id of order) {
+    const view = views.get(id);
+    if (!view || view.tag) continue;
+    // A reply still streaming is saved as far as it got; an empty one is not a line worth keeping.
+    const lines = view.lines.filter((line) => line.text !== '');
+    panes.push({ paneId: view.paneId, label: view.label, settings: view.settings, lines });
+  }
+  return { version: PERSIST_VERSION, panes, nextNumber, newSettings };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+function readSettings(raw: unknown): SessionSettings {
+  if (!isObject(raw)) return DEFAULT_SETTINGS;
+  const num = (key: keyof SessionSettings) => (isFiniteNumber(raw[key]) ? (raw[key] as number) : (DEFAULT_SETTINGS[key] as number));
+  return {
+    systemPrompt: typeof raw.systemPrompt === 'string' ? raw.systemPrompt : '',
+    temperature: num('temperature'),
+    topP: num('topP'),
+    topK: num('topK'),
+    maxNewTokens: num('maxNewTokens'),
+    seed: isFiniteNumber(raw.seed) ? raw.seed : null,
+  };
+}
+
+function readLines(raw: unknown): ChatLine[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.filter((l): l is ChatLine => isObject(l) && (l.role === 'user' || l.role === 'assistant') && typeof l.text === 'string').map((l) => ({ role: l.role, text: l.text }));
+}
+
+/**
+ * Saved data back into pane views: no engine session yet, so each pane's next message carries
+ * its transcript as history (as after an engine restart). Anything malformed yields null.
+ */
+export function fromPersisted(raw: unknown): { order: string[]; views: Map<string, SessionView>; nextNumber: number; newSettings: SessionSettings } | null {
+  if (!isObject(raw) || raw.version !== PERSIST_VERSION || !Array.isArray(raw.panes)) return null;
+  const order: string[] = [];
+  const views = new Map<string, SessionView>();
+  for (const pane of raw.panes) {
+    if (!isObject(pane) || typeof pane.paneId !== 'string' || typeof pane.label !== 'string' || views.has(pane.paneId)) continue;
+    const view = newSessionView(pane.paneId, pane.label, readSettings(pane.settings));
+    const lines = readLines(pane.lines);
+    views.set(pane.paneId, { ...view, lines, restoreHistory: lines.length > 0, ...(lines.length > 0 ? { state: 'done' as const } : {}) });
+    order.push(pane.paneId);
+  }
+  const highest = order.reduce((max, id) => Math.max(max, Number(/^p(\d+)$/.exec(id)?.[1] ?? 0)), 0);
+  const nextNumber = Math.max(highest + 1, isFiniteNumber(raw.nextNumber) ? Math.floor(raw.nextNumber) : 1);
+  return { order, views, nextNumber, newSettings: readSettings(raw.newSettings) };
+}
