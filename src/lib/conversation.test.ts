@@ -13,7 +13,7 @@ beforeAll(async () => {
   const names = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json'];
   const files = names.map((name) => new File([readFileSync(new URL(name, MODEL_DIR))], name));
   // CpuRunner steps synchronously, so an in-process host needs no worker thread
-  engine = new CohortEngine(new EngineHost({ makeRunner: async (desc) => new CpuRunner(desc, { numBlocks: 129 }) }));
+  engine = new CohortEngine(new EngineHost({ makeRunner: async (desc) => new CpuRunner(desc, { numBlocks: 129 }), embeddedModelUrl: MODEL_DIR.href }));
   await engine.load({ kind: 'files', files });
 });
 
