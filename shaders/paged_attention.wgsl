@@ -1,17 +1,28 @@
-// Paged causal attention for decode rows and prefill chunks in one launch: one workgroup per
-// (head, token); token t at position p attends to positions 0..p of its own row, found through
-// its row's block table (GQA: kv head = head / (numHeads / numKvHeads)). Twin: pagedAttention.
-// Not a KV writer: the step's own K/V must already be in the cache (kv_write) so chunks see themselves.
-// Positions are visited in tiles of WORKGROUP_SIZE with an online softmax; every sum runs in a
-// fixed order that depends only on the token's own position, so results are batch invariant.
+// Paged causal attention for decode rows and prefill chunks in one launch, one workgroup per
+// (work item, head). Not a KV writer: the step's own K/V must already be in the cache
+// (rope_kv_write) so chunks see themselves. Twin: pagedAttention.
+// A query at position p of row r attends to its row's positions 0..p through the row's block
+// table (GQA: kv head = head / (numHeads / numKvHeads)). Work items come from step-meta:
+// - prefill (a row feeding several tokens): up to SLOTS consecutive queries of the row, one per
+//   invocation, walking the row's keys together, so each K/V row is fetched once per block of
+//   queries instead of once per query;
+// - decode (a row feeding one token): the one query, its keys cut into splits, invocation s
+//   taking splits s, s + SLOTS, ...: each hands its split's (max, sum, acc) over in workgroup
+//   memory and the workgroup merges them in ascending split order.
+// Every query's arithmetic is fixed by its own position: keys in splits of SPLIT at absolute
+// boundaries, each split an online softmax over tiles of TILE keys from a fresh state, the splits
+// merged in ascending order by the same formula in both kinds of item. So a row's output is
+// bitwise the same whatever else rides in the step and however its prompt was chunked.
 
-override WORKGROUP_SIZE: u32 = 64u;
+const SLOTS: u32 = 64u;  // invocations per workgroup: queries of a prefill item, splits of a decode round
+const SPLIT: u32 = 32u;  // keys per split
+const TILE: u32 = 8u;    // keys per online-softmax update
+const CHUNK: u32 = 16u;  // dims of the decode split states merged per pass through workgroup memory
 const MAX_HEAD_DIM: u32 = 256u;
-const DIMS_PER_THREAD: u32 = 4u;  // headDim <= DIMS_PER_THREAD * WORKGROUP_SIZE (256 at the default 64)
 const MASKED: f32 = -3.0e38;
 
 struct Params {
-  numTokens: u32,
+  numItems: u32,
   numHeads: u32,
   numKvHeads: u32,
   headDim: u32,
@@ -21,83 +32,173 @@ struct Params {
   scale: f32,     // 1 / sqrt(headDim)
 }
 
-struct TokenInfo {
-  id: u32,
-  pos: u32,
+// One row of the step (step-meta ROW_INFO_WORDS).
+struct RowInfo {
+  firstToken: u32,        // index in the step of its first token
+  numTokens: u32,
+  startPos: u32,          // position of its first token
+  blockTableOffset: u32,  // its block table in blockTables
+}
+
+// One workgroup's share of a row (step-meta ATTENTION_ITEM_WORDS).
+struct WorkItem {
   row: u32,
-  blockTableOffset: u32,
+  firstQuery: u32,  // index of its first query among the row's tokens
+  numQueries: u32,  // <= SLOTS; 1 for decode
+  decode: u32,      // 1: invocations take splits of one query's keys
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> tokens: array<TokenInfo>;   // [numTokens]
-@group(0) @binding(2) var<storage, read> blockTables: array<u32>;    // rows' block tables, concatenated
-@group(0) @binding(3) var<storage, read> q: array<f32>;              // [numTokens, numHeads, headDim]
+@group(0) @binding(1) var<storage, read> rows: array<RowInfo>;      // [numRows]
+@group(0) @binding(2) var<storage, read> items: array<WorkItem>;    // [numItems]
+@group(0) @binding(3) var<storage, read> blockTables: array<u32>;   // rows' block tables, concatenated
+@group(0) @binding(4) var<storage, read> q: array<f32>;             // [numTokens, numHeads, headDim]
 // One layer: K [numBlocks, blockSize, kvDim] then V at vOffset, same shape.
-@group(0) @binding(4) var<storage, read> kv: array<f32>;
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;      // [numTokens, numHeads, headDim]
+@group(0) @binding(5) var<storage, read> kv: array<f32>;
+@group(0) @binding(6) var<storage, read_write> out: array<f32>;     // [numTokens, numHeads, headDim]
 
-var<workgroup> qShared: array<f32, MAX_HEAD_DIM>;
-var<workgroup> probs: array<f32, WORKGROUP_SIZE>;   // scores, then exp(score - max) of one tile
-var<workgroup> slots: array<u32, WORKGROUP_SIZE>;   // cache slot of each position of the tile
+// One decode round's split states (max, sum, CHUNK dims of acc at a time), by split slot.
+var<workgroup> splitMax: array<f32, SLOTS>;
+var<workgroup> splitSum: array<f32, SLOTS>;
+var<workgroup> splitAcc: array<f32, SLOTS * CHUNK>;
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let h = wid.x;
-  let t = wid.y;
-  if (t >= params.numTokens) { return; }
-  let token = tokens[t];
-  let numPos = token.pos + 1u;
+/**
+ * Online softmax over keys [split * SPLIT, min(numKeys, (split + 1) * SPLIT)) from a fresh state:
+ * returns (max, sum) and leaves the unnormalized sum of weighted V rows in acc.
+ */
+fn splitState(row: RowInfo, kvHeadBase: u32, numKeys: u32, split: u32, qv: ptr<function, array<f32, MAX_HEAD_DIM>>, acc: ptr<function, array<f32, MAX_HEAD_DIM>>) -> vec2<f32> {
   let headDim = params.headDim;
   let bs = params.blockSize;
+  let n4 = headDim & ~3u;
+  for (var d = 0u; d < headDim; d++) { (*acc)[d] = 0.0; }
+  var m = MASKED;
+  var l = 0.0;
+  var scores: array<f32, TILE>;
+  var cacheSlots: array<u32, TILE>;
+  let end = min(numKeys, (split + 1u) * SPLIT);
+  for (var tile = split * SPLIT; tile < end; tile += TILE) {
+    let count = min(TILE, end - tile);
+    var tileMax = MASKED;
+    for (var k = 0u; k < count; k++) {
+      let j = tile + k;
+      let cacheSlot = blockTables[row.blockTableOffset + j / bs] * bs + j % bs;
+      cacheSlots[k] = cacheSlot;
+      let kBase = cacheSlot * params.kvDim + kvHeadBase;
+      // four lanes like the twin's dot(): lane i sums the dims = i mod 4
+      var s = vec4<f32>(0.0);
+      for (var d = 0u; d < n4; d += 4u) {
+        s += vec4<f32>((*qv)[d], (*qv)[d + 1u], (*qv)[d + 2u], (*qv)[d + 3u]) * vec4<f32>(kv[kBase + d], kv[kBase + d + 1u], kv[kBase + d + 2u], kv[kBase + d + 3u]);
+      }
+      if (n4 < headDim) { s.x += (*qv)[n4] * kv[kBase + n4]; s.y += (*qv)[n4 + 1u] * kv[kBase + n4 + 1u]; }
+      let score = ((s.x + s.y) + (s.z + s.w)) * params.scale;
+      scores[k] = score;
+      tileMax = max(tileMax, score);
+    }
+    let newMax = max(m, tileMax);
+    let alpha = exp(m - newMax);
+    l *= alpha;
+    for (var d = 0u; d < headDim; d++) { (*acc)[d] *= alpha; }
+    for (var k = 0u; k < count; k++) {
+      let p = exp(scores[k] - newMax);
+      l += p;
+      let vBase = params.vOffset + cacheSlots[k] * params.kvDim + kvHeadBase;
+      for (var d = 0u; d < headDim; d++) { (*acc)[d] += p * kv[vBase + d]; }
+    }
+    m = newMax;
+  }
+  return vec2<f32>(m, l);
+}
+
+/** (new max, weight of the running state, weight of the merged split) for merging max m2 into rm. */
+fn mergeWeights(rm: f32, m2: f32) -> vec3<f32> {
+  let newMax = max(rm, m2);
+  return vec3<f32>(newMax, exp(rm - newMax), exp(m2 - newMax));
+}
+
+@compute @workgroup_size(SLOTS)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let h = wid.x;
+  if (wid.y >= params.numItems) { return; }
+  let item = items[wid.y];
+  let row = rows[item.row];
+  let decode = item.decode != 0u;
+  let headDim = params.headDim;
+  // this invocation's query (unused prefill slots compute nothing)
+  let queryIndex = select(min(item.firstQuery + lid, row.numTokens - 1u), item.firstQuery, decode);
+  let used = decode || lid < item.numQueries;
+  let t = row.firstToken + queryIndex;
+  let numKeys = row.startPos + queryIndex + 1u;
+  let numSplits = (numKeys + SPLIT - 1u) / SPLIT;
   let kvHeadBase = (h / (params.numHeads / params.numKvHeads)) * headDim;
   let qBase = (t * params.numHeads + h) * headDim;
-  let numOwned = (headDim + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;  // dims per thread, <= DIMS_PER_THREAD
-  for (var d = lid; d < headDim; d += WORKGROUP_SIZE) { qShared[d] = q[qBase + d]; }
-  workgroupBarrier();
+  var qv: array<f32, MAX_HEAD_DIM>;   // [headDim] this query's q row
+  var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] one split's weighted V sum
+  var racc: array<f32, MAX_HEAD_DIM>; // [headDim] the merged splits so far
+  var rm = MASKED;
+  var rl = 0.0;
+  for (var d = 0u; d < headDim; d++) { qv[d] = q[qBase + d]; }
 
-  var runningMax = MASKED;
-  var runningSum = 0.0;
-  var acc: array<f32, DIMS_PER_THREAD>;
-  for (var tile = 0u; tile < numPos; tile += WORKGROUP_SIZE) {
-    let count = min(WORKGROUP_SIZE, numPos - tile);
-    // 1. this thread's position: score and slot
-    var score = MASKED;
-    if (lid < count) {
-      let j = tile + lid;
-      let slot = blockTables[token.blockTableOffset + j / bs] * bs + j % bs;
-      let kBase = slot * params.kvDim + kvHeadBase;
-      var dotQK = 0.0;
-      for (var d = 0u; d < headDim; d++) { dotQK += qShared[d] * kv[kBase + d]; }
-      score = dotQK * params.scale;
-      slots[lid] = slot;
+  if (!decode) {
+    if (used) {
+      for (var split = 0u; split < numSplits; split++) {
+        let ml = splitState(row, kvHeadBase, numKeys, split, &qv, &acc);
+        let w = mergeWeights(rm, ml.x);
+        rl = rl * w.y + ml.y * w.z;
+        for (var d = 0u; d < headDim; d++) { racc[d] = racc[d] * w.y + acc[d] * w.z; }
+        rm = w.x;
+      }
+      for (var d = 0u; d < headDim; d++) { out[qBase + d] = racc[d] / rl; }
     }
-    probs[lid] = score;
-    workgroupBarrier();
-    // 2. every thread finds the same tile max in the same order
-    var tileMax = probs[0];
-    for (var j = 1u; j < count; j++) { tileMax = max(tileMax, probs[j]); }
-    let newMax = max(runningMax, tileMax);
-    workgroupBarrier();
-    if (lid < count) { probs[lid] = exp(score - newMax); }
-    workgroupBarrier();
-    // 3. rescale and add the tile's weighted V rows; this thread owns dims lid + i * WORKGROUP_SIZE
-    let alpha = exp(runningMax - newMax);
-    runningSum *= alpha;
-    for (var i = 0u; i < numOwned; i++) { acc[i] *= alpha; }
-    for (var j = 0u; j < count; j++) {
-      let p = probs[j];
-      runningSum += p;
-      let vBase = params.vOffset + slots[j] * params.kvDim + kvHeadBase;
-      for (var i = 0u; i < numOwned; i++) {
-        let d = lid + i * WORKGROUP_SIZE;
-        if (d < headDim) { acc[i] += p * kv[vBase + d]; }
+  } else {
+    // rounds of SLOTS splits: invocation lid computes split round * SLOTS + lid, then the split
+    // states go through workgroup memory CHUNK dims at a time and invocation lid < CHUNK merges
+    // dim chunk * CHUNK + lid over the round's splits in ascending order
+    let decodeKeys = row.startPos + item.firstQuery + 1u;  // from the item alone: uniform
+    let decodeSplits = (decodeKeys + SPLIT - 1u) / SPLIT;
+    let numRounds = (decodeSplits + SLOTS - 1u) / SLOTS;
+    let numChunks = (headDim + CHUNK - 1u) / CHUNK;
+    for (var round = 0u; round < numRounds; round++) {
+      let split = round * SLOTS + lid;
+      let has = split < decodeSplits;
+      if (has) {
+        let ml = splitState(row, kvHeadBase, decodeKeys, split, &qv, &acc);
+        splitMax[lid] = ml.x;
+        splitSum[lid] = ml.y;
+      }
+      let count = min(SLOTS, decodeSplits - round * SLOTS);
+      var endMax = rm;
+      var endSum = rl;
+      for (var chunk = 0u; chunk < numChunks; chunk++) {
+        if (has) {
+          for (var k = 0u; k < CHUNK; k++) {
+            let d = min(chunk * CHUNK + k, MAX_HEAD_DIM - 1u);
+            splitAcc[lid * CHUNK + k] = acc[d];
+          }
+        }
+        workgroupBarrier();
+        if (lid < CHUNK) {
+          let d = chunk * CHUNK + lid;
+          var m = rm;
+          var l = rl;
+          for (var s = 0u; s < count; s++) {
+            let w = mergeWeights(m, splitMax[s]);
+            l = l * w.y + splitSum[s] * w.z;
+            if (d < headDim) { racc[d] = racc[d] * w.y + splitAcc[s * CHUNK + lid] * w.z; }
+            m = w.x;
+          }
+          endMax = m;
+          endSum = l;
+        }
+        workgroupBarrier();  // merged before the next chunk (or round) overwrites the states
+      }
+      rm = endMax;
+      rl = endSum;
+    }
+    if (lid < CHUNK) {
+      for (var chunk = 0u; chunk < numChunks; chunk++) {
+        let d = chunk * CHUNK + lid;
+        if (d < headDim) { out[qBase + d] = racc[d] / rl; }
       }
     }
-    runningMax = newMax;
-    workgroupBarrier();
-  }
-  for (var i = 0u; i < numOwned; i++) {
-    let d = lid + i * WORKGROUP_SIZE;
-    if (d < headDim) { out[qBase + d] = acc[i] / runningSum; }
   }
 }

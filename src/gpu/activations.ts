@@ -1,7 +1,7 @@
 // The activation arena: every per-step GPU buffer (residual stream, projections, logits, step
 // metadata, readback), sized once for maxTokensPerStep and maxRows. Not the weights or KV pool.
 import type { ModelConfig } from '../model/desc';
-import { SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 export interface ActivationSizes {
   maxTokens: number;
@@ -30,6 +30,8 @@ export class Activations {
   readonly sampleScratch: GPUBuffer; // [maxRows, vocab] sampling weights
   readonly sampled: GPUBuffer; // [maxRows] u32 sampled ids
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
+  readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
+  readonly attentionItems: GPUBuffer; // [maxTokens, WorkItem] paged attention's work items
   readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
   readonly sampleInfo: GPUBuffer; // [maxRows, SampleInfo]
   readonly sampleTokens: GPUBuffer; // [maxRows] u32 last token index of each sampling row
@@ -71,6 +73,8 @@ export class Activations {
     this.sampleScratch = f32('sampleScratch', s.maxRows * c.vocabSize);
     this.sampled = f32('sampled', s.maxRows);
     this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
+    this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);
+    this.attentionItems = make('attentionItems', T * ATTENTION_ITEM_WORDS * 4);
     this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
     this.sampleInfo = make('sampleInfo', s.maxRows * SAMPLE_INFO_WORDS * 4);
     this.sampleTokens = make('sampleTokens', s.maxRows * 4);

@@ -8,8 +8,8 @@ import type { KvArena } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights } from './weights';
 
-/** Step sizes a dispatch depends on: tokens fed and rows sampling. */
-type Counts = { numTokens: number; numSampled: number };
+/** Step sizes a dispatch depends on: tokens fed, rows sampling, paged attention's work items. */
+export type Counts = { numTokens: number; numSampled: number; numAttentionItems: number };
 
 export interface Dispatch {
   label: string;
@@ -72,7 +72,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   /** Registers a slot of `kernel`'s Params, recomputed from each step's counts. */
   const slot = <K extends KernelName>(kernel: K, values: (cnt: Counts) => ParamValues<K>): Slot => {
     const fields: readonly (readonly [string, string])[] = KERNELS[kernel].params;
-    const stray = Object.keys(values({ numTokens: 0, numSampled: 0 })).filter((name) => !fields.some(([field]) => field === name));
+    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numAttentionItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
     if (stray.length > 0) throw new Error(`${kernel} Params has no field ${stray.join(', ')}`);
     fills.push((cnt, u, f, b) => packParams(kernel, values(cnt), u, f, b));
     return { kernel, offset: (fills.length - 1) * SLOT_BYTES };
@@ -103,7 +103,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     vOffset: kv.vOffsetFloats,
   }));
   const slotAttention = slot('paged_attention', (cnt) => ({
-    numTokens: cnt.numTokens,
+    numItems: cnt.numAttentionItems,
     numHeads: c.numHeads,
     numKvHeads: c.numKvHeads,
     headDim: c.headDim,
@@ -160,9 +160,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     }
     // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated)
     add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, [buf(act.tokens), buf(p.ropeTable), buf(act.blockTables), buf(act.q), buf(act.k), buf(act.v), kvLayer], perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
-    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, [buf(act.tokens), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn)], (cnt, out) => {
+    const attentionBuffers = [buf(act.rowInfo), buf(act.attentionItems), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn)];
+    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers, (cnt, out) => {
       out[0] = c.numHeads;
-      out[1] = cnt.numTokens;
+      out[1] = cnt.numAttentionItems;
     });
     matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));

@@ -5,11 +5,11 @@ import { DEFAULT_MAX_ROWS } from '../engine/engine-core';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
-import { buildForwardProgram, type Dispatch, type ForwardProgram } from './forward-program';
+import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, planKvArena } from './kv-arena';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
-import { StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 import { destroyWeights, uploadWeights, type GpuWeights } from './weights';
 
 export interface GpuRunnerOptions {
@@ -179,7 +179,7 @@ export class GpuRunner implements ModelRunner {
     const { device, act, meta } = this;
     const queue = device.queue;
     meta.pack(plan); // validates the plan before any GPU work
-    const counts = { numTokens: meta.numTokens, numSampled: meta.numSampled };
+    const counts: Counts = { numTokens: meta.numTokens, numSampled: meta.numSampled, numAttentionItems: meta.numAttentionItems };
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
     const sampleRows = Array.from(meta.sampleRows.subarray(0, counts.numSampled));
 
@@ -188,6 +188,8 @@ export class GpuRunner implements ModelRunner {
     if (counts.numTokens > 0) {
       queue.writeBuffer(act.tokens, 0, meta.tokens.buffer, 0, counts.numTokens * TOKEN_INFO_WORDS * 4);
       queue.writeBuffer(act.blockTables, 0, meta.blockTables.buffer, 0, meta.numBlockTableEntries * 4);
+      queue.writeBuffer(act.rowInfo, 0, meta.rowInfo.buffer, 0, meta.numRows * ROW_INFO_WORDS * 4);
+      queue.writeBuffer(act.attentionItems, 0, meta.attentionItems.buffer, 0, meta.numAttentionItems * ATTENTION_ITEM_WORDS * 4);
       if (counts.numSampled > 0) {
         queue.writeBuffer(act.sampleInfo, 0, meta.sampleInfo.buffer, 0, counts.numSampled * SAMPLE_INFO_WORDS * 4);
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
@@ -248,7 +250,7 @@ export class GpuRunner implements ModelRunner {
     return gpuTimeMs === undefined ? { sampledIds, sampleRows, logits } : { sampledIds, sampleRows, logits, gpuTimeMs };
   }
 
-  private encode(pass: GPUComputePassEncoder, dispatches: Dispatch[], counts: { numTokens: number; numSampled: number }): void {
+  private encode(pass: GPUComputePassEncoder, dispatches: Dispatch[], counts: Counts): void {
     for (const d of dispatches) {
       d.grid(counts, this.grid);
       pass.setPipeline(d.pipeline);

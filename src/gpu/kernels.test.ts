@@ -1,10 +1,11 @@
 // Holds the kernel registry to the WGSL text: every kernel's Params fields (names, order, types),
-// its bindings, matmul's tile constants and the shared TokenInfo struct. Compiles nothing.
+// its bindings, matmul's tile constants, paged attention's RowInfo, WorkItem and SLOTS, and the
+// shared TokenInfo struct. Compiles nothing.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
-import { TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_SLOTS, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
+import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 const shaderDir = join(import.meta.dirname, '../../shaders');
 const wgsl = (file: string): string => readFileSync(join(shaderDir, `${file}.wgsl`), 'utf8').replace(/\/\/[^\n]*/g, '');
@@ -50,6 +51,24 @@ describe('kernel registry vs shaders/', () => {
     expect(onDisk.sort()).toEqual([...SHADER_FILES].sort());
   });
 
+  it("paged attention's RowInfo, WorkItem and SLOTS are what step-meta packs", () => {
+    const source = wgsl(KERNELS.paged_attention.file);
+    expect(structFields(source, 'RowInfo')).toEqual([
+      ['firstToken', 'u32'],
+      ['numTokens', 'u32'],
+      ['startPos', 'u32'],
+      ['blockTableOffset', 'u32'],
+    ]);
+    expect(structFields(source, 'WorkItem')).toEqual([
+      ['row', 'u32'],
+      ['firstQuery', 'u32'],
+      ['numQueries', 'u32'],
+      ['decode', 'u32'],
+    ]);
+    expect([ROW_INFO_WORDS, ATTENTION_ITEM_WORDS]).toEqual([4, 4]);
+    expect(Number(/const\s+SLOTS\s*:\s*u32\s*=\s*(\d+)u\s*;/.exec(source)?.[1])).toBe(ATTENTION_SLOTS);
+  });
+
   it("matmul's tile constants are the host's", () => {
     const source = wgsl(KERNELS.matmul.file);
     const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
@@ -62,7 +81,7 @@ describe('kernel registry vs shaders/', () => {
       const fields = structFields(wgsl(file), 'TokenInfo');
       return fields ? [{ file, fields }] : [];
     });
-    expect(copies.map((c) => c.file).sort()).toEqual(['embedding', 'paged_attention', 'rope_kv_write']);
+    expect(copies.map((c) => c.file).sort()).toEqual(['embedding', 'rope_kv_write']);
     for (const { fields } of copies) {
       expect(fields).toEqual([
         ['id', 'u32'],

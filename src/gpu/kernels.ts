@@ -53,12 +53,12 @@ export const KERNELS = {
       ['vOffset', 'u32'],
     ],
   },
-  // params, tokens, blockTables, q, kv, out
+  // params, rows, items, blockTables, q, kv, out
   paged_attention: {
     file: 'paged_attention',
-    bindings: ['uniform', 'read', 'read', 'read', 'read', 'write'],
+    bindings: ['uniform', 'read', 'read', 'read', 'read', 'read', 'write'],
     params: [
-      ['numTokens', 'u32'],
+      ['numItems', 'u32'],
       ['numHeads', 'u32'],
       ['numKvHeads', 'u32'],
       ['headDim', 'u32'],
@@ -125,6 +125,12 @@ export const DTYPE_CODE: Record<DType, number> = {
 export const MATMUL_TOKENS_PER_INVOCATION = 8;
 /** Weight rows one matmul invocation covers (the ROWS const of matmul.wgsl). */
 export const MATMUL_ROWS_PER_INVOCATION = 4;
+
+/**
+ * Invocations of a paged_attention workgroup (its SLOTS const): the queries of one prefill work
+ * item, the splits of one decode round. Sizes the items step-meta cuts.
+ */
+export const ATTENTION_SLOTS = 64;
 
 /** matmul.wgsl's overrides for weights stored as `dtype`. */
 export function matmulOverrides(dtype: DType, options: { hasBias?: boolean; accumulate?: boolean; workgroupSize?: number } = {}): Overrides {

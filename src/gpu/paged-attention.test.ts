@@ -1,17 +1,19 @@
-// Parity of shaders/paged_attention.wgsl with pagedAttention on a mixed step (decode rows and
-// prefill chunks, scattered blocks, GQA), and batch invariance. The cache is filled by kvWrite.
+// Parity of shaders/paged_attention.wgsl with pagedAttention on mixed steps (decode rows and
+// prefill chunks, scattered blocks, GQA, contexts past one decode round), batch invariance and
+// chunking invariance (bitwise). The cache is filled by the kvWrite twin.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
 import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
-import { StepMeta, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
-/** Online softmax in f32 (tiles of 64 positions) vs the twin's two-pass f64 softmax. */
+/** Online softmax in f32 (splits of 32 positions, tiles of 8) vs the twin's two-pass f64 softmax. */
 const ATTENTION_TOLERANCE = 1e-5;
 
 const BLOCK_SIZE = 4;
-const NUM_BLOCKS = 96;
+const NUM_BLOCKS = 1024;
+const MAX_TOKENS = 128;
 const NUM_HEADS = 4;
 const NUM_KV_HEADS = 2;
 const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
@@ -44,7 +46,7 @@ interface Step {
 }
 
 function makeStep(plan: StepPlan, headDim: number, seed: number): Step {
-  const meta = new StepMeta({ maxTokens: 64, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: 512, vocabSize: 1 });
+  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1 });
   meta.pack(plan);
   const kvDim = NUM_KV_HEADS * headDim;
   const T = meta.numTokens;
@@ -57,21 +59,23 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
   const T = meta.numTokens;
   const kvDim = NUM_KV_HEADS * headDim;
   const vOffset = NUM_BLOCKS * BLOCK_SIZE * kvDim;
-  const tokens = meta.tokens.slice(0, T * TOKEN_INFO_WORDS);
   const tables = meta.blockTables.slice(0, meta.numBlockTableEntries);
   const kv = Float32Array.from(kvBefore);
   kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, vOffset), kv.subarray(vOffset));
   const params = new ArrayBuffer(32);
-  new Uint32Array(params).set([T, NUM_HEADS, NUM_KV_HEADS, headDim, BLOCK_SIZE, kvDim, vOffset]);
+  const numItems = meta.numAttentionItems;
+  new Uint32Array(params).set([numItems, NUM_HEADS, NUM_KV_HEADS, headDim, BLOCK_SIZE, kvDim, vOffset]);
   new Float32Array(params)[7] = 1 / Math.sqrt(headDim);
+  const rows = meta.rowInfo.slice(0, meta.numRows * ROW_INFO_WORDS);
+  const items = meta.attentionItems.slice(0, numItems * ATTENTION_ITEM_WORDS);
   const attended = await runKernel(
     'paged_attention',
     {},
-    [params, tokens, tables, step.q, kv, new Float32Array(T * NUM_HEADS * headDim)],
-    [NUM_HEADS, T],
-    [5],
+    [params, rows, items, tables, step.q, kv, new Float32Array(T * NUM_HEADS * headDim)],
+    [NUM_HEADS, numItems],
+    [6],
   );
-  return { kv, out: new Float32Array(attended.get(5)!) };
+  return { kv, out: new Float32Array(attended.get(6)!) };
 }
 
 function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: Float32Array } {
@@ -104,7 +108,7 @@ function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: 
 }
 
 describe('paged_attention.wgsl', () => {
-  // decode at 37, a fresh 9-token prefill, a chunk at 70 (past one 64-position tile), decode at 3
+  // decode at 37 (two splits), a fresh 9-token prefill, a chunk at 70 (three splits), decode at 3
   const shapes: Array<[number, number]> = [[37, 1], [0, 9], [70, 5], [3, 1]];
 
   for (const headDim of [16, 80]) {
@@ -113,10 +117,45 @@ describe('paged_attention.wgsl', () => {
       const history = seededFloats(99, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim); // older positions
       const gpu = await runOnGpu(step, history);
       const cpu = runOnCpu(step, history);
-      expect(bits(gpu.kv)).toEqual(bits(cpu.kv));
       expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
     });
   }
+
+  // a decode row past one round of 64 splits, a 70-token chunk (two work items) crossing splits,
+  // a decode row at a split boundary, a short chunk
+  it('attends like pagedAttention at long contexts and long chunks', async () => {
+    const headDim = 16;
+    const step = makeStep(makePlan([[2100, 1], [30, 70], [511, 1], [1000, 3]]), headDim, 21);
+    const history = seededFloats(98, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
+    const gpu = await runOnGpu(step, history);
+    const cpu = runOnCpu(step, history);
+    expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+  });
+
+  it("gives a row's tokens bitwise the same output in one chunk, in two chunks and one at a time", async () => {
+    const headDim = 16;
+    const kvDim = NUM_KV_HEADS * headDim;
+    const [startPos, n] = [25, 12]; // crosses the split boundary at 32
+    const blockTable = Int32Array.from({ length: Math.ceil((startPos + n) / BLOCK_SIZE) }, (_, b) => 3 + 2 * b);
+    const q = seededFloats(31, n * NUM_HEADS * headDim, 2);
+    const k = seededFloats(32, n * kvDim);
+    const v = seededFloats(33, n * kvDim);
+    const history = seededFloats(34, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
+    /** The row's tokens as consecutive rows of the given lengths, all on the row's block table. */
+    const chunked = (lengths: number[]): Step => {
+      let at = 0;
+      const rows: StepRow[] = lengths.map((len, r) => {
+        const row = { sessionId: `c${r}`, tokenIds: new Int32Array(len), startPos: startPos + at, blockTable, sampling, sample: true };
+        at += len;
+        return row;
+      });
+      const step = makeStep({ stepIndex: 0, rows }, headDim, 0);
+      return { ...step, q, k, v };
+    };
+    const whole = (await runOnGpu(chunked([n]), history)).out;
+    expect(bits((await runOnGpu(chunked([5, 7]), history)).out)).toEqual(bits(whole));
+    expect(bits((await runOnGpu(chunked(Array.from({ length: n }, () => 1)), history)).out)).toEqual(bits(whole));
+  });
 
   it('gives a row bitwise the same output alone and in cohorts of 2, 5, 8, 16 rows', async () => {
     const headDim = 16;

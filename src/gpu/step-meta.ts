@@ -1,9 +1,18 @@
-// Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, block tables,
-// SampleInfo, last-token indices), in CPU arrays allocated once. Not a GPU upload.
+// Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
+// items, block tables, SampleInfo, last-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan } from '../engine/types';
+import { ATTENTION_SLOTS } from './kernels';
 
-/** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write, paged_attention). */
+/** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write). */
 export const TOKEN_INFO_WORDS = 4;
+/** u32 words of one RowInfo { firstToken, numTokens, startPos, blockTableOffset } (paged_attention). */
+export const ROW_INFO_WORDS = 4;
+/**
+ * u32 words of one attention WorkItem { row, firstQuery, numQueries, decode } (paged_attention):
+ * a row feeding one token is one decode item; a longer row is cut into items of ATTENTION_SLOTS
+ * queries. Both depend on the row alone, never on the rest of the step.
+ */
+export const ATTENTION_ITEM_WORDS = 4;
 /** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, pad x3 } (sample.wgsl). */
 export const SAMPLE_INFO_WORDS = 8;
 
@@ -21,6 +30,10 @@ export interface StepMetaLimits {
 export class StepMeta {
   /** [maxTokens, TOKEN_INFO_WORDS] */
   readonly tokens: Uint32Array;
+  /** [maxRows, ROW_INFO_WORDS] */
+  readonly rowInfo: Uint32Array;
+  /** [maxTokens, ATTENTION_ITEM_WORDS]: at most one item per token */
+  readonly attentionItems: Uint32Array;
   /** [maxRows * blocks per row]: every row's block table up to its last position, concatenated */
   readonly blockTables: Uint32Array;
   /** [maxRows, SAMPLE_INFO_WORDS], viewed as u32 and f32 */
@@ -34,10 +47,13 @@ export class StepMeta {
   numRows = 0;
   numBlockTableEntries = 0;
   numSampled = 0;
+  numAttentionItems = 0;
 
   constructor(readonly limits: StepMetaLimits) {
     const maxBlocksPerRow = Math.ceil(limits.maxPositions / limits.blockSize);
     this.tokens = new Uint32Array(limits.maxTokens * TOKEN_INFO_WORDS);
+    this.rowInfo = new Uint32Array(limits.maxRows * ROW_INFO_WORDS);
+    this.attentionItems = new Uint32Array(limits.maxTokens * ATTENTION_ITEM_WORDS);
     this.blockTables = new Uint32Array(limits.maxRows * maxBlocksPerRow);
     this.sampleInfo = new Uint32Array(limits.maxRows * SAMPLE_INFO_WORDS);
     this.sampleInfoF32 = new Float32Array(this.sampleInfo.buffer);
@@ -52,6 +68,7 @@ export class StepMeta {
     let t = 0;
     let entries = 0;
     let sampled = 0;
+    let items = 0;
     plan.rows.forEach((row, r) => {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
@@ -68,6 +85,18 @@ export class StepMeta {
         const id = row.blockTable[b];
         if (!(id >= 1 && id < numBlocks)) throw new RangeError(`row ${row.sessionId}: KV block ${id} outside 1..${numBlocks - 1}`);
         this.blockTables[entries + b] = id;
+      }
+      const ri = r * ROW_INFO_WORDS;
+      this.rowInfo[ri] = t;
+      this.rowInfo[ri + 1] = n;
+      this.rowInfo[ri + 2] = row.startPos;
+      this.rowInfo[ri + 3] = entries;
+      for (let first = 0; first < n; first += ATTENTION_SLOTS, items++) {
+        const o = items * ATTENTION_ITEM_WORDS;
+        this.attentionItems[o] = r;
+        this.attentionItems[o + 1] = first;
+        this.attentionItems[o + 2] = Math.min(ATTENTION_SLOTS, n - first);
+        this.attentionItems[o + 3] = n === 1 ? 1 : 0;
       }
       for (let j = 0; j < n; j++, t++) {
         const id = row.tokenIds[j];
@@ -95,5 +124,6 @@ export class StepMeta {
     this.numRows = plan.rows.length;
     this.numBlockTableEntries = entries;
     this.numSampled = sampled;
+    this.numAttentionItems = items;
   }
 }
