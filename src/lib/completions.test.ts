@@ -154,6 +154,29 @@ describe('chat.completions over EngineApi', () => {
     expect(after!.kvBlocksUsed).toBeLessThan(before.at(-1)!.kvBlocksUsed);
   });
 
+  it('leaving a stream early (break, or stream.controller.abort()) cancels its request', async () => {
+    for (const leave of ['break', 'controller'] as const) {
+      const events: StepEvent[] = [];
+      const off = engine.onStep((e) => events.push(e));
+      const stream = await engine.chat.completions.create({ ...ask('zebra', { max_tokens: 400, ignore_eos: true }), stream: true });
+      let n = 0;
+      const reading = (async () => {
+        for await (const _chunk of stream) {
+          if (++n < 3) continue;
+          if (leave === 'break') break;
+          stream.controller.abort();
+        }
+      })();
+      if (leave === 'break') await reading;
+      else await expect(reading).rejects.toBeInstanceOf(AbortError);
+      await expect.poll(() => events.some((e) => e.finished.some((f) => f.reason === 'cancelled'))).toBe(true);
+      off();
+      const last = events.at(-1)!;
+      expect(last.numRunning).toBe(0);
+      expect(last.kvBlocksUsed).toBe(0);
+    }
+  });
+
   it('queues requests that do not fit the KV pool together, and serves them all', async () => {
     // 6 x (300 + 40) tokens need about 130 blocks of a pool of 64: some wait or are preempted
     const params = Array.from({ length: 6 }, (_, i) => ask(`${i} ${'padding '.repeat(37)}`, { max_tokens: 40, ignore_eos: true }));
