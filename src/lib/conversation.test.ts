@@ -1,9 +1,10 @@
-// A resent conversation on the embedded model (cohort-tiny, in-process EngineHost on CpuRunner):
-// the second turn finds the first turn's prompt and answer in the prefix cache, not only its prompt.
+// chat.completions on the embedded model (cohort-tiny, in-process EngineHost on CpuRunner): NIAH
+// streams batched == solo with each its own code, and a resent conversation found in the cache.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../host/engine-host';
 import { CpuRunner } from '../reference/cpu-runner';
+import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed } from '../protocol/niah';
 import { CohortEngine } from './engine';
 
 const MODEL_DIR = new URL('../../public/models/cohort-tiny/', import.meta.url);
@@ -13,11 +14,32 @@ beforeAll(async () => {
   const names = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json'];
   const files = names.map((name) => new File([readFileSync(new URL(name, MODEL_DIR))], name));
   // CpuRunner steps synchronously, so an in-process host needs no worker thread
-  engine = new CohortEngine(new EngineHost({ makeRunner: async (desc) => new CpuRunner(desc, { numBlocks: 129 }), embeddedModelUrl: MODEL_DIR.href }));
+  engine = new CohortEngine(new EngineHost({ makeRunner: async (desc) => new CpuRunner(desc, { numBlocks: 513 }), embeddedModelUrl: MODEL_DIR.href }));
   await engine.load({ kind: 'files', files });
 });
 
-describe('a resent conversation', () => {
+describe('the embedded model through chat.completions', () => {
+  it('8 concurrent NIAH streams each return their own code, token for token their solo runs', async () => {
+    const cases = makeNiahSuite(17, 8, 300, 700);
+    const params = cases.map((c) => ({ messages: [{ role: 'user' as const, content: c.prompt }], max_tokens: NIAH_MAX_NEW_TOKENS }));
+    const solo: string[] = [];
+    for (const p of params) solo.push((await engine.chat.completions.create(p)).choices[0]!.message.content!);
+    const together = await Promise.all(
+      params.map(async (p) => {
+        let text = '';
+        for await (const chunk of await engine.chat.completions.create({ ...p, stream: true })) text += chunk.choices[0]?.delta.content ?? '';
+        return text;
+      }),
+    );
+    expect(together).toEqual(solo);
+    const codes = cases.map((c) => c.code);
+    cases.forEach((c, i) => {
+      expect(niahPassed(together[i]!, c.code), `case ${i}: ${together[i]}`).toBe(true);
+      expect(niahLeaks(together[i]!, c.code, codes)).toEqual([]);
+    });
+  });
+
+
   it('reuses the blocks of the earlier prompt and answer', async () => {
     // sized so the answer crosses a block boundary: its own tokens must match for the count below
     const system = { role: 'system' as const, content: 'Note 0000: this paragraph is unrelated padding and does not contain it.' };
