@@ -2,7 +2,7 @@
 // and returns a CohortEngine over it. Browser wiring only; the behaviour lives in engine.ts.
 import type { ModelSource } from '../protocol/api';
 import { CohortEngine, type LoadOptions } from './engine';
-import { linkOverEndpoint } from './remote';
+import { linkOverEndpoint, type RemoteLink } from './remote';
 
 export { CohortEngine, type LoadOptions } from './engine';
 export { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelNotLoadedError, type ErrorBody } from './errors';
@@ -15,21 +15,27 @@ export interface CreateEngineOptions extends LoadOptions {
   model?: ModelSource;
 }
 
-export interface BrowserEngine extends CohortEngine {
+/** A CohortEngine over this page's own engine worker. */
+export class BrowserEngine extends CohortEngine {
+  constructor(
+    private readonly worker: Worker,
+    private readonly remote: RemoteLink,
+  ) {
+    super(remote.link);
+  }
+
   /** Ends the worker: every request fails, the GPU device and model are freed. */
-  terminate(): void;
+  terminate(): void {
+    void this.dispose().catch(() => undefined);
+    this.remote.release();
+    this.worker.terminate();
+  }
 }
 
 /** Starts a dedicated engine worker for this page (it owns the WebGPU device, model and KV cache). */
 export async function createEngine(options: CreateEngineOptions = {}): Promise<BrowserEngine> {
   const worker = new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' });
-  const { link, release } = linkOverEndpoint(worker);
-  const engine = new CohortEngine(link) as BrowserEngine;
-  engine.terminate = () => {
-    void engine.dispose().catch(() => undefined);
-    release();
-    worker.terminate();
-  };
+  const engine = new BrowserEngine(worker, linkOverEndpoint(worker));
   if (options.model) await engine.load(options.model, options);
   return engine;
 }
