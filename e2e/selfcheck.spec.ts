@@ -4,6 +4,8 @@ import { expect, test } from '@playwright/test';
 
 test('shows the adapter and a correct kernel self-check from the worker', async ({ page }) => {
   await page.goto('/');
+  // Diagnostics are folded away by default; open them as a person would.
+  await page.getByTestId('gpu-diagnostics').locator(':scope > summary').click();
   await expect(page.getByTestId('gpu-report')).toBeVisible();
   await expect(page.getByTestId('gpu-adapter')).not.toHaveText('');
   await expect(page.getByTestId('gpu-adapter')).not.toHaveText('unnamed adapter');

@@ -1,7 +1,10 @@
-// The top bar: product name, the serving model and GPU in one line each, and the mode switch.
-// Display only; figures come from the model and telemetry stores.
+// The top bar: product name, the serving model, what it can do and the GPU in one line each,
+// live tok/s and speed-up, and the mode switch. Display only; figures come from the stores.
 import { formatBytes, formatCount } from './derive/model-sources';
+import { EMBEDDED_MODEL_SKILLS, isEmbeddedModel } from './derive/example-prompts';
+import { LiveThroughput } from './cohort/LiveThroughput';
 import { ModeSwitch } from './cohort/ModeSwitch';
+import { useLayoutStore } from './state/layout-store';
 import { useModelStore } from './state/model-store';
 
 function ModelSummary() {
@@ -34,14 +37,38 @@ function GpuSummary() {
   );
 }
 
+/** One line on what the embedded model is for, where a person looks first. */
+function ModelSkills() {
+  const embedded = useModelStore((s) => isEmbeddedModel(s.model?.name));
+  if (!embedded) return null;
+  return (
+    <span className="summary skills-line" data-testid="header-skills" title={EMBEDDED_MODEL_SKILLS}>
+      Finds a code hidden in a long text (needle in a haystack); it cannot chat.
+    </span>
+  );
+}
+
+function DrawerButton() {
+  const open = useLayoutStore((s) => s.drawerOpen);
+  const setOpen = useLayoutStore((s) => s.setDrawerOpen);
+  return (
+    <button type="button" className="drawer-button" aria-expanded={open} aria-controls="sidebar" data-testid="drawer-toggle" onClick={() => setOpen(!open)}>
+      ☰ Model
+    </button>
+  );
+}
+
 export function Header() {
   return (
     <header className="topbar">
+      <DrawerButton />
       <h1 className="brand">Cohort</h1>
       <div className="topbar-info">
         <ModelSummary />
+        <ModelSkills />
         <GpuSummary />
       </div>
+      <LiveThroughput />
       <ModeSwitch />
     </header>
   );

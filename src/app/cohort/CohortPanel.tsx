@@ -1,5 +1,7 @@
-// The bottom panel: the cohort timeline across the full width, then the throughput and KV
-// charts beside the comparison and NIAH cards.
+// The bottom panel: a bar to collapse it or drag its height, the cohort timeline across the
+// full width, then the throughput and KV charts beside the comparison and NIAH cards.
+import { useRef, type KeyboardEvent, type PointerEvent } from 'react';
+import { useLayoutStore } from '../state/layout-store';
 import { CohortTimeline } from './CohortTimeline';
 import { ComparePanel } from './ComparePanel';
 import { LiveStats } from './LiveStats';
@@ -7,19 +9,71 @@ import { NiahSummary } from './NiahSummary';
 import { KvChart, ThroughputChart } from './ThroughputCharts';
 import './cohort.css';
 
-export function CohortPanel() {
+/** The bar above the panel: drag (or arrow keys) to resize, the button to collapse. */
+function PanelBar() {
+  const collapsed = useLayoutStore((s) => s.cohortCollapsed);
+  const share = useLayoutStore((s) => s.cohortShare);
+  const { setCohortCollapsed, setCohortShare } = useLayoutStore.getState();
+  const dragging = useRef(false);
+  const shareAt = (e: PointerEvent<HTMLDivElement>) => {
+    const workspace = e.currentTarget.closest('.workspace')?.getBoundingClientRect();
+    if (workspace && workspace.height > 0) setCohortShare((workspace.bottom - e.clientY) / workspace.height);
+  };
+  const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+    e.preventDefault();
+    setCohortShare(share + (e.key === 'ArrowUp' ? 0.05 : -0.05));
+  };
   return (
-    <section className="cohort-panel" aria-label="Engine activity">
-      <CohortTimeline />
-      <LiveStats />
-      <div className="cohort-row">
-        <ThroughputChart />
-        <KvChart />
-        <div className="side-cards">
-          <ComparePanel />
-          <NiahSummary />
+    <div className="panel-bar">
+      {!collapsed && (
+        <div
+          className="resize-handle"
+          role="separator"
+          aria-orientation="horizontal"
+          aria-label="Resize the activity panel"
+          aria-valuenow={Math.round(share * 100)}
+          aria-valuemin={15}
+          aria-valuemax={75}
+          tabIndex={0}
+          data-testid="cohort-resize"
+          onKeyDown={onKey}
+          onPointerDown={(e) => {
+            dragging.current = true;
+            e.currentTarget.setPointerCapture(e.pointerId);
+          }}
+          onPointerMove={(e) => dragging.current && shareAt(e)}
+          onPointerUp={() => (dragging.current = false)}
+        />
+      )}
+      <h2 className="panel-title">Engine activity</h2>
+      <span className="spacer" />
+      <button type="button" className="link" aria-expanded={!collapsed} aria-controls="cohort-body" data-testid="cohort-toggle" onClick={() => setCohortCollapsed(!collapsed)}>
+        {collapsed ? 'show ▴' : 'hide ▾'}
+      </button>
+    </div>
+  );
+}
+
+export function CohortPanel() {
+  const collapsed = useLayoutStore((s) => s.cohortCollapsed);
+  return (
+    <section className="cohort-panel" aria-label="Engine activity" data-testid="cohort-panel" data-collapsed={collapsed}>
+      <PanelBar />
+      {!collapsed && (
+        <div className="cohort-body" id="cohort-body">
+          <CohortTimeline />
+          <LiveStats />
+          <div className="cohort-row">
+            <ThroughputChart />
+            <KvChart />
+            <div className="side-cards">
+              <ComparePanel />
+              <NiahSummary />
+            </div>
+          </div>
         </div>
-      </div>
+      )}
     </section>
   );
 }

@@ -1,10 +1,13 @@
 // The left column: the serving model, where to load another from, load progress and errors,
 // the download cache, and the GPU report with the kernel self-check.
+import { useCallback } from 'react';
 import { GpuReport } from '../GpuReport';
 import { SelfCheckPanel } from '../SelfCheckPanel';
 import { formatBytes, formatCount } from '../derive/model-sources';
 import { dismissModelError, dismissNotice, restartEngine } from '../state/model-actions';
+import { useLayoutStore } from '../state/layout-store';
 import { useModelStore } from '../state/model-store';
+import { useEscape } from '../use-escape';
 import { LoadProgressBars } from './LoadProgressBars';
 import { ModelCacheList } from './ModelCacheList';
 import { ModelSourceForm } from './ModelSourceForm';
@@ -15,7 +18,7 @@ function ModelCard() {
   const loading = useModelStore((s) => s.loading);
   const state = model ? 'ready' : loading ? 'loading' : 'none';
   return (
-    <section className="card" data-testid="model-info" data-state={state} data-model-name={model?.name ?? ''}>
+    <section className="card" data-testid="model-info" data-state={state} data-loading={loading ? 'true' : 'false'} data-model-name={model?.name ?? ''}>
       <h2>Model</h2>
       {model ? (
         <dl className="facts compact">
@@ -92,20 +95,37 @@ function EngineNoticeBox() {
   );
 }
 
+/** Diagnostics fold away: most people never need 40 device limits, but they stay one click off. */
 function GpuSection() {
   const gpu = useModelStore((s) => s.gpu);
   const selfCheck = useModelStore((s) => s.selfCheck);
   return (
-    <>
+    <details className="card diagnostics" data-testid="gpu-diagnostics">
+      <summary>
+        GPU diagnostics <span className={`muted small status-${selfCheck.status}`}>· self-check {selfCheck.status}</span>
+      </summary>
       {gpu.status === 'ok' ? <GpuReport info={gpu} /> : <p data-testid="gpu-pending">Asking the engine worker for a GPU adapter…</p>}
       <SelfCheckPanel state={selfCheck} />
-    </>
+    </details>
   );
 }
 
 export function ModelSidebar() {
+  const open = useLayoutStore((s) => s.drawerOpen);
+  const setOpen = useLayoutStore((s) => s.setDrawerOpen);
+  const close = useCallback(() => setOpen(false), [setOpen]);
+  useEscape(open, close);
   return (
-    <aside className="sidebar">
+    <>
+      {open && <button type="button" className="drawer-backdrop" aria-label="Close the model panel" onClick={close} />}
+      <Sidebar open={open} />
+    </>
+  );
+}
+
+function Sidebar({ open }: { open: boolean }) {
+  return (
+    <aside className={`sidebar${open ? ' open' : ''}`} id="sidebar" aria-label="Model and GPU">
       <ModelCard />
       <WorkerDeadBox />
       <EngineNoticeBox />

@@ -153,7 +153,7 @@ export function ModelSourceForm() {
       </div>
       {tab === 'embedded' && (
         <div className="source-form">
-          <p className="muted small">cohort-tiny: the small llama model that ships with Cohort, trained for the needle-in-a-haystack task.</p>
+          <p className="muted small">cohort-tiny: the 0.85M-parameter llama model that ships with Cohort, trained only to find a code hidden in a long text (needle in a haystack); it cannot chat.</p>
           <button type="button" className="primary" disabled={busy} data-testid="load-embedded" onClick={() => void loadModel({ kind: 'embedded' })}>
             Load default model
           </button>

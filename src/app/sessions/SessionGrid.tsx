@@ -1,6 +1,7 @@
 // The grid of chat panes, in the order they were opened. Subscribes to the pane order only;
 // each pane subscribes to its own view.
 import { useSessionsStore } from '../state/sessions-store';
+import { ExamplePrompts } from './ExamplePrompts';
 import { SessionPane } from './SessionPane';
 import './sessions.css';
 
@@ -9,9 +10,7 @@ export function SessionGrid() {
   if (order.length === 0) {
     return (
       <section className="session-grid empty" data-testid="session-grid">
-        <p className="muted">
-          No sessions yet. Add one or several above, or start the NIAH preset: every session you send to rides in the same batched forward pass.
-        </p>
+        <ExamplePrompts />
       </section>
     );
   }

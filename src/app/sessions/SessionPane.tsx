@@ -1,9 +1,10 @@
 // One chat pane: label, state, time to first token and decode tok/s, NIAH mark, settings until
 // the first message, the streamed transcript and the composer (Enter sends, Shift+Enter newline).
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { isActive, WAIT_REASON_TEXT, type SessionView } from '../derive/session-view';
-import { cancelTurn, closeSession, resetSession, sendMessage, updateSettings } from '../state/session-actions';
+import { cancelTurn, closeSession, editMessage, regenerate, resetSession, sendMessage, takeReturnedDraft, updateSettings } from '../state/session-actions';
 import { useSessionsStore } from '../state/sessions-store';
+import { EmptyPaneHint } from './EmptyPaneHint';
 import { SessionSettingsForm } from './SessionSettingsForm';
 import { Transcript } from './Transcript';
 
@@ -56,7 +57,23 @@ function NiahBadge({ view }: { view: SessionView }) {
 
 function Composer({ view }: { view: SessionView }) {
   const [text, setText] = useState('');
+  const input = useRef<HTMLTextAreaElement>(null);
   const busy = isActive(view);
+  const wantsFocus = useSessionsStore((s) => s.focusPaneId === view.paneId);
+  const draft = view.returnedDraft;
+  useEffect(() => {
+    if (draft === undefined) return;
+    // A refused or edited message comes back here rather than being lost.
+    setText(draft);
+    takeReturnedDraft(view.paneId);
+    input.current?.focus();
+  }, [draft, view.paneId]);
+  useEffect(() => {
+    if (!wantsFocus) return;
+    input.current?.focus();
+    input.current?.scrollIntoView({ block: 'nearest' });
+    useSessionsStore.getState().requestFocus(null);
+  }, [wantsFocus]);
   const send = () => {
     if (busy || !text.trim()) return;
     const message = text;
@@ -66,7 +83,9 @@ function Composer({ view }: { view: SessionView }) {
   return (
     <div className="composer">
       <textarea
+        ref={input}
         rows={2}
+        aria-label={`Message to ${view.label}`}
         data-testid="session-input"
         placeholder={busy ? 'Generating…' : 'Message (Enter sends, Shift+Enter for a new line)'}
         value={text}
@@ -129,7 +148,12 @@ export function SessionPane({ paneId }: { paneId: string }) {
           {view.error}
         </p>
       )}
-      <Transcript lines={view.lines} streaming={view.state === 'prefill' || view.state === 'decode'} />
+      <Transcript
+        lines={view.lines}
+        streaming={view.state === 'prefill' || view.state === 'decode'}
+        actions={{ busy: isActive(view), onEdit: (i) => void editMessage(paneId, i), onRegenerate: () => void regenerate(paneId) }}
+        empty={<EmptyPaneHint paneId={paneId} editable={editable} />}
+      />
       <Composer view={view} />
     </article>
   );

@@ -1,7 +1,9 @@
 // Above the grid: add one session or N at once (with the settings for new sessions), the
 // NIAH x N preset, and closing everything. Buttons only; the work is in state/*-actions.ts.
 import { useState } from 'react';
-import { closeAllSessions, addSessions } from '../state/session-actions';
+import { isActive } from '../derive/session-view';
+import { closeAllSessions, addSessions, stopAll } from '../state/session-actions';
+import { useEscape } from '../use-escape';
 import { runNiah } from '../state/niah-actions';
 import { useModelStore } from '../state/model-store';
 import { useSessionsStore } from '../state/sessions-store';
@@ -9,11 +11,18 @@ import { SessionSettingsForm } from './SessionSettingsForm';
 
 const NIAH_LENGTHS = [600, 1200, 2000];
 
+/** Opens panes and hands the keyboard to the first one's composer. */
+function addAndFocus(count: number): void {
+  const [first] = addSessions(count);
+  useSessionsStore.getState().requestFocus(first);
+}
+
 function NewSessionSettings({ onClose }: { onClose: () => void }) {
   const settings = useSessionsStore((s) => s.newSettings);
   const setSettings = useSessionsStore((s) => s.setNewSettings);
+  useEscape(true, onClose);
   return (
-    <div className="popover" data-testid="new-session-settings">
+    <div className="popover" role="dialog" aria-label="Settings for new sessions" data-testid="new-session-settings">
       <div className="card-head">
         <strong>Settings for new sessions</strong>
         <button type="button" className="link" onClick={onClose}>
@@ -27,7 +36,7 @@ function NewSessionSettings({ onClose }: { onClose: () => void }) {
           className="primary"
           data-testid="create-with-settings"
           onClick={() => {
-            addSessions(1);
+            addAndFocus(1);
             onClose();
           }}
         >
@@ -45,14 +54,19 @@ export function SessionsToolbar() {
   const [showSettings, setShowSettings] = useState(false);
   const hasModel = useModelStore((s) => s.model !== null);
   const numPanes = useSessionsStore((s) => s.order.length);
+  const numActive = useSessionsStore((s) => {
+    let n = 0;
+    for (const view of s.views.values()) if (isActive(view)) n++;
+    return n;
+  });
   return (
     <div className="toolbar">
       <div className="group">
-        <button type="button" className="primary" data-testid="add-session" onClick={() => addSessions(1)}>
+        <button type="button" className="primary" data-testid="add-session" onClick={() => addAndFocus(1)}>
           + Session
         </button>
         <span className="joined">
-          <button type="button" data-testid="add-n-sessions" onClick={() => addSessions(count)}>
+          <button type="button" data-testid="add-n-sessions" onClick={() => addAndFocus(count)}>
             + {count} sessions
           </button>
           <input type="number" aria-label="Sessions to add" data-testid="add-n-count" min={1} max={64} value={count} onChange={(e) => setCount(Math.max(1, Math.min(64, e.target.valueAsNumber || 1)))} />
@@ -78,6 +92,9 @@ export function SessionsToolbar() {
             ))}
           </select>
         </span>
+        <button type="button" className="danger" disabled={numActive === 0} data-testid="stop-all" title="Cancel every turn in progress" onClick={() => void stopAll()}>
+          stop all
+        </button>
         <button type="button" className="link danger" disabled={numPanes === 0} data-testid="close-all" onClick={() => void closeAllSessions()}>
           close all
         </button>

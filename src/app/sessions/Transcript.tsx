@@ -1,48 +1,99 @@
 // One pane's conversation as plain text (React text nodes only: model output is never HTML),
-// kept scrolled to the newest tokens unless the reader scrolled up.
-import { useLayoutEffect, useRef } from 'react';
-import { summarizePrompt } from '../derive/niah-plan';
+// scrolled to the newest tokens unless the reader scrolled up; long messages fold behind "show more".
+import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import type { ChatLine } from '../derive/session-view';
 
-const MAX_PLAIN_LINES = 6;
+/** Past this many lines or characters a message shows its first lines and a "show more". */
+const FOLD_LINES = 8;
+const FOLD_CHARS = 700;
 
-/** Long prompts (NIAH haystacks) show head and tail; the full text opens on demand. */
-function UserMessage({ text }: { text: string }) {
-  const numLines = text.split('\n').length;
-  if (numLines <= MAX_PLAIN_LINES) return <div className="msg user">{text}</div>;
+/** What the message buttons do; absent where the transcript is only shown (tests, previews). */
+export interface TranscriptActions {
+  /** No edits while a turn runs: the engine session is busy. */
+  busy: boolean;
+  onEdit(lineIndex: number): void;
+  onRegenerate(): void;
+}
+
+function isLong(text: string): boolean {
+  return text.length > FOLD_CHARS || text.split('\n').length > FOLD_LINES;
+}
+
+/** Message buttons carry their word in CSS (data-icon) so a transcript's text is only the chat. */
+function IconButton({ icon, label, testId, onClick, disabled }: { icon: string; label: string; testId: string; onClick: () => void; disabled?: boolean }) {
+  return <button type="button" className="msg-action" data-icon={icon} aria-label={label} title={label} data-testid={testId} disabled={disabled} onClick={onClick} />;
+}
+
+function CopyButton({ text }: { text: string }) {
+  const [copied, setCopied] = useState(false);
   return (
-    <details className="msg user long">
-      <summary title={`${numLines} lines, ${text.length.toLocaleString('en-US')} characters: click to show all`}>{summarizePrompt(text, 4)}</summary>
-      <div className="full-prompt">{text}</div>
-    </details>
+    <IconButton
+      icon={copied ? 'copied' : 'copy'}
+      label={copied ? 'Copied' : 'Copy reply'}
+      testId="msg-copy"
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(() => {
+          setCopied(true);
+          setTimeout(() => setCopied(false), 1200);
+        });
+      }}
+    />
   );
 }
 
-export function Transcript({ lines, streaming }: { lines: readonly ChatLine[]; streaming: boolean }) {
+function Message({ line, className, testId, children }: { line: ChatLine; className: string; testId?: string; children?: ReactNode }) {
+  const [open, setOpen] = useState(false);
+  const long = isLong(line.text);
+  return (
+    <div className={`msg ${className}`} data-testid={testId} data-folded={long && !open ? 'true' : undefined}>
+      <div className={long && !open ? 'msg-text folded' : 'msg-text'}>{line.text}</div>
+      {(long || children) && (
+        <div className="msg-foot">
+          {long && (
+            <button type="button" className="link small" data-testid="msg-fold" aria-expanded={open} onClick={() => setOpen(!open)}>
+              {open ? 'show less' : `show more (${line.text.split('\n').length} lines, ${line.text.length.toLocaleString('en-US')} chars)`}
+            </button>
+          )}
+          <span className="spacer" />
+          {children}
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function Transcript({ lines, streaming, actions, empty }: { lines: readonly ChatLine[]; streaming: boolean; actions?: TranscriptActions; empty?: ReactNode }) {
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   useLayoutEffect(() => {
     const el = box.current;
     if (el && pinned.current) el.scrollTop = el.scrollHeight;
   }, [lines]);
-  const lastAssistant = lines.length > 0 && lines[lines.length - 1].role === 'assistant' ? lines.length - 1 : -1;
+  const last = lines.length - 1;
+  const lastAssistant = last >= 0 && lines[last].role === 'assistant' ? last : -1;
   return (
     <div
       ref={box}
       className="transcript"
       data-testid="session-transcript"
+      tabIndex={0}
+      aria-label="Transcript"
       onScroll={(e) => {
         const el = e.currentTarget;
         pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
       }}
     >
+      {lines.length === 0 && empty}
       {lines.map((line, i) =>
         line.role === 'user' ? (
-          <UserMessage key={i} text={line.text} />
+          <Message key={i} line={line} className="user">
+            {actions && <IconButton icon="edit" label="Edit and resend" testId="msg-edit" disabled={actions.busy} onClick={() => actions.onEdit(i)} />}
+          </Message>
         ) : (
-          <div key={i} className={`msg assistant${streaming && i === lastAssistant ? ' streaming' : ''}`} {...(i === lastAssistant ? { 'data-testid': 'session-output' } : {})}>
-            {line.text}
-          </div>
+          <Message key={i} line={line} className={`assistant${streaming && i === lastAssistant ? ' streaming' : ''}`} testId={i === lastAssistant ? 'session-output' : undefined}>
+            {actions && line.text !== '' && !(streaming && i === lastAssistant) && <CopyButton text={line.text} />}
+            {actions && i === lastAssistant && !actions.busy && <IconButton icon="regenerate" label="Regenerate" testId="msg-regenerate" onClick={actions.onRegenerate} />}
+          </Message>
         ),
       )}
     </div>

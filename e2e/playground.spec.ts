@@ -1,0 +1,216 @@
+// The playground as a person uses it, on the embedded model: transcripts that scroll and fold,
+// nothing lost on reload or model reload, the layout at 1440x900 and 390x844, the live header.
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
+import { niahLinesFor, niahPrompt } from '../src/protocol/niah';
+
+async function open(page: Page, width: number, height: number): Promise<void> {
+  await page.setViewportSize({ width, height });
+  await page.goto('/');
+  await expect(page.locator('[data-testid=model-info][data-state=ready], [data-testid=model-error]').first()).toBeAttached();
+  const error = page.getByTestId('model-error');
+  if (await error.count()) throw new Error(`the default model did not load: ${await error.textContent()}`);
+}
+
+async function send(pane: Locator, text: string): Promise<void> {
+  await expect(pane.getByTestId('session-send')).toBeVisible();
+  await pane.getByTestId('session-input').fill(text);
+  await pane.getByTestId('session-input').press('Enter');
+}
+
+async function expectDone(pane: Locator): Promise<void> {
+  await expect(pane).toHaveAttribute('data-state', /^(done|error|cancelled)$/);
+  expect(await pane.getAttribute('data-state'), (await pane.getByTestId('session-error').allTextContents()).join(' ')).toBe('done');
+}
+
+/** Each message's text, for comparing transcripts across reloads. */
+async function messages(pane: Locator): Promise<string[]> {
+  return pane.locator('.msg .msg-text').allTextContents();
+}
+
+async function screenshot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  const path = testInfo.outputPath(`${name}.png`);
+  await page.screenshot({ path });
+  await testInfo.attach(name, { path, contentType: 'image/png' });
+}
+
+test('desktop: examples, scrolling transcripts, chat basics, a refused message, reload and model reload keep everything', async ({ page, context }, testInfo) => {
+  test.setTimeout(900_000);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await open(page, 1440, 900);
+
+  await test.step('the header says what the embedded model does; diagnostics are folded; the activity panel is a fixed share', async () => {
+    await expect(page.getByTestId('header-skills')).toContainText('cannot chat');
+    await expect(page.getByTestId('model-skills')).toContainText('0.85M-parameter');
+    await expect(page.getByTestId('gpu-limits')).toBeHidden();
+    const panel = await page.getByTestId('cohort-panel').boundingBox();
+    expect(panel!.height).toBeLessThan(900 * 0.4);
+    await page.getByTestId('cohort-toggle').click();
+    expect((await page.getByTestId('cohort-panel').boundingBox())!.height).toBeLessThan(60);
+    await page.getByTestId('cohort-toggle').click();
+    await page.getByTestId('cohort-resize').focus();
+    await page.keyboard.press('ArrowDown');
+    expect((await page.getByTestId('cohort-panel').boundingBox())!.height).toBeLessThan(panel!.height);
+  });
+
+  const pane = page.getByTestId('session-pane').first();
+  await test.step('a one-click example finds its code, and the header shows aggregate tok/s while it runs', async () => {
+    await page.getByTestId('example-niah-short').click();
+    await expect(page.getByTestId('header-tps')).toBeVisible();
+    expect(Number(await page.getByTestId('header-tps').getAttribute('data-tps'))).toBeGreaterThan(0);
+    await expectDone(pane);
+    const prompt = (await pane.locator('.msg.user .msg-text').first().textContent()) ?? '';
+    const code = /the secret code is ([A-Z]+-\d{4})\./.exec(prompt)?.[1];
+    expect(code).toBeTruthy();
+    await expect(pane.getByTestId('session-output')).toContainText(code!);
+    // The haystack folds behind "show more"; its full text stays in the page.
+    await expect(pane.locator('.msg.user').first()).toHaveAttribute('data-folded', 'true');
+    await pane.getByTestId('msg-fold').first().click();
+    await expect(pane.locator('.msg.user').first()).not.toHaveAttribute('data-folded', 'true');
+    await pane.getByTestId('msg-fold').first().click();
+  });
+
+  await test.step('many messages: the transcript scrolls, no message shrinks, and it follows the newest unless scrolled up', async () => {
+    for (const text of ['Hello', 'What is 2+2?', 'Again', 'Once more']) {
+      await send(pane, text);
+      await expectDone(pane);
+    }
+    const transcript = pane.getByTestId('session-transcript');
+    const metrics = await transcript.evaluate((el) => ({
+      scrollable: el.scrollHeight > el.clientHeight + 20,
+      atBottom: el.scrollHeight - el.scrollTop - el.clientHeight < 24,
+      minHeight: Math.min(...[...el.querySelectorAll('.msg')].map((m) => m.getBoundingClientRect().height)),
+    }));
+    expect(metrics.scrollable).toBe(true);
+    expect(metrics.atBottom).toBe(true);
+    expect(metrics.minHeight).toBeGreaterThan(14);
+    await transcript.evaluate((el) => el.scrollTo(0, 0));
+    await send(pane, 'Stay where I am');
+    await expectDone(pane);
+    expect(await transcript.evaluate((el) => el.scrollTop)).toBe(0);
+  });
+
+  await test.step('copy, regenerate, edit and resend', async () => {
+    const before = await messages(pane);
+    await pane.getByTestId('msg-copy').last().click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(before[before.length - 1]);
+    await pane.getByTestId('msg-regenerate').click();
+    await expectDone(pane);
+    expect((await messages(pane)).length).toBe(before.length);
+    await pane.getByTestId('msg-edit').last().click();
+    await expect(pane.getByTestId('session-input')).toHaveValue('Stay where I am');
+    expect((await messages(pane)).length).toBe(before.length - 2);
+    await pane.getByTestId('session-input').fill('Edited');
+    await pane.getByTestId('session-input').press('Enter');
+    await expectDone(pane);
+    const after = await messages(pane);
+    expect(after.length).toBe(before.length);
+    expect(after[after.length - 2]).toBe('Edited');
+  });
+
+  await test.step('a refused 20,000-character message stays in the composer, with no empty bubble', async () => {
+    const before = await messages(pane);
+    const long = 'x'.repeat(20_000);
+    await pane.getByTestId('session-input').fill(long);
+    await pane.getByTestId('session-input').press('Enter');
+    await expect(pane.getByTestId('session-error')).toBeVisible();
+    await expect(pane.getByTestId('session-input')).toHaveValue(long);
+    expect(await messages(pane)).toEqual(before);
+    await pane.getByTestId('session-input').fill('');
+  });
+
+  await test.step('"+ Session" focuses its composer; Escape closes the settings popover; stop all cancels', async () => {
+    await page.getByTestId('add-session').click();
+    const second = page.getByTestId('session-pane').nth(1);
+    await expect(second.getByTestId('session-input')).toBeFocused();
+    await page.getByTestId('new-session-settings-toggle').click();
+    await expect(page.getByTestId('new-session-settings')).toBeVisible();
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('new-session-settings')).toHaveCount(0);
+    await send(second, niahPrompt(niahLinesFor(1800), 3, 'OAK-4321'));
+    await expect(page.getByTestId('stop-all')).toBeEnabled();
+    await page.getByTestId('stop-all').click();
+    await expect(second).toHaveAttribute('data-state', 'cancelled');
+  });
+
+  await test.step('screenshot at 1440x900', async () => {
+    await screenshot(page, testInfo, 'playground 1440x900');
+  });
+
+  const saved = await messages(pane);
+  await test.step('a reload brings back every pane and transcript, and the next message carries the history', async () => {
+    await page.waitForTimeout(600); // the save runs a moment after the last change
+    await page.reload();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+    await expect(page.getByTestId('session-pane')).toHaveCount(2);
+    expect(await messages(pane)).toEqual(saved);
+    await send(pane, 'After the reload');
+    await expectDone(pane);
+    expect((await messages(pane)).slice(0, saved.length)).toEqual(saved);
+  });
+
+  await test.step('loading the default model again keeps every transcript; a load that would cut a turn asks first', async () => {
+    const before = await messages(pane);
+    await page.getByTestId('load-embedded').click();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'true');
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'false');
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+    await expect(page.getByTestId('session-pane')).toHaveCount(2);
+    expect(await messages(pane)).toEqual(before);
+    await send(pane, 'On the reloaded model');
+    await expectDone(pane);
+    expect((await messages(pane)).slice(0, before.length)).toEqual(before);
+
+    const second = page.getByTestId('session-pane').nth(1);
+    await send(second, niahPrompt(niahLinesFor(1800), 3, 'OAK-4321'));
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.dismiss();
+    });
+    await page.getByTestId('load-embedded').click();
+    await expect.poll(() => asked).toContain('generating');
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'false');
+    await expect(second).toHaveAttribute('data-state', /^(waiting|prefill|decode)$/);
+    await page.getByTestId('stop-all').click();
+    await expect(second).toHaveAttribute('data-state', /^(cancelled|done)$/);
+  });
+});
+
+test('phone: 390x844 fits the viewport, the sidebar is a drawer, panes stack and the composer is on screen', async ({ page }, testInfo) => {
+  test.setTimeout(300_000);
+  await open(page, 390, 844);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await expect(page.getByTestId('model-info')).toBeHidden();
+  await page.getByTestId('drawer-toggle').click();
+  await expect(page.getByTestId('model-info')).toBeInViewport();
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('model-info')).toBeHidden();
+  await screenshot(page, testInfo, 'playground 390x844 empty');
+
+  await page.getByTestId('add-n-count').fill('2');
+  await page.getByTestId('add-n-sessions').click();
+  const panes = page.getByTestId('session-pane');
+  await expect(panes).toHaveCount(2);
+  const [a, b] = [await panes.nth(0).boundingBox(), await panes.nth(1).boundingBox()];
+  expect(b!.y).toBeGreaterThan(a!.y + a!.height - 1); // stacked, not side by side
+  await expect(panes.nth(0).getByTestId('session-input')).toBeInViewport({ ratio: 1 });
+  await send(panes.nth(0), 'Hello');
+  await expectDone(panes.nth(0));
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await screenshot(page, testInfo, 'playground 390x844');
+});
+
+test('accessibility: axe finds no serious or critical issue on the main view, empty and with a pane', async ({ page }, testInfo) => {
+  test.setTimeout(300_000);
+  await open(page, 1440, 900);
+  const check = async (name: string) => {
+    const results = await new AxeBuilder({ page }).analyze();
+    const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    await testInfo.attach(`axe ${name}`, { body: JSON.stringify(results.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })), null, 2), contentType: 'application/json' });
+    expect(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`)).toEqual([]);
+  };
+  await check('empty');
+  await page.getByTestId('add-session').click();
+  await check('one pane');
+});
