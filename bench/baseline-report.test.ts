@@ -1,8 +1,9 @@
 // Checks the new-vs-earlier-commit arithmetic on hand-built kernel reports: medians over rounds,
 // ratios (base / new) and cells only one side measured left out. No benchmark runs here.
 import { describe, expect, it } from 'vitest';
-import { compareKernelReports, renderBaselineMarkdown } from './baseline-report';
+import { compareGridReports, compareKernelReports, renderBaselineMarkdown, renderGridBaselineMarkdown } from './baseline-report';
 import type { KernelBenchReport } from './kernel-report';
+import type { BenchReport } from './report';
 
 function report(stepMs: Record<number, number>, dispatches = 60): KernelBenchReport {
   const points = Object.entries(stepMs).map(([batch, ms]) => ({ batch: Number(batch), stepMs: ms, gpuMs: ms - 1, ops: {} }));
@@ -24,5 +25,32 @@ describe('compareKernelReports', () => {
 
   it('refuses to compare nothing', () => {
     expect(() => compareKernelReports([], [], { date: 'd', machine: 'm', baseCommit: 'a', newCommit: 'b' })).toThrow(/no rounds/);
+  });
+});
+
+describe('compareGridReports', () => {
+  function grid(batched: number, serialized: number, ttftMs: number | null): BenchReport {
+    const mode = (tokensPerSec: number) => ({ medianTokensPerSec: tokensPerSec, runs: [] });
+    const join = ttftMs === null ? null : { timeToFirstTokenMs: ttftMs, maxGapDuringJoinMs: ttftMs / 2, medianGapBeforeJoinMs: 10, longestJoinStepMs: ttftMs / 4, maxChunkTokens: 512, joinPromptTokens: 1900, joinSteps: 4 };
+    return {
+      throughput: [{ workload: 'niah', sessions: 8, batched: mode(batched), serialized: mode(serialized), speedup: batched / serialized, efficiency: 0, outputsMatch: true }],
+      join: join && { decoders: 4, runs: [join], median: join },
+      date: '2026-12-01',
+      machine: 'm',
+    } as unknown as BenchReport;
+  }
+
+  it('gives new / base per cell and mode, and the join figures side by side', () => {
+    const r = compareGridReports([grid(40, 30, 20000), grid(44, 32, 30000)], [grid(120, 60, 5000), grid(100, 50, 6000)], { date: 'd', machine: 'm', baseCommit: 'aaa', newCommit: 'bbb' });
+    expect(r.points).toEqual([
+      { workload: 'niah', sessions: 8, mode: 'batched', baseTokensPerSec: 42, newTokensPerSec: 110, ratio: 110 / 42 },
+      { workload: 'niah', sessions: 8, mode: 'serialized', baseTokensPerSec: 31, newTokensPerSec: 55, ratio: 55 / 31 },
+    ]);
+    expect(r.join.find((j) => j.figure === 'timeToFirstTokenMs')).toEqual({ figure: 'timeToFirstTokenMs', base: 25000, next: 5500 });
+    expect(renderGridBaselineMarkdown(r)).toContain('| niah | 8 | batched | 42.0 | 110.0 | 2.62x |');
+  });
+
+  it('leaves the join out when a side has none', () => {
+    expect(compareGridReports([grid(1, 1, null)], [grid(2, 1, 100)], { date: 'd', machine: 'm', baseCommit: 'a', newCommit: 'b' }).join).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
-// New vs an earlier commit: per-kernel benchmark reports of both, taken in alternating rounds of
-// one sitting, paired into medians and new/old ratios, and the markdown table. Arithmetic only.
+// New vs an earlier commit: per-kernel or grid benchmark reports of both, taken in alternating
+// rounds of one sitting, paired into medians and new/old ratios, and the markdown tables. Arithmetic only.
 import { median } from '../src/protocol/metrics';
 import type { KernelBenchReport } from './kernel-report';
+import type { BenchReport, Mode } from './report';
 
 export interface BaselinePoint {
   model: string;
@@ -82,5 +83,77 @@ export function renderBaselineMarkdown(r: BaselineReport): string {
         `| ${p.model} | ${p.batch} | ${fmt(p.baseStepMs)} | ${fmt(p.newStepMs)} | ${fmt(p.stepSpeedup, 2)}x | ${fmt(p.baseGpuMs)} | ${fmt(p.newGpuMs)} | ${fmt(p.gpuSpeedup, 2)}x | ${p.baseDispatches} / ${p.newDispatches} |`,
     ),
   ];
+  return lines.join('\n') + '\n';
+}
+
+export interface GridBaselinePoint {
+  workload: string;
+  sessions: number;
+  mode: Mode;
+  /** Medians over rounds of each side's median decode tok/s. */
+  baseTokensPerSec: number;
+  newTokensPerSec: number;
+  /** new / base: above 1 means the new commit is faster. */
+  ratio: number;
+}
+
+export interface JoinBaseline {
+  figure: 'timeToFirstTokenMs' | 'maxGapDuringJoinMs' | 'medianGapBeforeJoinMs' | 'longestJoinStepMs' | 'maxChunkTokens';
+  base: number;
+  next: number;
+}
+
+export interface GridBaselineReport {
+  schema: 1;
+  date: string;
+  machine: string;
+  baseCommit: string;
+  newCommit: string;
+  rounds: number;
+  note?: string;
+  points: GridBaselinePoint[];
+  join: JoinBaseline[];
+}
+
+const JOIN_FIGURES: JoinBaseline['figure'][] = ['timeToFirstTokenMs', 'maxGapDuringJoinMs', 'medianGapBeforeJoinMs', 'longestJoinStepMs', 'maxChunkTokens'];
+
+/** Pairs each grid cell (workload, sessions, mode) and each join figure both sides measured. */
+export function compareGridReports(base: BenchReport[], next: BenchReport[], meta: Omit<GridBaselineReport, 'schema' | 'points' | 'join' | 'rounds'>): GridBaselineReport {
+  const first = next[0];
+  if (!first || base.length === 0) throw new Error('no rounds to compare');
+  const cell = (r: BenchReport, workload: string, sessions: number, mode: Mode) => r.throughput.find((p) => p.workload === workload && p.sessions === sessions)?.[mode].medianTokensPerSec;
+  const points: GridBaselinePoint[] = [];
+  for (const { workload, sessions } of first.throughput) {
+    for (const mode of ['batched', 'serialized'] as const) {
+      const b = base.map((r) => cell(r, workload, sessions, mode)).filter((x): x is number => x !== undefined);
+      const n = next.map((r) => cell(r, workload, sessions, mode)).filter((x): x is number => x !== undefined);
+      if (b.length === 0 || n.length === 0) continue;
+      const baseTokensPerSec = median(b);
+      const newTokensPerSec = median(n);
+      points.push({ workload, sessions, mode, baseTokensPerSec, newTokensPerSec, ratio: newTokensPerSec / baseTokensPerSec });
+    }
+  }
+  const joins = (rs: BenchReport[]) => rs.map((r) => r.join?.median).filter((j) => j !== undefined && j !== null);
+  const bj = joins(base);
+  const nj = joins(next);
+  const join = bj.length > 0 && nj.length > 0 ? JOIN_FIGURES.map((figure) => ({ figure, base: median(bj.map((j) => j[figure])), next: median(nj.map((j) => j[figure])) })) : [];
+  return { schema: 1, ...meta, rounds: Math.min(base.length, next.length), points, join };
+}
+
+export function renderGridBaselineMarkdown(r: GridBaselineReport): string {
+  const lines = [
+    `# Batching grid, ${r.newCommit} vs ${r.baseCommit}, ${r.date}, ${r.machine}`,
+    '',
+    `Both commits' grid (\`npm run bench:headless\`, decode tok/s over decode-only steps, src/protocol/metrics.ts) in ${r.rounds} alternating rounds of one sitting; each cell is the median over rounds of a round's median. Ratio = ${r.newCommit} / ${r.baseCommit} (above 1: the new commit is faster).`,
+    ...(r.note ? ['', `Conditions: ${r.note}`] : []),
+    '',
+    '| workload | sessions | mode | tok/s (base) | tok/s (new) | ratio |',
+    '|---|---:|---|---:|---:|---:|',
+    ...r.points.map((p) => `| ${p.workload} | ${p.sessions} | ${p.mode} | ${fmt(p.baseTokensPerSec)} | ${fmt(p.newTokensPerSec)} | ${fmt(p.ratio, 2)}x |`),
+  ];
+  if (r.join.length > 0) {
+    lines.push('', 'A long prompt joining decoding sessions (batched; medians):', '', '| figure | base | new | new / base |', '|---|---:|---:|---:|');
+    for (const j of r.join) lines.push(`| ${j.figure} | ${fmt(j.base)} | ${fmt(j.next)} | ${fmt(j.next / j.base, 2)} |`);
+  }
   return lines.join('\n') + '\n';
 }
