@@ -79,9 +79,18 @@ fn splitState(row: RowInfo, kvHeadBase: u32, numKeys: u32, split: u32, qv: ptr<f
   for (var tile = split * SPLIT; tile < end; tile += TILE) {
     let count = min(TILE, end - tile);
     var tileMax = MASKED;
+    // the cache slot of key j = tile + k, stepped along the block table: one division per tile
+    var block = tile / bs;
+    var within = tile % bs;
+    var blockBase = blockTables[row.blockTableOffset + block] * bs;
     for (var k = 0u; k < count; k++) {
-      let j = tile + k;
-      let cacheSlot = blockTables[row.blockTableOffset + j / bs] * bs + j % bs;
+      let cacheSlot = blockBase + within;
+      within++;
+      if (within == bs) {
+        within = 0u;
+        block++;
+        blockBase = blockTables[row.blockTableOffset + block] * bs;  // past the table's end only after its last key: unused
+      }
       cacheSlots[k] = cacheSlot;
       let kBase = cacheSlot * params.kvDim + kvHeadBase;
       // four lanes like the twin's dot(): lane i sums the dims = i mod 4
