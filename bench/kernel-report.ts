@@ -16,6 +16,71 @@ export interface ModelSweep {
   weightBytes: number;
   dispatchesPerStep: number;
   points: BatchPoint[];
+  /** Achieved rates of attention and matmul in the same profiled steps (prefill chunk, long decode). */
+  opClasses?: OpClassPoint[];
+}
+
+/** GPU time of one op class in a profiled step and the work it did there. */
+export interface OpClassFigures {
+  ms: number;
+  flop: number;
+  /** Bytes the kernels fetch: K/V rows per work item for attention, weights per 8-token tile for matmul. */
+  bytes: number;
+}
+
+export interface OpClassPoint {
+  /** e.g. 'prefill 512 tok @ ctx 1200', 'decode B=8 @ ctx 1230' */
+  case: string;
+  attention: OpClassFigures;
+  matmul: OpClassFigures;
+}
+
+/** Layer shapes the op-class arithmetic needs. */
+export interface WorkShape {
+  numLayers: number;
+  numHeads: number;
+  headDim: number;
+  hidden: number;
+  qDim: number;
+  kvDim: number;
+  intermediate: number;
+  vocab: number;
+  /** Stored bytes of every layer's q/k/v/o/gate/up/down weights together. */
+  linearWeightBytes: number;
+  lmHeadBytes: number;
+}
+
+/**
+ * paged_attention's work over a step's rows: 4 * headDim FLOP per (query, head, key) (q.k and
+ * p*v), and the K and V rows each workgroup fetches: a decode row once per head, a prefill row
+ * once per head per item of `queriesPerItem` queries (up to the item's last query), plus q and out.
+ */
+export function attentionWork(shape: WorkShape, rows: { startPos: number; numTokens: number }[], queriesPerItem: number): { flop: number; bytes: number } {
+  const { numLayers, numHeads, headDim } = shape;
+  let flop = 0;
+  let bytes = 0;
+  for (const { startPos, numTokens } of rows) {
+    for (let j = 0; j < numTokens; j++) flop += 4 * headDim * (startPos + j + 1);
+    for (let first = 0; first < numTokens; first += queriesPerItem) {
+      const last = Math.min(numTokens, first + queriesPerItem) - 1;
+      bytes += 2 * 4 * headDim * (startPos + last + 1) + 2 * 4 * headDim * (last - first + 1);
+    }
+  }
+  return { flop: flop * numHeads * numLayers, bytes: bytes * numHeads * numLayers };
+}
+
+/** matmul's work for `tokens` fed and `sampledRows` through lm_head; weights are read once per 8 tokens. */
+export function matmulWork(shape: WorkShape, tokens: number, sampledRows: number, tokensPerWeightRead = 8): { flop: number; bytes: number } {
+  const { numLayers, hidden, qDim, kvDim, intermediate, vocab } = shape;
+  const perToken = 2 * numLayers * (hidden * (qDim + 2 * kvDim) + qDim * hidden + 3 * hidden * intermediate);
+  const flop = tokens * perToken + 2 * sampledRows * hidden * vocab;
+  const bytes = shape.linearWeightBytes * Math.ceil(tokens / tokensPerWeightRead) + shape.lmHeadBytes * Math.ceil(sampledRows / tokensPerWeightRead);
+  return { flop, bytes };
+}
+
+/** GFLOP/s and GB/s of one op class. */
+export function rates(f: OpClassFigures): { gflops: number; gbs: number } {
+  return f.ms > 0 ? { gflops: f.flop / (f.ms * 1e6), gbs: f.bytes / (f.ms * 1e6) } : { gflops: NaN, gbs: NaN };
 }
 
 export interface KernelBenchReport {
@@ -69,6 +134,23 @@ export function renderKernelMarkdown(r: KernelBenchReport): string {
       const top = Object.entries(p.ops).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([op, ms]) => `${op} ${f(ms)}`).join(', ');
       const ratioCell = p.batch === 8 ? f(ratio, 2) : '';
       out.push(`| ${s.model} | ${p.batch} | ${f(p.stepMs)} | ${f(p.gpuMs)} | ${f(100 * overheadShare(p), 0)}% | ${ratioCell} | ${s.dispatchesPerStep} | ${top} |`);
+    }
+  }
+  const withClasses = r.sweeps.filter((s) => s.opClasses && s.opClasses.length > 0);
+  if (withClasses.length > 0) {
+    out.push(
+      '',
+      'Achieved rates per op class in one profiled step (GPU ms summed over layers; GB/s counts the bytes the kernels fetch, see kernel-report.ts):',
+      '',
+      '| model | case | attention ms | attention GFLOP/s | attention GB/s | matmul ms | matmul GFLOP/s | matmul GB/s | attention / matmul FLOP/s |',
+      '|---|---|---|---|---|---|---|---|---|',
+    );
+    for (const s of withClasses) {
+      for (const c of s.opClasses!) {
+        const a = rates(c.attention);
+        const m = rates(c.matmul);
+        out.push(`| ${s.model} | ${c.case} | ${f(c.attention.ms)} | ${f(a.gflops, 2)} | ${f(a.gbs, 2)} | ${f(c.matmul.ms)} | ${f(m.gflops, 2)} | ${f(m.gbs, 2)} | ${f((100 * a.gflops) / m.gflops, 0)}% |`);
+      }
     }
   }
   return out.join('\n') + '\n';

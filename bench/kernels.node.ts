@@ -1,7 +1,9 @@
 // The per-kernel benchmark: decode-step time, GPU time, overhead and per-op GPU time at B = 1-16
 // for the embedded model and random-weight SmolLM2-135M / Qwen2.5-0.5B shapes (Q8_0, Q4_0), in
-// Node on the npm webgpu adapter (SwiftShader unless COHORT_GPU=native). Writes bench/results/;
-// COHORT_BENCH_NOTE adds a line on the conditions of the run.
+// Node on the npm webgpu adapter (SwiftShader unless COHORT_GPU=native), and for the models in
+// COHORT_BENCH_OPCLASS_MODELS (default cohort-tiny) attention's and matmul's achieved GFLOP/s and
+// GB/s in a 512-token prefill chunk at context 1,200 and in decode at NIAH length (context 1,230).
+// Writes bench/results/; COHORT_BENCH_NOTE adds a line on the conditions of the run.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { StepPlan, StepRow } from '../src/engine/types';
@@ -14,13 +16,20 @@ import { folderOpener } from '../tools/models/node-files';
 import { publishedShapeModel } from '../tools/models/published-shapes';
 import { median } from '../src/protocol/metrics';
 import { nodeBenchDevice } from './node-device';
-import { opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep } from './kernel-report';
+import { ATTENTION_SLOTS } from '../src/gpu/kernels';
+import { tensorBytes } from '../src/model/quant-layout';
+import { attentionWork, matmulWork, opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep, type OpClassPoint, type WorkShape } from './kernel-report';
 
 const BATCHES = (process.env.COHORT_BENCH_BATCHES ?? '1,2,4,8,16').split(',').map(Number);
 const REPEATS = Number(process.env.COHORT_BENCH_REPEATS ?? 3);
 const MODELS = (process.env.COHORT_BENCH_MODELS ?? 'cohort-tiny,SmolLM2-135M:q8_0,SmolLM2-135M:q4_0,Qwen2.5-0.5B:q8_0,Qwen2.5-0.5B:q4_0').split(',');
+const OPCLASS_MODELS = (process.env.COHORT_BENCH_OPCLASS_MODELS ?? 'cohort-tiny').split(',');
 const BLOCK_SIZE = 16;
 const PROMPT_TOKENS = 4;
+const PREFILL_TOKENS = 512;
+const PREFILL_CONTEXT = 1200;
+const DECODE_CONTEXT = 1230;
+const MATMUL_OPS = new Set(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj', 'lm_head']);
 
 async function loadModel(spec: string): Promise<ModelDesc> {
   if (spec === 'cohort-tiny') {
@@ -86,7 +95,77 @@ async function sweep(spec: string): Promise<ModelSweep> {
       points.push({ batch, stepMs: median(wall), gpuMs: median(gpu), ops: opTotals(profiled) });
       console.log(`${spec} B=${batch}: step ${median(wall).toFixed(1)} ms, GPU ${median(gpu).toFixed(1)} ms`);
     }
-    return { model: model.source, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points };
+    const opClasses = OPCLASS_MODELS.includes(spec) ? await opClassSweep(model) : undefined;
+    return { model: model.source, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points, ...(opClasses ? { opClasses } : {}) };
+  } finally {
+    runner.dispose();
+  }
+}
+
+function workShape(model: ModelDesc): WorkShape {
+  const c = model.config;
+  let linearWeightBytes = 0;
+  for (const t of model.tensors.values()) if (/^model\.layers\.\d+\..*_proj\.weight$/.test(t.name)) linearWeightBytes += tensorBytes(t.dtype, t.shape);
+  const head = model.tensors.get('lm_head.weight') ?? model.tensors.get('model.embed_tokens.weight')!;
+  return {
+    numLayers: c.numLayers,
+    numHeads: c.numHeads,
+    headDim: c.headDim,
+    hidden: c.hiddenSize,
+    qDim: c.numHeads * c.headDim,
+    kvDim: c.numKvHeads * c.headDim,
+    intermediate: c.intermediateSize,
+    vocab: c.vocabSize,
+    linearWeightBytes,
+    lmHeadBytes: tensorBytes(head.dtype, head.shape),
+  };
+}
+
+/**
+ * Attention vs matmul in the same profiled steps: one row's 512-token prefill chunk ending at
+ * context 1,200, and B decode rows at context 1,230 for each B. The cache holds no real history
+ * (timing does not depend on its values), so no step has to fill it first.
+ */
+async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
+  const pipelines = await testPipelineCache();
+  const maxBatch = Math.max(...BATCHES);
+  const maxContext = DECODE_CONTEXT + BLOCK_SIZE;
+  const blocksPerRow = Math.ceil(maxContext / BLOCK_SIZE);
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, maxTokensPerStep: Math.max(PREFILL_TOKENS, maxBatch), maxRows: maxBatch, maxContext });
+  const shape = workShape(model);
+  const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
+  const row = (r: number, startPos: number, numTokens: number): StepRow => ({
+    sessionId: `s${r}`,
+    tokenIds: Int32Array.from({ length: numTokens }, (_, j) => (r * 13 + j * 7 + 1) % model.config.vocabSize),
+    startPos,
+    blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+    sampling,
+    sample: true,
+  });
+  const cases: { name: string; rows: StepRow[] }[] = [
+    { name: `prefill ${PREFILL_TOKENS} tok @ ctx ${PREFILL_CONTEXT}`, rows: [row(0, PREFILL_CONTEXT - PREFILL_TOKENS, PREFILL_TOKENS)] },
+    ...BATCHES.map((b) => ({ name: `decode B=${b} @ ctx ${DECODE_CONTEXT}`, rows: Array.from({ length: b }, (_, r) => row(r, DECODE_CONTEXT - 1, 1)) })),
+  ];
+  const points: OpClassPoint[] = [];
+  try {
+    let stepIndex = 0;
+    for (const { name, rows } of cases) {
+      const plan: StepPlan = { stepIndex: stepIndex++, rows };
+      await runner.execute(plan); // warm-up
+      const attentionMs: number[] = [];
+      const matmulMs: number[] = [];
+      for (let i = 0; i < REPEATS; i++) {
+        const ops = opTotals(await runner.profileStep({ ...plan, stepIndex: stepIndex++ }));
+        attentionMs.push(ops.attention ?? 0);
+        matmulMs.push(Object.entries(ops).reduce((n, [op, ms]) => n + (MATMUL_OPS.has(op) ? ms : 0), 0));
+      }
+      const tokens = rows.reduce((n, r) => n + r.tokenIds.length, 0);
+      const attention = { ms: median(attentionMs), ...attentionWork(shape, rows.map((r) => ({ startPos: r.startPos, numTokens: r.tokenIds.length })), ATTENTION_SLOTS) };
+      const matmul = { ms: median(matmulMs), ...matmulWork(shape, tokens, rows.length) };
+      points.push({ case: name, attention, matmul });
+      console.log(`${model.source} ${name}: attention ${attention.ms.toFixed(1)} ms, matmul ${matmul.ms.toFixed(1)} ms`);
+    }
+    return points;
   } finally {
     runner.dispose();
   }
