@@ -8,7 +8,8 @@
 //   queries instead of once per query;
 // - decode (a row feeding one token): the one query, its keys cut into splits, invocation s
 //   taking splits s, s + SLOTS, ...: each hands its split's (max, sum, acc) over in workgroup
-//   memory and the workgroup merges them in ascending split order.
+//   memory and the workgroup merges them in ascending split order (a context that fits one
+//   split runs on invocation 0 alone, as a prefill query would).
 // Every query's arithmetic is fixed by its own position: keys in splits of SPLIT at absolute
 // boundaries, each split an online softmax over tiles of TILE keys from a fresh state, the splits
 // merged in ascending order by the same formula in both kinds of item. So a row's output is
@@ -18,7 +19,7 @@ const SLOTS: u32 = 64u;  // invocations per workgroup: queries of a prefill item
 const SPLIT: u32 = 32u;  // keys per split
 const TILE: u32 = 8u;    // keys per online-softmax update
 const CHUNK: u32 = 16u;  // dims of the decode split states merged per pass through workgroup memory
-const MAX_HEAD_DIM: u32 = 256u;
+const MAX_HEAD_DIM: u32 = 128u;  // sizes the private arrays, which every invocation zero-fills
 const MASKED: f32 = -3.0e38;
 
 struct Params {
@@ -66,7 +67,7 @@ var<workgroup> splitAcc: array<f32, SLOTS * CHUNK>;
  * Online softmax over keys [split * SPLIT, min(numKeys, (split + 1) * SPLIT)) from a fresh state:
  * returns (max, sum) and leaves the unnormalized sum of weighted V rows in acc.
  */
-fn splitState(row: RowInfo, kvHeadBase: u32, numKeys: u32, split: u32, qv: ptr<function, array<f32, MAX_HEAD_DIM>>, acc: ptr<function, array<f32, MAX_HEAD_DIM>>) -> vec2<f32> {
+fn splitState(row: RowInfo, kvHeadBase: u32, qBase: u32, numKeys: u32, split: u32, acc: ptr<function, array<f32, MAX_HEAD_DIM>>) -> vec2<f32> {
   let headDim = params.headDim;
   let bs = params.blockSize;
   let n4 = headDim & ~3u;
@@ -96,9 +97,9 @@ fn splitState(row: RowInfo, kvHeadBase: u32, numKeys: u32, split: u32, qv: ptr<f
       // four lanes like the twin's dot(): lane i sums the dims = i mod 4
       var s = vec4<f32>(0.0);
       for (var d = 0u; d < n4; d += 4u) {
-        s += vec4<f32>((*qv)[d], (*qv)[d + 1u], (*qv)[d + 2u], (*qv)[d + 3u]) * vec4<f32>(kv[kBase + d], kv[kBase + d + 1u], kv[kBase + d + 2u], kv[kBase + d + 3u]);
+        s += vec4<f32>(q[qBase + d], q[qBase + d + 1u], q[qBase + d + 2u], q[qBase + d + 3u]) * vec4<f32>(kv[kBase + d], kv[kBase + d + 1u], kv[kBase + d + 2u], kv[kBase + d + 3u]);
       }
-      if (n4 < headDim) { s.x += (*qv)[n4] * kv[kBase + n4]; s.y += (*qv)[n4 + 1u] * kv[kBase + n4 + 1u]; }
+      if (n4 < headDim) { s.x += q[qBase + n4] * kv[kBase + n4]; s.y += q[qBase + n4 + 1u] * kv[kBase + n4 + 1u]; }
       let score = ((s.x + s.y) + (s.z + s.w)) * params.scale;
       scores[k] = score;
       tileMax = max(tileMax, score);
@@ -140,17 +141,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let numSplits = (numKeys + SPLIT - 1u) / SPLIT;
   let kvHeadBase = (h / (params.numHeads / params.numKvHeads)) * headDim;
   let qBase = (t * params.numHeads + h) * headDim;
-  var qv: array<f32, MAX_HEAD_DIM>;   // [headDim] this query's q row
-  var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] one split's weighted V sum
-  var racc: array<f32, MAX_HEAD_DIM>; // [headDim] the merged splits so far
   var rm = MASKED;
   var rl = 0.0;
-  for (var d = 0u; d < headDim; d++) { qv[d] = q[qBase + d]; }
+  // a decode row's one query and its splits, from the item alone (uniform: lid does not enter them)
+  let decodeKeys = row.startPos + item.firstQuery + 1u;
+  let decodeSplits = (decodeKeys + SPLIT - 1u) / SPLIT;
 
-  if (!decode) {
-    if (used) {
+  if (!decode || decodeSplits == 1u) {
+    // one invocation per query walks its splits in order (a one-split decode row: invocation 0)
+    if (used && (!decode || lid == 0u)) {
+      // declared here so that idle invocations do not zero-fill them
+      var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] one split's weighted V sum
+      var racc: array<f32, MAX_HEAD_DIM>; // [headDim] the merged splits so far
       for (var split = 0u; split < numSplits; split++) {
-        let ml = splitState(row, kvHeadBase, numKeys, split, &qv, &acc);
+        let ml = splitState(row, kvHeadBase, qBase, numKeys, split, &acc);
         let w = mergeWeights(rm, ml.x);
         rl = rl * w.y + ml.y * w.z;
         for (var d = 0u; d < headDim; d++) { racc[d] = racc[d] * w.y + acc[d] * w.z; }
@@ -162,15 +166,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // rounds of SLOTS splits: invocation lid computes split round * SLOTS + lid, then the split
     // states go through workgroup memory CHUNK dims at a time and invocation lid < CHUNK merges
     // dim chunk * CHUNK + lid over the round's splits in ascending order
-    let decodeKeys = row.startPos + item.firstQuery + 1u;  // from the item alone: uniform
-    let decodeSplits = (decodeKeys + SPLIT - 1u) / SPLIT;
+    var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] this invocation's split's weighted V sum
+    var racc: array<f32, MAX_HEAD_DIM>; // [headDim] merged splits so far, dims chunk * CHUNK + lid
     let numRounds = (decodeSplits + SLOTS - 1u) / SLOTS;
     let numChunks = (headDim + CHUNK - 1u) / CHUNK;
     for (var round = 0u; round < numRounds; round++) {
       let split = round * SLOTS + lid;
       let has = split < decodeSplits;
       if (has) {
-        let ml = splitState(row, kvHeadBase, decodeKeys, split, &qv, &acc);
+        let ml = splitState(row, kvHeadBase, qBase, decodeKeys, split, &acc);
         splitMax[lid] = ml.x;
         splitSum[lid] = ml.y;
       }

@@ -7,6 +7,7 @@ import type { ModelDesc } from '../model/desc';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, planKvArena } from './kv-arena';
+import { ATTENTION_MAX_HEAD_DIM } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
@@ -95,7 +96,7 @@ export class GpuRunner implements ModelRunner {
     const maxTokens = options.maxTokensPerStep ?? 512;
     const maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
     const maxContext = options.maxContext ?? c.maxPositionEmbeddings;
-    if (c.headDim % 2 !== 0 || c.headDim > 256) throw new Error(`headDim ${c.headDim}: kernels need an even headDim <= 256`);
+    if (c.headDim % 2 !== 0 || c.headDim > ATTENTION_MAX_HEAD_DIM) throw new Error(`headDim ${c.headDim}: kernels need an even headDim <= ${ATTENTION_MAX_HEAD_DIM}`);
     if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
     if (maxTokens > 65535 || maxRows > 65535) throw new Error('maxTokensPerStep and maxRows must stay below 65536 (one grid dimension)');
 

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ATTENTION_SLOTS, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SLOTS, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 const shaderDir = join(import.meta.dirname, '../../shaders');
@@ -51,7 +51,7 @@ describe('kernel registry vs shaders/', () => {
     expect(onDisk.sort()).toEqual([...SHADER_FILES].sort());
   });
 
-  it("paged attention's RowInfo, WorkItem and SLOTS are what step-meta packs", () => {
+  it("paged attention's RowInfo, WorkItem, SLOTS and MAX_HEAD_DIM are the host's", () => {
     const source = wgsl(KERNELS.paged_attention.file);
     expect(structFields(source, 'RowInfo')).toEqual([
       ['firstToken', 'u32'],
@@ -67,6 +67,7 @@ describe('kernel registry vs shaders/', () => {
     ]);
     expect([ROW_INFO_WORDS, ATTENTION_ITEM_WORDS]).toEqual([4, 4]);
     expect(Number(/const\s+SLOTS\s*:\s*u32\s*=\s*(\d+)u\s*;/.exec(source)?.[1])).toBe(ATTENTION_SLOTS);
+    expect(Number(/const\s+MAX_HEAD_DIM\s*:\s*u32\s*=\s*(\d+)u\s*;/.exec(source)?.[1])).toBe(ATTENTION_MAX_HEAD_DIM);
   });
 
   it("matmul's tile constants are the host's", () => {

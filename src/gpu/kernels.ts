@@ -131,6 +131,11 @@ export const MATMUL_ROWS_PER_INVOCATION = 4;
  * item, the splits of one decode round. Sizes the items step-meta cuts.
  */
 export const ATTENTION_SLOTS = 64;
+/**
+ * Largest headDim paged_attention takes (its MAX_HEAD_DIM const, which sizes per-invocation arrays
+ * every active invocation zero-fills: twice the need would cost the short decode steps).
+ */
+export const ATTENTION_MAX_HEAD_DIM = 128;
 
 /** matmul.wgsl's overrides for weights stored as `dtype`. */
 export function matmulOverrides(dtype: DType, options: { hasBias?: boolean; accumulate?: boolean; workgroupSize?: number } = {}): Overrides {
