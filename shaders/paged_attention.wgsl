@@ -15,7 +15,7 @@
 // merged in ascending order by the same formula in both kinds of item. So a row's output is
 // bitwise the same whatever else rides in the step and however its prompt was chunked.
 
-const SLOTS: u32 = 64u;  // invocations per workgroup: queries of a prefill item, splits of a decode round
+const SLOTS: u32 = 16u;  // invocations per workgroup: queries of a prefill item, splits of a decode round
 const SPLIT: u32 = 32u;  // keys per split
 const TILE: u32 = 8u;    // keys per online-softmax update
 const CHUNK: u32 = 16u;  // dims of the decode split states merged per pass through workgroup memory
@@ -141,6 +141,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let numSplits = (numKeys + SPLIT - 1u) / SPLIT;
   let kvHeadBase = (h / (params.numHeads / params.numKvHeads)) * headDim;
   let qBase = (t * params.numHeads + h) * headDim;
+  var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] one split's weighted V sum
+  var racc: array<f32, MAX_HEAD_DIM>; // [headDim] the merged splits so far (decode: dims chunk * CHUNK + lid)
   var rm = MASKED;
   var rl = 0.0;
   // a decode row's one query and its splits, from the item alone (uniform: lid does not enter them)
@@ -150,9 +152,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (!decode || decodeSplits == 1u) {
     // one invocation per query walks its splits in order (a one-split decode row: invocation 0)
     if (used && (!decode || lid == 0u)) {
-      // declared here so that idle invocations do not zero-fill them
-      var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] one split's weighted V sum
-      var racc: array<f32, MAX_HEAD_DIM>; // [headDim] the merged splits so far
       for (var split = 0u; split < numSplits; split++) {
         let ml = splitState(row, kvHeadBase, qBase, numKeys, split, &acc);
         let w = mergeWeights(rm, ml.x);
@@ -166,8 +165,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // rounds of SLOTS splits: invocation lid computes split round * SLOTS + lid, then the split
     // states go through workgroup memory CHUNK dims at a time and invocation lid < CHUNK merges
     // dim chunk * CHUNK + lid over the round's splits in ascending order
-    var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] this invocation's split's weighted V sum
-    var racc: array<f32, MAX_HEAD_DIM>; // [headDim] merged splits so far, dims chunk * CHUNK + lid
     let numRounds = (decodeSplits + SLOTS - 1u) / SLOTS;
     let numChunks = (headDim + CHUNK - 1u) / CHUNK;
     for (var round = 0u; round < numRounds; round++) {

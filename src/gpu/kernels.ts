@@ -128,9 +128,10 @@ export const MATMUL_ROWS_PER_INVOCATION = 4;
 
 /**
  * Invocations of a paged_attention workgroup (its SLOTS const): the queries of one prefill work
- * item, the splits of one decode round. Sizes the items step-meta cuts.
+ * item, the splits of one decode round. Sizes the items step-meta cuts. 16, not 64: on SwiftShader
+ * every invocation costs a fixed few microseconds, which 64 made dominate short-context decode.
  */
-export const ATTENTION_SLOTS = 64;
+export const ATTENTION_SLOTS = 16;
 /**
  * Largest headDim paged_attention takes (its MAX_HEAD_DIM const, which sizes per-invocation arrays
  * every active invocation zero-fills: twice the need would cost the short decode steps).

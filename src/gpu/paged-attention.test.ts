@@ -121,7 +121,7 @@ describe('paged_attention.wgsl', () => {
     });
   }
 
-  // a decode row past one round of 64 splits, a 70-token chunk (two work items) crossing splits,
+  // a decode row over many rounds of splits, a 70-token chunk (several work items) crossing splits,
   // a decode row at a split boundary, a short chunk
   it('attends like pagedAttention at long contexts and long chunks', async () => {
     const headDim = 16;
