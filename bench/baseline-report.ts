@@ -19,14 +19,18 @@ export interface BaselinePoint {
   newDispatches: number;
 }
 
-export interface BaselineReport {
-  schema: 1;
+/** What both kinds of baseline report say about their sitting. */
+export interface BaselineMeta {
   date: string;
   machine: string;
   baseCommit: string;
   newCommit: string;
-  rounds: number;
   note?: string;
+}
+
+export interface BaselineReport extends BaselineMeta {
+  schema: 1;
+  rounds: number;
   points: BaselinePoint[];
 }
 
@@ -37,7 +41,7 @@ function pointsOf(report: KernelBenchReport, model: string, batch: number) {
 }
 
 /** Pairs each (model, batch) both sides measured; rounds are reports taken in one sitting. */
-export function compareKernelReports(base: KernelBenchReport[], next: KernelBenchReport[], meta: Omit<BaselineReport, 'schema' | 'points' | 'rounds'>): BaselineReport {
+export function compareKernelReports(base: KernelBenchReport[], next: KernelBenchReport[], meta: BaselineMeta): BaselineReport {
   const first = next[0];
   if (!first || base.length === 0) throw new Error('no rounds to compare');
   const points: BaselinePoint[] = [];
@@ -103,14 +107,9 @@ export interface JoinBaseline {
   next: number;
 }
 
-export interface GridBaselineReport {
+export interface GridBaselineReport extends BaselineMeta {
   schema: 1;
-  date: string;
-  machine: string;
-  baseCommit: string;
-  newCommit: string;
   rounds: number;
-  note?: string;
   points: GridBaselinePoint[];
   join: JoinBaseline[];
 }
@@ -118,7 +117,7 @@ export interface GridBaselineReport {
 const JOIN_FIGURES: JoinBaseline['figure'][] = ['timeToFirstTokenMs', 'maxGapDuringJoinMs', 'medianGapBeforeJoinMs', 'longestJoinStepMs', 'maxChunkTokens'];
 
 /** Pairs each grid cell (workload, sessions, mode) and each join figure both sides measured. */
-export function compareGridReports(base: BenchReport[], next: BenchReport[], meta: Omit<GridBaselineReport, 'schema' | 'points' | 'join' | 'rounds'>): GridBaselineReport {
+export function compareGridReports(base: BenchReport[], next: BenchReport[], meta: BaselineMeta): GridBaselineReport {
   const first = next[0];
   if (!first || base.length === 0) throw new Error('no rounds to compare');
   const cell = (r: BenchReport, workload: string, sessions: number, mode: Mode) => r.throughput.find((p) => p.workload === workload && p.sessions === sessions)?.[mode].medianTokensPerSec;
