@@ -1,7 +1,7 @@
 // The throughput chart's series: decode tok/s over a trailing window at each step, per session.
 // Pure: no clocks, no stores, no rendering. Run-level figures live in src/protocol/metrics.ts.
 import type { StepEvent } from '../../protocol/events';
-import { stepEndMs } from '../../protocol/metrics';
+import { perSec, stepEndMs } from '../../protocol/metrics';
 
 export interface StepTokenCounts {
   /** Tokens sampled by decode rows (the first token of a turn comes from a prefill row). */
@@ -74,7 +74,7 @@ export function throughputSeries(events: readonly StepEvent[], originMs: number,
       total += counts[j].numDecodeTokens;
       for (const [id, n] of counts[j].decodeBySession) perSession.set(id, (perSession.get(id) ?? 0) + n);
     }
-    const toRate = (n: number) => (n * 1000) / spanMs;
+    const toRate = (n: number) => perSec(n, spanMs);
     pushPoint((endMs - originMs) / 1000, toRate(total), (id) => toRate(perSession.get(id) ?? 0));
   }
   return { x, aggregate, bySession };
