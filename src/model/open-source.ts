@@ -47,6 +47,8 @@ export async function openModelSource(source: ModelSource, options: SourceOption
       const files = new Map<string, Blob>(source.files.map((f) => [f.name, f]));
       return openHfModel(mapOpener(files), folderName(source.files), onProgress);
     }
+    case 'server':
+      throw new Error('a server holds its own model: connect to it with a server backend (src/remote), not a model loader');
   }
 }
 

@@ -6,6 +6,7 @@ export const MODEL_CACHE_NAME = 'cohort-models';
 import type { StepBudget } from '../engine/step-budget';
 import type { SamplingParams } from '../engine/types';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from './events';
+import type { ServerInfo } from './server';
 
 export type { SamplingParams, StepBudget };
 
@@ -16,7 +17,9 @@ export type ModelSource =
   | { kind: 'embedded' }
   | { kind: 'huggingface'; repoId: string; revision?: string; /** A .gguf file in the repo; else the HF layout. */ file?: string }
   | { kind: 'url'; url: string }
-  | { kind: 'files'; files: File[] };
+  | { kind: 'files'; files: File[] }
+  /** An OpenAI-compatible server (llama.cpp's llama-server, vLLM): the page drives it, it holds the model. */
+  | { kind: 'server'; baseUrl: string; apiKey?: string; /** The served model's id; else the first of /v1/models. */ model?: string };
 
 export interface LoadProgress {
   phase: 'fetch' | 'parse' | 'upload' | 'ready';
@@ -44,6 +47,8 @@ export interface ModelInfo {
   contextTokens: number;
   /** Set when the model has no chat template and a fallback is used. */
   templateNote?: string;
+  /** Set when a server serves the model: then the fields above it cannot know are 0 or empty. */
+  server?: ServerInfo;
 }
 
 /** Out-of-bounds values (src/engine/session-options.ts) make createSession reject with an InvalidOptionError. */

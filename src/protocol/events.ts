@@ -2,6 +2,17 @@
 // Types only, defined beside the engine that produces them (the engine may not import protocol).
 import type { SessionOptions as ApiSessionOptions } from './api';
 import type { SessionOptions as EngineSessionOptions } from '../engine/sessions';
+import type { StepEvent as EngineStepEvent } from '../engine/events';
+import type { ServerSample } from './server';
+
+/**
+ * One engine step, or one sampling interval of a server backend (src/remote), which has no steps
+ * the page can see: then `server` is set, rows hold what each session's stream delivered in the
+ * interval (their newTokenIds are -1 where the server sends text, not ids), and the KV fields are 0.
+ */
+export interface StepEvent extends EngineStepEvent {
+  server?: ServerSample;
+}
 
 export type {
   EngineMode,
@@ -11,7 +22,6 @@ export type {
   SessionState,
   SessionStats,
   StepBudgetEvent,
-  StepEvent,
   StepRowEvent,
   WaitReason,
   WaitingEvent,

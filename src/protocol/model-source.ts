@@ -34,5 +34,7 @@ export function describeSource(source: ModelSource): string {
       return source.url;
     case 'files':
       return source.files.length === 1 ? source.files[0].name : `${source.files.length} local files`;
+    case 'server':
+      return `the server at ${source.baseUrl}`;
   }
 }
