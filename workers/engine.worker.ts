@@ -1,56 +1,6 @@
 // The engine worker: owns the WebGPU device and exposes EngineApi to the page via comlink.
-// Wiring only: the host (src/host), device acquisition and the self-check live elsewhere.
+// Wiring only: the engine (worker-engine.ts), the host, device acquisition and the self-check live elsewhere.
 import * as Comlink from 'comlink';
-import { GpuRunner } from '../src/gpu/gpu-runner';
-import { bundledShaderSource } from '../src/gpu/shader-sources';
-import { EngineHost } from '../src/host/engine-host';
-import type { EngineApi, GpuInfo, SelfCheckResult } from '../src/protocol/api';
-import { cacheStorageStore } from './download-store';
-import { acquireGpu, describeGpu } from './gpu-device';
-import { runSelfCheck } from './self-check';
-
-async function device(): Promise<GPUDevice> {
-  const gpu = await acquireGpu();
-  if (gpu.status !== 'ok') throw new Error(`No WebGPU device: ${gpu.message}`);
-  return gpu.device;
-}
-
-const watched = new WeakSet<GPUDevice>();
-
-/** A lost device (driver reset, destroy()) sends the host to rebuild its runner on a new one. */
-function watchForLoss(gpu: GPUDevice): GPUDevice {
-  if (!watched.has(gpu)) {
-    watched.add(gpu);
-    void gpu.lost.then((info) => engine.recoverRunner(`GPU device lost (${info.reason}${info.message ? `: ${info.message}` : ''})`));
-  }
-  return gpu;
-}
-
-/** The host plus the calls that need this worker's device and scope. */
-class WorkerEngine extends EngineHost implements EngineApi {
-  gpuInfo(): Promise<GpuInfo> {
-    return describeGpu();
-  }
-
-  async selfCheck(): Promise<SelfCheckResult> {
-    return runSelfCheck(await device());
-  }
-
-  async debugCloseWorker(): Promise<void> {
-    setTimeout(() => self.close(), 0); // after this call's reply
-  }
-
-  async debugLoseDevice(): Promise<void> {
-    const gpu = await acquireGpu();
-    if (gpu.status === 'ok') gpu.device.destroy();
-  }
-}
-
-const engine = new WorkerEngine({
-  makeRunner: async (model) => GpuRunner.create({ device: watchForLoss(await device()), model, shaderSource: bundledShaderSource }),
-  embeddedModelUrl: new URL(`${import.meta.env.BASE_URL}models/cohort-tiny/`, self.location.origin).href,
-  pageOrigin: self.location.origin,
-  downloadStore: cacheStorageStore(),
-});
+import { engine } from './worker-engine';
 
 Comlink.expose(engine);
