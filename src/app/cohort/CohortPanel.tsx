@@ -1,7 +1,8 @@
-// The bottom panel: a bar to collapse it or drag its height, the cohort timeline across the
-// full width, then the throughput and KV charts beside the comparison and NIAH cards.
+// The bottom panel: a bar to collapse it, drag its height, pick its window of steps or clear it;
+// the cohort timeline across the full width, then the charts beside the comparison and NIAH cards.
 import { useRef, type KeyboardEvent, type PointerEvent } from 'react';
 import { useLayoutStore } from '../state/layout-store';
+import { ActivityControls } from './ActivityControls';
 import { CohortTimeline } from './CohortTimeline';
 import { ComparePanel } from './ComparePanel';
 import { LiveStats } from './LiveStats';
@@ -48,6 +49,7 @@ function PanelBar() {
       )}
       <h2 className="panel-title">Engine activity</h2>
       <span className="spacer" />
+      {!collapsed && <ActivityControls />}
       <button type="button" className="link" aria-expanded={!collapsed} aria-controls="cohort-body" data-testid="cohort-toggle" onClick={() => setCohortCollapsed(!collapsed)}>
         {collapsed ? 'show ▴' : 'hide ▾'}
       </button>

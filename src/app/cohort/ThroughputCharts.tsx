@@ -1,15 +1,17 @@
-// Live charts from the step ring: decode tok/s for all sessions together and per session over
-// time, and the KV block pool with the queue depth. Recomputed at most four times a second.
+// Live charts over the activity panel's window: decode tok/s for all sessions together and per
+// open session, and the KV block pool with the queue depth. Recomputed at most 4 times a second.
 import { useMemo } from 'react';
 import type uPlot from 'uplot';
-import { stepEndMs } from '../../protocol/metrics';
+import { countBreaks, kvSeries } from '../derive/activity-window';
 import { throughputSeries } from '../derive/throughput';
 import { useSessionsStore } from '../state/sessions-store';
-import { stepOriginMs, stepRing } from '../state/step-feed';
+import { stepOriginMs } from '../state/step-feed';
 import { useTelemetryStore } from '../state/telemetry-store';
 import { UPlotChart, type ChartSeries } from './UPlotChart';
+import { useActivitySteps, useLiveEngineIds } from './use-activity-steps';
 import { useThrottled } from './use-throttled';
 
+/** Trailing window of the tok/s line; a pause longer than it breaks both charts' lines. */
 const WINDOW_MS = 1000;
 const PALETTE = ['#4cc2ff', '#a78bfa', '#34d399', '#f472b6', '#facc15', '#fb923c', '#60a5fa', '#f87171', '#2dd4bf', '#c084fc', '#a3e635', '#e879f9'];
 /** Per-session lines beyond this many would be unreadable; the aggregate line covers all. */
@@ -17,28 +19,29 @@ const MAX_SESSION_SERIES = 8;
 const HEIGHT = 130;
 
 function useRecentEvents() {
-  const version = useThrottled(useTelemetryStore((s) => s.version), 250);
-  return useMemo(() => ({ version, events: stepRing.toArray().map((r) => r.event) }), [version]);
+  return useActivitySteps(useThrottled(useTelemetryStore((s) => s.version), 250));
 }
 
 export function ThroughputChart() {
-  const { events } = useRecentEvents();
+  const events = useRecentEvents();
   const paneByEngineId = useSessionsStore((s) => s.paneByEngineId);
   const views = useSessionsStore((s) => s.views);
+  const liveIds = useLiveEngineIds();
   const sessionIds = useMemo(() => {
     const ids: string[] = [];
     const seen = new Set<string>();
     for (let i = events.length - 1; i >= 0 && ids.length < MAX_SESSION_SERIES; i--) {
       for (const row of events[i].rows) {
-        if (!seen.has(row.sessionId)) {
+        // Closed sessions get no line of their own; the aggregate still counts their tokens.
+        if (!seen.has(row.sessionId) && liveIds.has(row.sessionId)) {
           seen.add(row.sessionId);
           ids.push(row.sessionId);
         }
       }
     }
     return ids.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-  }, [events]);
-  const { series, data } = useMemo(() => {
+  }, [events, liveIds]);
+  const { series, data, breaks } = useMemo(() => {
     const origin = stepOriginMs ?? 0;
     const s = throughputSeries(events, origin, WINDOW_MS, sessionIds);
     const labelOf = (id: string) => views.get(paneByEngineId.get(id) ?? '')?.label ?? id;
@@ -47,12 +50,12 @@ export function ThroughputChart() {
       ...sessionIds.map((id, i) => ({ label: labelOf(id), color: PALETTE[i % PALETTE.length], width: 1.25 })),
     ];
     const aligned = [s.x, s.aggregate, ...sessionIds.map((id) => s.bySession.get(id) ?? [])] as uPlot.AlignedData;
-    return { series: chartSeries, data: aligned };
+    return { series: chartSeries, data: aligned, breaks: countBreaks(s.aggregate) };
   }, [events, sessionIds, views, paneByEngineId]);
   return (
     <div className="chart-box">
       <h3>Decode tokens / s</h3>
-      <UPlotChart testId="throughput-chart" height={HEIGHT} series={series} data={data} yLabel="tok/s" />
+      <UPlotChart testId="throughput-chart" height={HEIGHT} series={series} data={data} yLabel="tok/s" attributes={{ 'data-steps': events.length, 'data-breaks': breaks }} />
     </div>
   );
 }
@@ -66,21 +69,15 @@ const KV_SERIES: ChartSeries[] = [
 ];
 
 export function KvChart() {
-  const { events } = useRecentEvents();
-  const data = useMemo(() => {
-    const origin = stepOriginMs ?? 0;
-    return [
-      events.map((e) => (stepEndMs(e) - origin) / 1000),
-      events.map((e) => e.kvBlocksUsed),
-      events.map((e) => e.kvBlocksFree),
-      events.map((e) => e.kvBlocksShared),
-      events.map((e) => e.queueDepth),
-    ] as uPlot.AlignedData;
+  const events = useRecentEvents();
+  const { data, breaks } = useMemo(() => {
+    const s = kvSeries(events, stepOriginMs ?? 0, WINDOW_MS);
+    return { data: [s.x, s.used, s.free, s.shared, s.queue] as uPlot.AlignedData, breaks: countBreaks(s.used) };
   }, [events]);
   return (
     <div className="chart-box">
       <h3>KV blocks and queue</h3>
-      <UPlotChart testId="kv-chart" height={HEIGHT} series={KV_SERIES} data={data} yLabel="blocks" y2Label="queued" />
+      <UPlotChart testId="kv-chart" height={HEIGHT} series={KV_SERIES} data={data} yLabel="blocks" y2Label="queued" attributes={{ 'data-steps': events.length, 'data-breaks': breaks }} />
     </div>
   );
 }

@@ -1,6 +1,6 @@
 // Paints a computed timeline layout onto a 2D canvas: row labels, step ticks, one cell per
 // (step, session) coloured prefill / decode / absent. No layout decisions are made here.
-import { cellAlpha, rowsBySession, type TimelineGeometry, type TimelineLayout } from '../derive/timeline-layout';
+import { cellAlpha, labelFontPx, rowsBySession, type TimelineGeometry, type TimelineLayout } from '../derive/timeline-layout';
 
 export const TIMELINE_COLORS = {
   background: '#121722',
@@ -40,10 +40,10 @@ export function paintTimeline(
   const gap = cw >= 4 ? 1 : 0;
   const rowGap = rh >= 6 ? 2 : 0;
   // Labels shrink with the rows and are left out once rows are too thin to read.
-  const labelPx = Math.min(11, Math.floor(rh) - 1);
+  const labelPx = labelFontPx(rh);
   layout.rowIds.forEach((sessionId, r) => {
     const y = headerHeight + r * rh;
-    if (labelPx >= 7) {
+    if (labelPx > 0) {
       ctx.font = `${labelPx}px system-ui, sans-serif`;
       ctx.fillStyle = TIMELINE_COLORS.label;
       ctx.fillText(labelOf(sessionId), 6, y + rh / 2, labelWidth - 10);

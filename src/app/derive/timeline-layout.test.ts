@@ -2,7 +2,7 @@
 // cell intensity. Canvas painting itself is checked in the browser (e2e/ui.spec.ts).
 import { describe, expect, it } from 'vitest';
 import { row, step } from '../../protocol/testing/step-fixtures';
-import { cellAlpha, columnAt, layoutTimeline, type TimelineGeometry } from './timeline-layout';
+import { cellAlpha, columnAt, labelFontPx, layoutTimeline, timelineHeight, type TimelineGeometry } from './timeline-layout';
 
 const geometry: TimelineGeometry = { width: 200, height: 120, labelWidth: 40, headerHeight: 20, minColumnWidth: 4, maxColumnWidth: 16, maxRowHeight: 20 };
 
@@ -33,6 +33,26 @@ describe('layoutTimeline', () => {
     const back = layoutTimeline(events, geometry, [], 40);
     expect(back.rowIds).toEqual(['old']);
     expect(back.firstIndex).toBe(0);
+  });
+
+  it('gives no row to sessions closed since (not in liveIds)', () => {
+    const events = [step(0, 0, 1, [row('a', 'decode', 1), row('gone', 'decode', 1)]), step(1, 1, 1, [row('b', 'decode', 1)])];
+    expect(layoutTimeline(events, geometry, [], 0, new Set(['a', 'b'])).rowIds).toEqual(['a', 'b']);
+    expect(layoutTimeline(events, geometry, []).rowIds).toEqual(['a', 'gone', 'b']);
+  });
+
+  it('keeps rows tall enough to label: 32 sessions grow the canvas instead of thinning rows', () => {
+    const readable = { ...geometry, minRowHeight: 12 };
+    const events = [step(0, 0, 1, Array.from({ length: 32 }, (_, i) => row(`s${i}`, 'decode', 1)))];
+    const height = timelineHeight(32, readable, 64, 150);
+    expect(height).toBe(20 + 32 * 12);
+    const layout = layoutTimeline(events, { ...readable, height }, []);
+    expect(layout.rowHeight).toBe(12);
+    expect(labelFontPx(layout.rowHeight)).toBe(11);
+    // A few rows fit in the maximum without growing; none are thinner than the minimum.
+    expect(timelineHeight(4, readable, 64, 150)).toBe(20 + 4 * 20);
+    expect(timelineHeight(0, readable, 64, 150)).toBe(64);
+    expect(labelFontPx(5)).toBe(0);
   });
 
   it('finds the column under the pointer', () => {

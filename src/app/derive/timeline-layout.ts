@@ -12,6 +12,8 @@ export interface TimelineGeometry {
   minColumnWidth: number;
   maxColumnWidth: number;
   maxRowHeight: number;
+  /** Rows never get thinner than this, so their labels stay readable; the canvas grows instead. */
+  minRowHeight?: number;
 }
 
 export interface TimelineLayout {
@@ -29,9 +31,10 @@ export interface TimelineLayout {
 
 /**
  * The last columns that fit (minus `scrollBack` steps), rows for every session that rides in
- * them: sessions in `order` first (the grid's order), then the rest by first appearance.
+ * them: sessions in `order` first (the grid's order), then the rest by first appearance. With
+ * `liveIds`, sessions not in it (closed since) get no row.
  */
-export function layoutTimeline(events: readonly StepEvent[], geometry: TimelineGeometry, order: readonly string[], scrollBack = 0): TimelineLayout {
+export function layoutTimeline(events: readonly StepEvent[], geometry: TimelineGeometry, order: readonly string[], scrollBack = 0, liveIds?: ReadonlySet<string>): TimelineLayout {
   const plotWidth = Math.max(0, geometry.width - geometry.labelWidth);
   const maxColumns = Math.max(1, Math.floor(plotWidth / geometry.minColumnWidth));
   const end = Math.max(0, events.length - Math.max(0, Math.floor(scrollBack)));
@@ -44,7 +47,7 @@ export function layoutTimeline(events: readonly StepEvent[], geometry: TimelineG
   for (const event of columns) {
     for (const row of event.rows) {
       if (row.kind === 'prefill') maxPrefillTokens = Math.max(maxPrefillTokens, row.numTokens);
-      if (!seen.has(row.sessionId)) {
+      if (!seen.has(row.sessionId) && (!liveIds || liveIds.has(row.sessionId))) {
         seen.add(row.sessionId);
         appearing.push(row.sessionId);
       }
@@ -56,8 +59,25 @@ export function layoutTimeline(events: readonly StepEvent[], geometry: TimelineG
     .sort((a, b) => a.key - b.key)
     .map((r) => r.id);
   const plotHeight = Math.max(0, geometry.height - geometry.headerHeight);
-  const rowHeight = rowIds.length === 0 ? geometry.maxRowHeight : Math.min(geometry.maxRowHeight, plotHeight / rowIds.length);
+  const fitted = rowIds.length === 0 ? geometry.maxRowHeight : Math.min(geometry.maxRowHeight, plotHeight / rowIds.length);
+  const rowHeight = Math.max(geometry.minRowHeight ?? 0, fitted);
   return { columns, rowIds, columnWidth, rowHeight, maxPrefillTokens, firstIndex };
+}
+
+/**
+ * Canvas height for numRows: rows as tall as fit in maxHeight, but never under minRowHeight
+ * (the canvas then grows past maxHeight and its box scrolls) and never under minHeight.
+ */
+export function timelineHeight(numRows: number, geometry: TimelineGeometry, minHeight: number, maxHeight: number): number {
+  const rows = Math.max(2, numRows);
+  const rowHeight = Math.max(geometry.minRowHeight ?? 0, Math.min(geometry.maxRowHeight, (maxHeight - geometry.headerHeight) / rows));
+  return Math.max(minHeight, Math.ceil(geometry.headerHeight + rows * rowHeight));
+}
+
+/** Row label size (px) for a row height; 0: too thin to label. */
+export function labelFontPx(rowHeight: number): number {
+  const px = Math.min(11, Math.floor(rowHeight) - 1);
+  return px >= 7 ? px : 0;
 }
 
 /** The step under x (canvas pixels), or null outside the plotted columns. */
