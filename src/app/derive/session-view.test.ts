@@ -1,7 +1,7 @@
 // Tests for folding StepEvents into chat panes: streaming text, states, TTFT and decode tok/s,
 // held-back text in finished events, resets during a turn, and untouched panes staying the same.
 import { describe, expect, it } from 'vitest';
-import { applyReceivedSteps, beginTurn, DEFAULT_SETTINGS, historyBeforeTurn, isActive, lastUserLine, latestReply, newSessionView, refuseTurn, resetView, rewindView, suspendView, toSessionOptions, type SessionView } from './session-view';
+import { applyReceivedSteps, beginTurn, changeSettings, DEFAULT_SETTINGS, historyBeforeTurn, isActive, lastUserLine, latestReply, markCancelling, newSessionView, refuseTurn, resetView, rewindView, suspendView, toSessionOptions, type SessionView } from './session-view';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import type { ReceivedStep } from './step-ring';
 
@@ -70,6 +70,20 @@ describe('applyReceivedSteps', () => {
     expect(isActive(views.get('p2')!)).toBe(false);
   });
 
+  it('shows "cancelling" from the click until the turn ends, through the steps still running', () => {
+    const cancelling = markCancelling(sent('p1', 's1'));
+    expect(cancelling.cancelling).toBe(true);
+    expect(markCancelling(cancelling)).toBe(cancelling);
+    const during = applyReceivedSteps(panes(cancelling), byEngine, [rec(step(0, 0, 10, [row('s1', 'prefill', 512)]), 5)]);
+    expect(during.get('p1')).toMatchObject({ state: 'prefill', cancelling: true });
+    const after = applyReceivedSteps(during, byEngine, [rec(step(1, 10, 10, [], { finished: [{ sessionId: 's1', requestId: 's1:1', reason: 'cancelled', newText: '' }] }), 25)]);
+    expect(after.get('p1')).toMatchObject({ state: 'cancelled', cancelling: undefined });
+    // Nothing to cancel on an idle pane; a new turn starts without the mark.
+    const idle = newSessionView('p3', '#3', DEFAULT_SETTINGS);
+    expect(markCancelling(idle)).toBe(idle);
+    expect(beginTurn(cancelling, 'again', 30).cancelling).toBeUndefined();
+  });
+
   it('shows an engine error on its pane', () => {
     const views = applyReceivedSteps(panes(sent('p1', 's1')), byEngine, [
       rec(step(0, 0, 10, [], { finished: [{ sessionId: 's1', requestId: 's1:1', reason: 'error', newText: '', error: 'prompt too long' }] }), 5),
@@ -125,6 +139,28 @@ describe('pane transitions', () => {
     ]);
     expect(rewindView(view, 0)).toMatchObject({ lines: [], restoreHistory: false });
     expect(lastUserLine(newSessionView('p2', '#2', DEFAULT_SETTINGS))).toBe(-1);
+  });
+
+  it('takes new settings between turns: the engine session goes, the transcript becomes its successor\'s history', () => {
+    const lines = [
+      { role: 'user' as const, text: 'a' },
+      { role: 'assistant' as const, text: 'b' },
+    ];
+    const view: SessionView = { ...newSessionView('p1', '#1', DEFAULT_SETTINGS), engineId: 's1', state: 'done', lines };
+    const changed = changeSettings(view, { ...DEFAULT_SETTINGS, maxNewTokens: 5 });
+    expect(changed.engineId).toBeUndefined();
+    expect(changed).toMatchObject({ settings: { maxNewTokens: 5 }, restoreHistory: true, lines });
+    expect(historyBeforeTurn(beginTurn(changed, 'c', 0))).toEqual([
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+    ]);
+    // The same settings keep the session; a running turn keeps its settings.
+    expect(changeSettings(view, { ...DEFAULT_SETTINGS })).toBe(view);
+    const running = beginTurn(view, 'c', 0);
+    expect(changeSettings(running, { ...DEFAULT_SETTINGS, topK: 1 })).toBe(running);
+    // A pane that never sent anything just takes them.
+    const fresh = changeSettings(newSessionView('p2', '#2', DEFAULT_SETTINGS), { ...DEFAULT_SETTINGS, temperature: 0 });
+    expect(fresh).toMatchObject({ settings: { temperature: 0 }, restoreHistory: false });
   });
 
   it('hands a message refused before its first token back to the composer, without an empty bubble', () => {

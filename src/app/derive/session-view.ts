@@ -65,6 +65,8 @@ export interface SessionView {
   error?: string;
   /** After a reset during a turn: that turn's events are dropped until it ends. */
   discarding: boolean;
+  /** Cancel was pressed: shown at once, while the engine ends the turn at its next step boundary. */
+  cancelling?: boolean;
   niah?: NiahMark;
   /** Panes the app opened itself (compare runs). */
   tag?: string;
@@ -101,8 +103,29 @@ export function beginTurn(view: SessionView, text: string, nowMs: number): Sessi
     tokensPerSec: undefined,
     finishReason: undefined,
     error: undefined,
+    cancelling: undefined,
     niah: view.niah ? { ...view.niah, passed: undefined, leaks: undefined } : undefined,
   };
+}
+
+function sameSettings(a: SessionSettings, b: SessionSettings): boolean {
+  return a.systemPrompt === b.systemPrompt && a.temperature === b.temperature && a.topP === b.topP && a.topK === b.topK && a.maxNewTokens === b.maxNewTokens && a.seed === b.seed;
+}
+
+/**
+ * Settings changed between turns. The engine session was created with the old ones, so it is
+ * dropped: the next send creates one with these and the transcript as history (as a rewind
+ * does). Refused while a turn runs; unchanged settings keep the engine session.
+ */
+export function changeSettings(view: SessionView, settings: SessionSettings): SessionView {
+  if (isActive(view) || sameSettings(view.settings, settings)) return view;
+  const { engineId: _dropped, ...rest } = view;
+  return { ...rest, settings, restoreHistory: view.lines.length > 0 };
+}
+
+/** Cancel pressed on a running turn; the turn's finish (reason 'cancelled') clears it. */
+export function markCancelling(view: SessionView): SessionView {
+  return isActive(view) && !view.discarding && !view.cancelling ? { ...view, cancelling: true } : view;
 }
 
 export function failTurn(view: SessionView, message: string): SessionView {
@@ -132,6 +155,7 @@ export function suspendView(view: SessionView, cutMessage = 'The engine worker s
   return {
     ...rest,
     discarding: false,
+    cancelling: undefined,
     restoreHistory: view.lines.length > 0,
     ...(cut ? { state: 'error' as const, error: cutMessage } : {}),
   };
@@ -153,8 +177,8 @@ export function historyBeforeTurn(view: SessionView): Array<{ role: 'user' | 'as
 export function refuseTurn(view: SessionView, message: string): SessionView {
   const n = view.lines.length;
   const turnStarted = n >= 2 && view.lines[n - 1].role === 'assistant' && view.lines[n - 1].text === '' && view.lines[n - 2].role === 'user';
-  if (!turnStarted) return { ...view, state: 'error', error: message, waitReason: undefined };
-  return { ...view, state: 'error', error: message, waitReason: undefined, finishReason: 'error', lines: view.lines.slice(0, -2), returnedDraft: view.lines[n - 2].text };
+  if (!turnStarted) return { ...view, state: 'error', error: message, waitReason: undefined, cancelling: undefined };
+  return { ...view, state: 'error', error: message, waitReason: undefined, cancelling: undefined, finishReason: 'error', lines: view.lines.slice(0, -2), returnedDraft: view.lines[n - 2].text };
 }
 
 /**
@@ -176,6 +200,7 @@ export function rewindView(view: SessionView, lineIndex: number): SessionView {
     numOutputTokens: 0,
     numDecodeTokens: 0,
     discarding: false,
+    cancelling: undefined,
     restoreHistory: lines.length > 0,
   };
 }
@@ -248,6 +273,7 @@ export function applyReceivedSteps(views: ReadonlyMap<string, SessionView>, pane
       put({
         ...view,
         waitReason: undefined,
+        cancelling: undefined,
         lines: appendAssistant(view.lines, finished.newText),
         state: finishedState(finished.reason),
         finishReason: finished.reason,

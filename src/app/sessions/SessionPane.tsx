@@ -1,5 +1,5 @@
-// One chat pane: label, state, time to first token and decode tok/s, NIAH mark, settings until
-// the first message, the streamed transcript and the composer (Enter sends, Shift+Enter newline).
+// One chat pane: label, state, time to first token and decode tok/s, NIAH mark, settings (editable
+// between turns, applied to the next one), the streamed transcript and the composer (Enter sends, Shift+Enter newline).
 import { useEffect, useRef, useState } from 'react';
 import { isActive, WAIT_REASON_TEXT, type SessionView } from '../derive/session-view';
 import { cancelTurn, closeSession, editMessage, regenerate, resetSession, sendMessage, takeReturnedDraft, updateSettings } from '../state/session-actions';
@@ -22,7 +22,7 @@ function Stats({ view }: { view: SessionView }) {
         data-wait-reason={view.state === 'waiting' ? (view.waitReason ?? '') : ''}
         title={view.state === 'waiting' && view.waitReason ? WAIT_REASON_TEXT[view.waitReason] : undefined}
       >
-        {view.discarding ? 'resetting' : view.state === 'waiting' && view.waitReason && view.waitReason !== 'queued' ? `waiting · ${view.waitReason === 'kv-full' ? 'KV full' : 'preempted'}` : view.state}
+        {view.discarding ? 'resetting' : view.cancelling ? 'cancelling…' : view.state === 'waiting' && view.waitReason && view.waitReason !== 'queued' ? `waiting · ${view.waitReason === 'kv-full' ? 'KV full' : 'preempted'}` : view.state}
       </span>
       <span title="Time to first token" data-testid="session-ttft">
         TTFT {view.ttftMs !== undefined ? `${Math.round(view.ttftMs)} ms` : '—'}
@@ -98,8 +98,8 @@ function Composer({ view }: { view: SessionView }) {
         }}
       />
       {busy && !view.discarding ? (
-        <button type="button" className="danger" data-testid="session-cancel" onClick={() => void cancelTurn(view.paneId)}>
-          Cancel
+        <button type="button" className="danger" data-testid="session-cancel" disabled={view.cancelling} onClick={() => void cancelTurn(view.paneId)}>
+          {view.cancelling ? 'Cancelling…' : 'Cancel'}
         </button>
       ) : (
         <button type="button" className="primary" data-testid="session-send" disabled={busy || !text.trim()} onClick={send}>
@@ -114,9 +114,11 @@ export function SessionPane({ paneId }: { paneId: string }) {
   const view = useSessionsStore((s) => s.views.get(paneId));
   const [showSettings, setShowSettings] = useState(false);
   if (!view) return null;
-  const editable = !view.engineId && view.lines.length === 0;
+  const busy = isActive(view);
+  const started = !!view.engineId || view.lines.length > 0;
+  const editable = !busy;
   return (
-    <article className={`pane state-${view.state}`} data-testid="session-pane" data-session-id={paneId} data-engine-session-id={view.engineId ?? ''} data-state={view.state} data-num-tokens={view.numOutputTokens}>
+    <article className={`pane state-${view.state}`} data-testid="session-pane" data-session-id={paneId} data-engine-session-id={view.engineId ?? ''} data-state={view.state} data-cancelling={view.cancelling ? 'true' : undefined} data-num-tokens={view.numOutputTokens}>
       <header className="pane-head">
         <span className="pane-label">{view.label}</span>
         {view.engineId && <span className="muted small">{view.engineId}</span>}
@@ -135,8 +137,12 @@ export function SessionPane({ paneId }: { paneId: string }) {
       <Stats view={view} />
       {showSettings ? (
         <>
-          <SessionSettingsForm settings={view.settings} disabled={!editable} onChange={(settings) => updateSettings(paneId, settings)} />
-          {!editable && <p className="muted small">Settings apply when the session is created; open a new session to change them.</p>}
+          <SessionSettingsForm settings={view.settings} disabled={busy} onChange={(settings) => updateSettings(paneId, settings)} />
+          {busy ? (
+            <p className="muted small">Settings can change once this turn ends.</p>
+          ) : (
+            started && <p className="muted small">Changes apply from the next message; the transcript carries over.</p>
+          )}
         </>
       ) : (
         <p className="pane-settings muted small" data-testid="session-settings-summary">

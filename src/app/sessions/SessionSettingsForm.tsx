@@ -1,5 +1,5 @@
 // Sampling settings of one session (system prompt, temperature, top-p, top-k, max tokens,
-// seed): edited before the session exists, applied when the engine creates it.
+// seed): editable between turns; session-actions.ts applies a change to the next turn.
 import type { SessionSettings } from '../derive/session-view';
 
 interface NumberField {

@@ -1,8 +1,8 @@
 // What the pane buttons do: open panes, send (creating the engine session with the pane's
-// settings on first use), cancel, reset, close. Store updates first, then the worker call.
+// settings on first use, or after they changed), cancel, reset, close. Store updates first, then the worker call.
 import type { TurnResult } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
-import { beginTurn, failTurn, historyBeforeTurn, isActive, lastUserLine, refuseTurn, resetView, rewindView, toSessionOptions, type SessionSettings } from '../derive/session-view';
+import { beginTurn, changeSettings, failTurn, historyBeforeTurn, isActive, lastUserLine, markCancelling, refuseTurn, resetView, rewindView, toSessionOptions, type SessionSettings } from '../derive/session-view';
 import { errorMessage } from './model-actions';
 import { useModelStore } from './model-store';
 import { useSessionsStore, type NewPaneOptions } from './sessions-store';
@@ -13,8 +13,14 @@ export function addSessions(count: number, settings?: SessionSettings, options?:
   return store.addPanes(Array.from({ length: n }, () => settings ?? store.newSettings), options);
 }
 
+/** New settings for the pane's next turn; an engine session made with the old ones is closed. */
 export function updateSettings(paneId: string, settings: SessionSettings): void {
-  useSessionsStore.getState().updateView(paneId, (view) => (view.engineId ? view : { ...view, settings }));
+  const store = useSessionsStore.getState();
+  const view = store.views.get(paneId);
+  if (!view || changeSettings(view, settings) === view) return;
+  if (view.engineId) store.unbindEngine(paneId);
+  store.updateView(paneId, (v) => changeSettings(v, settings));
+  if (view.engineId) void getEngineClient().closeSession(view.engineId).catch(() => undefined);
 }
 
 /** The engine session behind a pane, created with the pane's settings the first time. */
@@ -99,9 +105,12 @@ export async function waitForTurn(paneId: string): Promise<TurnResult> {
   return getEngineClient().waitForTurn(engineId);
 }
 
+/** The pane says "cancelling…" at once; the engine ends the turn at its next step boundary. */
 export async function cancelTurn(paneId: string): Promise<void> {
   const engineId = useSessionsStore.getState().views.get(paneId)?.engineId;
-  if (engineId) await getEngineClient().cancel(engineId).catch(() => undefined);
+  if (!engineId) return;
+  useSessionsStore.getState().updateView(paneId, markCancelling);
+  await getEngineClient().cancel(engineId).catch(() => undefined);
 }
 
 export async function resetSession(paneId: string): Promise<void> {
