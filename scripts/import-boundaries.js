@@ -3,7 +3,7 @@
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
-const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/host', 'src/lib', 'src/app', 'workers', 'shaders', 'testing', 'e2e', 'bench', 'tools', 'scripts'];
+const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'src/lib', 'src/app', 'workers', 'shaders', 'testing', 'e2e', 'bench', 'tools', 'scripts'];
 const uiPackages = ['react', 'react-dom', 'zustand', 'uplot'];
 const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/test', 'openai'];
 
@@ -18,11 +18,12 @@ const policies = {
   'src/reference': { layers: ['src/engine', 'src/model', 'src/reference'], testOnlyLayers: ['tools'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'the CPU reference imports only engine and model code' },
   'src/gpu': { layers: ['src/engine', 'src/model', 'src/gpu', 'shaders'], testOnlyLayers: ['src/reference', 'tools'], deniedPackages: [...uiPackages, 'comlink'], why: 'gpu code imports engine/model types; CPU twins only in tests' },
   'src/protocol': { layers: ['src/protocol'], typeOnlyLayers: ['src/engine', 'src/model'], deniedPackages: [...uiPackages, 'comlink', 'webgpu'], why: 'the protocol is data only' },
-  'src/lib': { layers: ['src/lib', 'src/protocol'], testOnlyLayers: ['src/host', 'src/reference', 'tools'], deniedPackages: [...uiPackages, 'webgpu'], why: 'the library talks to the worker only through src/protocol and its one comlink file, src/lib/remote.ts' },
+  'src/remote': { layers: ['src/engine', 'src/protocol', 'src/remote'], testOnlyLayers: ['scripts'], deniedPackages: [...uiPackages, 'comlink', 'webgpu', '@webgpu/types'], why: 'a server backend speaks HTTP to the server and EngineApi to its caller; it is pure' },
+  'src/lib': { layers: ['src/lib', 'src/protocol', 'src/remote'], testOnlyLayers: ['src/host', 'src/reference', 'tools'], deniedPackages: [...uiPackages, 'webgpu'], why: 'the library talks to the worker only through src/protocol and its one comlink file, src/lib/remote.ts' },
   'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
-  'src/host': { layers: ['src/engine', 'src/model', 'src/protocol', 'src/host'], testOnlyLayers: ['src/reference', 'tools', 'testing'], deniedPackages: [...uiPackages, 'webgpu', '@webgpu/types'], why: 'the host wires engine, model and a runner factory; it is pure and runner-agnostic' },
+  'src/host': { layers: ['src/engine', 'src/model', 'src/protocol', 'src/remote', 'src/host'], testOnlyLayers: ['src/reference', 'tools', 'testing'], deniedPackages: [...uiPackages, 'webgpu', '@webgpu/types'], why: 'the host wires engine, model and a runner factory; it is pure and runner-agnostic' },
   testing: { layers: ['testing', 'src/protocol'], deniedPackages: ['react', 'react-dom', 'zustand', 'webgpu'], why: 'the test harness page drives the worker only through src/protocol and comlink, like the app' },
-  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/host', 'shaders'], testOnlyLayers: ['tools', 'testing'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
+  workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'shaders'], testOnlyLayers: ['tools', 'testing'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
 
 /** The only UI file allowed to touch comlink and the worker module. */

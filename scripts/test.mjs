@@ -1,10 +1,12 @@
 // `npm test`: installs what the tests need when missing, then runs typecheck, lint, Vitest,
-// the production build and Playwright, and ends with one line `N passed, N failed`.
+// the production build and Playwright, and ends with one line `N passed, N failed`. It builds llama-server
+// (scripts/llama-server.mjs) when its cached binary is missing, for the server-backend tests.
 // Usage: node scripts/test.mjs [typecheck|lint|unit|build|e2e ...]  (default: all, in order)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureLlamaServer } from './llama-server.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const reportDir = path.join(root, 'test-results');
@@ -42,6 +44,13 @@ function ensurePrerequisites() {
     if (run('npm', ['ci']) !== 0) throw new Error('npm ci failed');
   }
   if (!steps.includes('e2e') && !steps.includes('unit')) return;
+  // The server-backend tests drive a real llama-server: built once from node-llama-cpp's bundled
+  // llama.cpp source (tens of minutes on 2 cores) and cached outside the repository.
+  try {
+    ensureLlamaServer();
+  } catch (error) {
+    console.error(`llama-server could not be built (${error.message}): the server-backend tests will fail.`);
+  }
   const chromePath = process.env.CHROME_PATH || '/usr/bin/chromium';
   if (existsSync(chromePath)) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;

@@ -1,7 +1,8 @@
-// The engine a worker scope serves: the host plus the calls that need this scope's WebGPU device,
-// built once on import. Shared by the dedicated and the shared worker; exposes nothing itself.
+// The engine a worker scope serves: the local host or a server backend (BackendRouter) plus the calls
+// that need this scope's WebGPU device, built once on import. Shared by both worker kinds; exposes nothing.
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { bundledShaderSource } from '../src/gpu/shader-sources';
+import { BackendRouter } from '../src/host/backend-router';
 import { EngineHost } from '../src/host/engine-host';
 import type { EngineApi, GpuInfo, SelfCheckResult } from '../src/protocol/api';
 import { cacheStorageStore } from './download-store';
@@ -20,13 +21,13 @@ const watched = new WeakSet<GPUDevice>();
 function watchForLoss(gpu: GPUDevice): GPUDevice {
   if (!watched.has(gpu)) {
     watched.add(gpu);
-    void gpu.lost.then((info) => engine.recoverRunner(`GPU device lost (${info.reason}${info.message ? `: ${info.message}` : ''})`));
+    void gpu.lost.then((info) => engine.local.recoverRunner(`GPU device lost (${info.reason}${info.message ? `: ${info.message}` : ''})`));
   }
   return gpu;
 }
 
-/** The host plus the calls that need this worker's device and scope. */
-export class WorkerEngine extends EngineHost implements EngineApi {
+/** The router plus the calls that need this worker's device and scope. */
+export class WorkerEngine extends BackendRouter implements EngineApi {
   gpuInfo(): Promise<GpuInfo> {
     return describeGpu();
   }
@@ -46,10 +47,13 @@ export class WorkerEngine extends EngineHost implements EngineApi {
 }
 
 /** The engine of this worker's scope: one per dedicated worker, one for every tab in the shared one. */
-export const engine = new WorkerEngine({
-  makeRunner: async (model) => GpuRunner.create({ device: watchForLoss(await device()), model, shaderSource: bundledShaderSource }),
-  embeddedModelUrl: new URL(`${import.meta.env.BASE_URL}models/cohort-tiny/`, self.location.origin).href,
-  pageOrigin: self.location.origin,
-  downloadStore: cacheStorageStore(),
-});
+export const engine = new WorkerEngine(
+  new EngineHost({
+    makeRunner: async (model) => GpuRunner.create({ device: watchForLoss(await device()), model, shaderSource: bundledShaderSource }),
+    embeddedModelUrl: new URL(`${import.meta.env.BASE_URL}models/cohort-tiny/`, self.location.origin).href,
+    pageOrigin: self.location.origin,
+    downloadStore: cacheStorageStore(),
+  }),
+  { pageOrigin: self.location.origin },
+);
 

@@ -1,0 +1,399 @@
+// ServerHost: the EngineApi over an OpenAI-compatible server (llama.cpp's llama-server, vLLM). Each
+// session's turn streams through /v1/chat/completions; the server batches, this host only samples.
+import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
+import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SamplingParams, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
+import type { ServerSample } from '../protocol/server';
+import { DEFAULT_MAX_TOKENS } from '../engine/sessions';
+import { validateSessionOptions } from '../engine/session-options';
+import { validateStepBudget } from '../engine/step-budget';
+import { connectServer, normalizeBaseUrl, type ConnectOptions, type ServerAddress } from './server-connect';
+import { ServerError } from './server-errors';
+import { ServerPoller } from './server-poller';
+import { streamTurn, type ChatMessage } from './server-turn';
+
+export type ServerHostApi = Omit<EngineApi, 'gpuInfo' | 'selfCheck' | 'debugLoseDevice' | 'debugCloseWorker'>;
+
+export interface ServerHostOptions extends ConnectOptions {
+  /** How often the cohort view samples the streams and the server's counters, in ms. */
+  sampleEveryMs?: number;
+  now?: () => number;
+}
+
+interface Turn {
+  requestId: string;
+  userText: string;
+  sentAtMs: number;
+  controller: AbortController;
+  started: boolean;
+  text: string;
+  numTokensOut: number;
+  /** Delivered since the last sample. */
+  pendingText: string;
+  numPendingTokens: number;
+  /** Whether a sample has shown one of its rows (the first one is its prefill). */
+  shown: boolean;
+  numPromptTokens: number;
+  numCachedTokens: number;
+  firstTokenAtMs?: number;
+  end?: { reason: FinishedEvent['reason']; error?: string };
+}
+
+interface Session {
+  sessionId: SessionId;
+  options: SessionOptions;
+  sampling: SamplingParams;
+  messages: ChatMessage[];
+  numTurns: number;
+  state: SessionSnapshot['state'];
+  stats: SessionStats;
+  turn: Turn | null;
+  lastResult?: TurnResult;
+  waiters: Array<(result: TurnResult) => void>;
+  closed: boolean;
+}
+
+interface Connection {
+  address: ServerAddress;
+  modelId: string;
+  info: ModelInfo;
+  poller: ServerPoller;
+}
+
+export class ServerHost implements ServerHostApi {
+  private connection: Connection | null = null;
+  private mode: EngineMode = 'batched';
+  private readonly sessions = new Map<SessionId, Session>();
+  /** Turns sent and not yet ended, in arrival order (serialized mode starts them one at a time). */
+  private readonly turns: Session[] = [];
+  private readonly stepListeners = new Map<number, (event: StepEvent) => void>();
+  private readonly noticeListeners = new Map<number, (notice: EngineNotice) => void>();
+  private nextListenerId = 1;
+  private nextSessionNumber = 1;
+  private nextRequestNumber = 1;
+  private stepIndex = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private lastSampleAtMs = 0;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ServerHostOptions = {}) {
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Connects (ServerError when it cannot); the server it replaces, if any, has its turns cancelled. */
+  async loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo> {
+    if (source.kind !== 'server') throw new Error(`a server backend connects to a server, not ${source.kind} sources`);
+    const address: ServerAddress = { baseUrl: normalizeBaseUrl(source.baseUrl), apiKey: source.apiKey || undefined };
+    onProgress?.({ phase: 'fetch', loadedBytes: 0, totalBytes: 0, message: `asking ${address.baseUrl} what it serves` });
+    const connected = await connectServer(address, source.model, this.options);
+    await this.unloadModel();
+    const poller = new ServerPoller(address, connected.server, this.options);
+    this.connection = { address, modelId: connected.modelId, info: connected.info, poller };
+    onProgress?.({ phase: 'ready', loadedBytes: 0, totalBytes: 0, message: `${connected.info.name} on ${connected.server.kind} ready` });
+    return connected.info;
+  }
+
+  async currentModel(): Promise<ModelInfo | null> {
+    return this.connection?.info ?? null;
+  }
+
+  /** Cancels every turn and forgets the server; sessions go with it, as with a model unload. */
+  async unloadModel(): Promise<void> {
+    if (!this.connection) return;
+    for (const session of this.sessions.values()) session.turn?.controller.abort();
+    await Promise.all([...this.sessions.values()].filter((s) => s.turn).map((s) => this.waitForTurn(s.sessionId)));
+    this.sessions.clear();
+    this.connection = null;
+  }
+
+  async createSession(options: SessionOptions = {}): Promise<SessionId> {
+    this.connected();
+    validateSessionOptions(options);
+    const number = this.nextSessionNumber++;
+    const sessionId = `r${number}`;
+    const sampling: SamplingParams = {
+      temperature: options.sampling?.temperature ?? 0,
+      topK: options.sampling?.topK ?? 0,
+      topP: options.sampling?.topP ?? 1,
+      seed: options.sampling?.seed ?? number,
+    };
+    const messages: ChatMessage[] = [...(options.systemPrompt ? [{ role: 'system' as const, content: options.systemPrompt }] : []), ...(options.history ?? []).map((m) => ({ ...m }))];
+    this.sessions.set(sessionId, {
+      sessionId,
+      options,
+      sampling,
+      messages,
+      numTurns: 0,
+      state: 'idle',
+      stats: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, totalTokensIn: 0, totalTokensOut: 0 },
+      turn: null,
+      waiters: [],
+      closed: false,
+    });
+    return sessionId;
+  }
+
+  async send(sessionId: SessionId, input: SendInput): Promise<void> {
+    this.connected();
+    const session = this.open(sessionId);
+    if (typeof input !== 'string') throw new Error('a server backend takes text turns, not token ids');
+    if (session.turn) throw new Error(`session ${sessionId} is still generating`);
+    session.messages.push({ role: 'user', content: input });
+    session.turn = {
+      requestId: `${sessionId}-t${this.nextRequestNumber++}`,
+      userText: input,
+      sentAtMs: this.now(),
+      controller: new AbortController(),
+      started: false,
+      text: '',
+      numTokensOut: 0,
+      pendingText: '',
+      numPendingTokens: 0,
+      shown: false,
+      numPromptTokens: 0,
+      numCachedTokens: 0,
+    };
+    session.state = 'waiting';
+    session.stats = { ...session.stats, tokensIn: 0, tokensOut: 0, cachedTokens: 0, timeToFirstTokenMs: undefined, finishReason: undefined, error: undefined };
+    this.turns.push(session);
+    this.startTurns();
+    this.schedule();
+  }
+
+  async cancel(sessionId: SessionId): Promise<void> {
+    const turn = this.open(sessionId).turn;
+    if (!turn || turn.end) return;
+    turn.controller.abort();
+    if (!turn.started) turn.end = { reason: 'cancelled' };
+    this.schedule();
+  }
+
+  async resetSession(sessionId: SessionId): Promise<void> {
+    const session = this.open(sessionId);
+    await this.cancel(sessionId);
+    session.messages = session.options.systemPrompt ? [{ role: 'system', content: session.options.systemPrompt }] : [];
+  }
+
+  async closeSession(sessionId: SessionId): Promise<void> {
+    const session = this.open(sessionId);
+    session.closed = true;
+    if (session.turn) await this.cancel(sessionId);
+    else this.sessions.delete(sessionId);
+  }
+
+  waitForTurn(sessionId: SessionId): Promise<TurnResult> {
+    const session = this.sessions.get(sessionId);
+    if (!session) return Promise.reject(new Error(`no session ${sessionId}`));
+    if (!session.turn) return session.lastResult ? Promise.resolve(session.lastResult) : Promise.reject(new Error(`session ${sessionId} has no turn`));
+    return new Promise((resolve) => session.waiters.push(resolve));
+  }
+
+  async getSession(sessionId: SessionId): Promise<SessionSnapshot> {
+    const session = this.open(sessionId);
+    return { sessionId, state: session.state, numTurns: session.numTurns, stats: { ...session.stats } };
+  }
+
+  /** 'serialized' sends one turn at a time, in arrival order: the server's own batching, switched off from here. */
+  async setMode(mode: EngineMode): Promise<void> {
+    this.mode = mode;
+    this.startTurns();
+  }
+
+  /** Accepted and checked for the API's sake; the server sizes its own steps. */
+  async setStepBudget(budget: StepBudget | null): Promise<void> {
+    validateStepBudget(budget);
+  }
+
+  async subscribe(onStep: (event: StepEvent) => void): Promise<number> {
+    const id = this.nextListenerId++;
+    this.stepListeners.set(id, onStep);
+    return id;
+  }
+
+  async subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number> {
+    const id = this.nextListenerId++;
+    this.noticeListeners.set(id, onNotice);
+    return id;
+  }
+
+  async unsubscribe(id: number): Promise<void> {
+    this.stepListeners.delete(id);
+    this.noticeListeners.delete(id);
+  }
+
+  async ping(): Promise<true> {
+    return true;
+  }
+
+  private connected(): Connection {
+    if (!this.connection) throw new Error('no model is loaded yet: connect to a server first');
+    return this.connection;
+  }
+
+  private open(sessionId: SessionId): Session {
+    const session = this.sessions.get(sessionId);
+    if (!session || session.closed) throw new Error(`no session ${sessionId}`);
+    return session;
+  }
+
+  private startTurns(): void {
+    for (const session of this.turns) {
+      const turn = session.turn!;
+      if (turn.started || turn.end) continue;
+      if (this.mode === 'serialized' && this.turns.some((s) => s.turn?.started && !s.turn.end)) return;
+      turn.started = true;
+      void this.run(session, turn);
+    }
+  }
+
+  private async run(session: Session, turn: Turn): Promise<void> {
+    const connection = this.connected();
+    try {
+      const end = await streamTurn(
+        connection.address,
+        connection.info.server!.kind,
+        {
+          modelId: connection.modelId,
+          messages: session.messages,
+          sampling: session.sampling,
+          maxTokens: session.options.maxNewTokens ?? DEFAULT_MAX_TOKENS,
+          stopStrings: session.options.stopStrings ?? [],
+          ignoreEos: session.options.ignoreEos ?? false,
+        },
+        {
+          onDelta: (text, numTokens) => {
+            turn.firstTokenAtMs ??= this.now();
+            turn.text += text;
+            turn.pendingText += text;
+            turn.numTokensOut += numTokens;
+            turn.numPendingTokens += numTokens;
+          },
+          onPrompt: (numPromptTokens, numCachedTokens) => {
+            turn.numPromptTokens = numPromptTokens;
+            turn.numCachedTokens = numCachedTokens;
+          },
+        },
+        turn.controller.signal,
+        this.options,
+      );
+      turn.end = { reason: end.reason };
+    } catch (err) {
+      turn.end = turn.controller.signal.aborted ? { reason: 'cancelled' } : { reason: 'error', error: (err as Error).message };
+      if (!(err instanceof ServerError) && !turn.controller.signal.aborted) console.error('server turn failed', err);
+    }
+    this.startTurns();
+    this.schedule();
+  }
+
+  /** Samples on a timer while any turn runs, and once more after the last one ends. */
+  private schedule(): void {
+    if (this.timer !== null) return;
+    const everyMs = this.options.sampleEveryMs ?? 250;
+    if (this.lastSampleAtMs === 0 || this.turns.length === 0) this.lastSampleAtMs = this.now();
+    this.timer = setTimeout(() => void this.sample(), everyMs);
+  }
+
+  private async sample(): Promise<void> {
+    const connection = this.connection;
+    const server: ServerSample | undefined = connection ? await connection.poller.poll() : undefined;
+    this.timer = null;
+    const event = this.buildEvent(server);
+    this.lastSampleAtMs = event.startedAtMs + event.elapsedMs;
+    for (const listener of this.stepListeners.values()) {
+      try {
+        listener(event);
+      } catch (err) {
+        console.error('step subscriber failed', err);
+      }
+    }
+    this.endTurns(event.finished);
+    if (this.turns.length > 0) this.schedule();
+  }
+
+  private buildEvent(server: ServerSample | undefined): StepEvent {
+    const nowMs = this.now();
+    const rows: StepRowEvent[] = [];
+    const finished: FinishedEvent[] = [];
+    const waiting: WaitingEvent[] = [];
+    for (const session of this.turns) {
+      const turn = session.turn!;
+      if (turn.numPendingTokens > 0 || turn.pendingText) {
+        const kind = turn.shown ? 'decode' : 'prefill';
+        rows.push({
+          sessionId: session.sessionId,
+          requestId: turn.requestId,
+          kind,
+          numTokens: kind === 'prefill' ? turn.numPromptTokens - turn.numCachedTokens + Math.max(0, turn.numPendingTokens - 1) : turn.numPendingTokens,
+          position: kind === 'prefill' ? turn.numCachedTokens : turn.numPromptTokens + turn.numTokensOut - turn.numPendingTokens,
+          // the server streams text, not ids: one -1 per token it delivered
+          newTokenIds: new Int32Array(turn.numPendingTokens).fill(-1),
+          newText: turn.pendingText,
+          ...(turn.end ? { finishReason: turn.end.reason } : {}),
+        });
+        turn.shown = true;
+        turn.pendingText = '';
+        turn.numPendingTokens = 0;
+      } else if (!turn.end) {
+        waiting.push({ sessionId: session.sessionId, requestId: turn.requestId, reason: 'queued' });
+      }
+      if (turn.end) finished.push({ sessionId: session.sessionId, requestId: turn.requestId, reason: turn.end.reason, newText: '', ...(turn.end.error ? { error: turn.end.error } : {}) });
+      session.state = turn.end ? session.state : turn.shown ? 'decode' : turn.started ? 'prefill' : 'waiting';
+      session.stats = this.statsOf(session, turn);
+    }
+    return {
+      stepIndex: this.stepIndex++,
+      startedAtMs: this.lastSampleAtMs,
+      elapsedMs: Math.max(0, nowMs - this.lastSampleAtMs),
+      rows,
+      numTokens: rows.reduce((n, r) => n + r.numTokens, 0),
+      finished,
+      kvBlocksUsed: 0,
+      kvBlocksFree: 0,
+      kvBlocksShared: 0,
+      kvBlocksCached: 0,
+      kvBlocksTotal: 0,
+      queueDepth: waiting.length,
+      waiting,
+      numRunning: this.turns.filter((s) => s.turn!.shown && !s.turn!.end).length,
+      mode: this.mode,
+      ...(server ? { server } : {}),
+    };
+  }
+
+  private statsOf(session: Session, turn: Turn): SessionStats {
+    const before = session.stats;
+    return {
+      ...before,
+      tokensIn: turn.numPromptTokens,
+      tokensOut: turn.numTokensOut,
+      cachedTokens: turn.numCachedTokens,
+      ...(turn.firstTokenAtMs !== undefined ? { timeToFirstTokenMs: turn.firstTokenAtMs - turn.sentAtMs } : {}),
+    };
+  }
+
+  /** Turns reported as finished leave: history, totals and waiters, as the local engine's sessions do. */
+  private endTurns(finished: readonly FinishedEvent[]): void {
+    for (const done of finished) {
+      const index = this.turns.findIndex((s) => s.sessionId === done.sessionId);
+      if (index < 0) continue;
+      const session = this.turns[index]!;
+      const turn = session.turn!;
+      this.turns.splice(index, 1);
+      session.turn = null;
+      session.numTurns++;
+      session.state = done.reason === 'cancelled' ? 'cancelled' : done.reason === 'error' ? 'error' : 'done';
+      session.stats = {
+        ...session.stats,
+        totalTokensIn: session.stats.totalTokensIn + turn.numPromptTokens,
+        totalTokensOut: session.stats.totalTokensOut + turn.numTokensOut,
+        finishReason: done.reason,
+        ...(done.error ? { error: done.error } : {}),
+      };
+      if (done.reason === 'error') session.messages.pop();
+      else session.messages.push({ role: 'assistant', content: turn.text });
+      const result: TurnResult = { sessionId: session.sessionId, requestId: turn.requestId, promptTokenIds: [], outputTokenIds: [], text: turn.text, finishReason: done.reason, ...(done.error ? { error: done.error } : {}) };
+      session.lastResult = result;
+      if (session.closed) this.sessions.delete(session.sessionId);
+      for (const resolve of session.waiters.splice(0)) resolve(result);
+    }
+  }
+}
