@@ -1,7 +1,7 @@
-// The library's one comlink file: wraps an endpoint serving EngineApi (the engine worker, or a Node
-// worker thread in tests) as an EngineLink, proxying callbacks. No engine logic, no DOM.
+// The library's one comlink file: wraps an endpoint serving EngineApi (the engine worker, a shared
+// worker's port, or a Node worker thread in tests) as an EngineLink, proxying callbacks. No engine logic, no DOM.
 import * as Comlink from 'comlink';
-import type { EngineApi } from '../protocol/api';
+import type { EngineApi, GpuInfo } from '../protocol/api';
 import type { EngineLink } from './completions';
 
 export interface RemoteLink {
@@ -10,9 +10,20 @@ export interface RemoteLink {
   release(): void;
 }
 
-export function linkOverEndpoint(endpoint: Comlink.Endpoint): RemoteLink {
-  const remote = Comlink.wrap<EngineApi>(endpoint);
-  const link: EngineLink = {
+/**
+ * What the shared worker (workers/engine.shared-worker.ts) serves on each tab's port besides
+ * EngineApi. Declared on both sides by the same names (src/lib may not import workers/).
+ */
+export interface TabCalls {
+  /** This tab pings at least this often; silent longer than timeoutMs, its sessions are ended. */
+  hello(timeoutMs: number): Promise<void>;
+  /** This tab is leaving: end its sessions and subscriptions now. */
+  goodbye(): Promise<void>;
+  gpuInfo(): Promise<GpuInfo>;
+}
+
+function linkOver(remote: Comlink.Remote<EngineApi>): EngineLink {
+  return {
     loadModel: (source, onProgress) => remote.loadModel(source, onProgress ? Comlink.proxy(onProgress) : undefined),
     currentModel: () => remote.currentModel(),
     unloadModel: () => remote.unloadModel(),
@@ -26,5 +37,16 @@ export function linkOverEndpoint(endpoint: Comlink.Endpoint): RemoteLink {
     unsubscribe: (id) => remote.unsubscribe(id),
     ping: () => remote.ping(),
   };
-  return { link, release: () => remote[Comlink.releaseProxy]() };
+}
+
+export function linkOverEndpoint(endpoint: Comlink.Endpoint): RemoteLink {
+  const remote = Comlink.wrap<EngineApi>(endpoint);
+  return { link: linkOver(remote), release: () => remote[Comlink.releaseProxy]() };
+}
+
+/** A link over one port of the shared worker, with its per-tab calls. */
+export function linkOverTabPort(port: MessagePort): RemoteLink & { tab: TabCalls } {
+  const remote = Comlink.wrap<EngineApi & TabCalls>(port);
+  const tab: TabCalls = { hello: (timeoutMs) => remote.hello(timeoutMs), goodbye: () => remote.goodbye(), gpuInfo: () => remote.gpuInfo() };
+  return { link: linkOver(remote), tab, release: () => remote[Comlink.releaseProxy]() };
 }

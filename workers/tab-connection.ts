@@ -1,0 +1,115 @@
+// One tab's view of the shared engine: EngineApi forwarded to the one engine, remembering the
+// sessions and subscriptions this tab made so they end when it leaves or goes silent. No comlink.
+import type { EngineApi, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions } from '../src/protocol/api';
+import type { StepEvent } from '../src/protocol/events';
+import type { EngineNotice } from '../src/protocol/api';
+
+/** A tab that never said hello (or whose probe failed) is dropped after this much silence. */
+export const DEFAULT_TAB_TIMEOUT_MS = 90_000;
+
+/** What a tab may call: EngineApi plus the per-tab calls of src/lib/remote.ts's TabCalls (same names). */
+export type TabApi = EngineApi & { hello(timeoutMs: number): Promise<void>; goodbye(): Promise<void> };
+
+export type EndReason = 'goodbye' | 'silent';
+
+/** Loads shared by every tab: a second tab asking for the model already loaded (or loading) joins it. */
+export class SharedLoads {
+  private current: { key: string | null; info: Promise<ModelInfo> } | null = null;
+
+  constructor(private readonly engine: EngineApi) {}
+
+  load(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
+    // Picked files cannot be compared; any other source is data, compared as JSON.
+    const key = source.kind === 'files' ? null : JSON.stringify(source);
+    if (key !== null && this.current?.key === key) return this.current.info;
+    const info = this.engine.loadModel(source, onProgress);
+    const current = { key, info };
+    this.current = current;
+    info.catch(() => {
+      if (this.current === current) this.current = null;
+    });
+    return info;
+  }
+
+  async unload(): Promise<void> {
+    this.current = null;
+    await this.engine.unloadModel();
+  }
+}
+
+export class TabConnection {
+  readonly api: TabApi;
+  private readonly sessionIds = new Set<SessionId>();
+  private readonly subscriptionIds = new Set<number>();
+  private lastSeenMs = Date.now();
+  private timeoutMs = DEFAULT_TAB_TIMEOUT_MS;
+  private ended: EndReason | null = null;
+
+  constructor(
+    private readonly engine: EngineApi,
+    loads: SharedLoads,
+    private readonly onEnd: (tab: TabConnection, reason: EndReason) => void,
+  ) {
+    const own: Partial<TabApi> = {
+      loadModel: (source: ModelSource, onProgress?: (p: LoadProgress) => void) => loads.load(source, onProgress),
+      unloadModel: () => loads.unload(),
+      createSession: async (options?: SessionOptions) => {
+        const id = await engine.createSession(options);
+        this.sessionIds.add(id);
+        return id;
+      },
+      closeSession: async (id: SessionId) => {
+        this.sessionIds.delete(id);
+        await engine.closeSession(id);
+      },
+      subscribe: async (onStep: (event: StepEvent) => void) => this.track(await engine.subscribe(onStep)),
+      subscribeNotices: async (onNotice: (notice: EngineNotice) => void) => this.track(await engine.subscribeNotices(onNotice)),
+      unsubscribe: async (id: number) => {
+        this.subscriptionIds.delete(id);
+        await engine.unsubscribe(id);
+      },
+      hello: async (timeoutMs: number) => {
+        this.timeoutMs = timeoutMs;
+      },
+      goodbye: async () => this.end('goodbye'),
+    };
+    // A proxy rather than ~20 forwarding methods: every call counts as a heartbeat, and the calls
+    // that need no bookkeeping reach the engine as they are.
+    this.api = new Proxy(engine as TabApi, {
+      get: (target, key) => {
+        this.lastSeenMs = Date.now();
+        if (this.ended && key !== 'then') return () => Promise.reject(new Error(`this tab's engine connection ended (${this.ended}): create a new engine`));
+        if (typeof key === 'string' && key in own) return own[key as keyof TabApi];
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  get numSessions(): number {
+    return this.sessionIds.size;
+  }
+
+  /** Ends the tab when it has been silent longer than its timeout; true if it did. */
+  checkHeartbeat(nowMs: number): boolean {
+    if (this.ended || nowMs - this.lastSeenMs <= this.timeoutMs) return false;
+    this.end('silent');
+    return true;
+  }
+
+  /** Closes this tab's sessions (cancelling their turns, freeing their blocks) and drops its subscriptions. */
+  end(reason: EndReason): void {
+    if (this.ended) return;
+    this.ended = reason;
+    for (const id of this.sessionIds) void this.engine.closeSession(id).catch(() => undefined); // already closed or model gone
+    for (const id of this.subscriptionIds) void this.engine.unsubscribe(id);
+    this.sessionIds.clear();
+    this.subscriptionIds.clear();
+    this.onEnd(this, reason);
+  }
+
+  private track(subscriptionId: number): number {
+    this.subscriptionIds.add(subscriptionId);
+    return subscriptionId;
+  }
+}
