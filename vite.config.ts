@@ -50,7 +50,14 @@ export default defineConfig(({ mode }) => ({
     rolldownOptions: {
       input: {
         main: fileURLToPath(new URL('index.html', import.meta.url)),
-        ...(mode === TEST_MODE ? { harness: fileURLToPath(new URL('testing/harness.html', import.meta.url)) } : {}),
+        ...(mode === TEST_MODE
+          ? {
+              harness: fileURLToPath(new URL('testing/harness.html', import.meta.url)),
+              // the library's test page and the examples/ page its spec opens
+              library: fileURLToPath(new URL('testing/library.html', import.meta.url)),
+              'example-concurrent': fileURLToPath(new URL('examples/concurrent.html', import.meta.url)),
+            }
+          : {}),
       },
     },
   },

@@ -1,0 +1,113 @@
+// The library (createEngine + chat.completions) in a real browser on the embedded model: concurrent
+// NIAH streams equal their solo runs, n with a seed, per-request abort and temperatures, prefix cache.
+import { expect, test, type Page } from '@playwright/test';
+import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed } from '../src/protocol/niah';
+import type { RequestSpec, RunOutcome } from '../testing/library/main';
+import { openLibraryPage, runRequests, soloOutput, tokenSequences } from './library-page';
+
+test.describe.configure({ mode: 'serial' });
+
+let page: Page;
+
+test.beforeAll(async ({ browser }) => {
+  page = await browser.newPage();
+  expect(await openLibraryPage(page, { shared: false })).toBe('dedicated');
+});
+
+test.afterAll(async () => {
+  await page?.close();
+});
+
+const ask = (content: string, extra: Partial<RequestSpec['params']> = {}): RequestSpec => ({ params: { messages: [{ role: 'user', content }], max_tokens: 12, temperature: 0, ...extra } });
+
+test('8 concurrent streamed NIAH completions each return their own code, token for token their solo runs', async () => {
+  const cases = makeNiahSuite(1717, 8, 300, 700);
+  const specs = cases.map((c) => ask(c.prompt, { max_tokens: NIAH_MAX_NEW_TOKENS }));
+  const solo: RunOutcome[] = [];
+  for (const spec of specs) solo.push(await runRequests(page, [spec]));
+  const together = await runRequests(page, specs);
+  const codes = cases.map((c) => c.code);
+  cases.forEach((c, i) => {
+    const text = together.outcomes[i]!.texts[0]!;
+    expect(together.outcomes[i]!.error).toBeNull();
+    expect(niahPassed(text, c.code), `case ${i}: ${text}`).toBe(true);
+    expect(niahLeaks(text, c.code, codes)).toEqual([]);
+    expect(text).toBe(solo[i]!.outcomes[0]!.texts[0]);
+  });
+  // token for token: the cohort's 8 sessions sampled exactly the 8 solo runs' tokens
+  expect(tokenSequences(together.steps)).toEqual(solo.map((run) => soloOutput(run).tokenIds.join(' ')).sort());
+  expect(Math.max(...together.steps.map((s) => s.rows.length))).toBe(8);
+});
+
+test('n: 4 with a seed gives 4 different siblings, the same streamed or not, run after run', async () => {
+  const spec = ask('Note 0000: this paragraph is unrelated padding.', { n: 4, seed: 1234, temperature: 1, max_tokens: 16, ignore_eos: true });
+  const streamed = await runRequests(page, [spec]);
+  const again = await runRequests(page, [spec]);
+  const whole = await runRequests(page, [{ ...spec, stream: false }]);
+  const texts = streamed.outcomes[0]!.texts;
+  expect(texts).toHaveLength(4);
+  expect(new Set(texts).size).toBe(4);
+  expect(again.outcomes[0]!.texts).toEqual(texts);
+  expect(whole.outcomes[0]!.texts).toEqual(texts);
+  expect(streamed.outcomes[0]!.usage!.completion_tokens).toBe(4 * 16);
+  // siblings ride together, sharing the prompt's blocks
+  expect(Math.max(...streamed.steps.map((s) => s.rows.length))).toBe(4);
+});
+
+test('aborting one of 8 streams ends only that one and frees its blocks at once', async () => {
+  // long enough that all 8 decode together before the first finishes
+  const maxTokens = 64;
+  const cases = makeNiahSuite(99, 8, 150, 250);
+  const specs: RequestSpec[] = cases.map((c) => ask(c.prompt, { max_tokens: maxTokens, ignore_eos: true }));
+  const victim = 7; // the last to arrive: its first tokens come when the other 7 are running
+  specs[victim] = { ...specs[victim]!, abort: { afterChunks: 3, whenRows: 8 } };
+  const run = await runRequests(page, specs);
+  run.outcomes.forEach((outcome, i) => {
+    if (i === victim) {
+      expect(outcome.error?.name).toBe('AbortError');
+      return;
+    }
+    expect(outcome.error, `request ${i}`).toBeNull();
+    expect(outcome.finishReasons).toEqual(['length']);
+    expect(outcome.usage!.completion_tokens).toBe(maxTokens);
+  });
+  const cancelledAt = run.steps.findIndex((s) => s.finished.some((f) => f.reason === 'cancelled'));
+  expect(cancelledAt).toBeGreaterThan(0);
+  expect(run.steps.flatMap((s) => s.finished).filter((f) => f.reason === 'cancelled')).toHaveLength(1);
+  // its blocks are back at the end of the step that cancels it; the next step runs the other 7
+  const before = run.steps[cancelledAt - 1]!;
+  const after = run.steps[cancelledAt]!;
+  expect(before.rows).toHaveLength(8);
+  expect(before.numRunning).toBe(8);
+  expect(after.numRunning).toBe(7);
+  expect(after.kvBlocksUsed).toBeLessThan(before.kvBlocksUsed);
+  expect(run.steps[cancelledAt + 1]!.rows).toHaveLength(7);
+  expect(run.steps.at(-1)!.kvBlocksUsed).toBe(0);
+});
+
+test('per-request temperatures in one cohort give each request the tokens it gets alone', async () => {
+  const temperatures = [0, 0.7, 1, 1.5];
+  const specs = temperatures.map((temperature, i) => ask(`Note 000${i}: this paragraph is unrelated padding. Question: what is the secret code? Answer:`, { temperature, seed: 7 + i, max_tokens: 16, ignore_eos: true }));
+  const alone: RunOutcome[] = [];
+  for (const spec of specs) alone.push(await runRequests(page, [spec]));
+  const together = await runRequests(page, specs);
+  specs.forEach((_, i) => {
+    const text = together.outcomes[i]!.texts[0]!;
+    expect(text, `temperature ${temperatures[i]}`).toBe(alone[i]!.outcomes[0]!.texts[0]);
+  });
+  expect(tokenSequences(together.steps)).toEqual(alone.map((run) => soloOutput(run).tokenIds.join(' ')).sort());
+  expect(Math.max(...together.steps.map((s) => s.rows.length))).toBe(4);
+});
+
+test('the second turn of a resent conversation reports cached_tokens > 0', async () => {
+  const [c] = makeNiahSuite(5, 1, 300, 300);
+  const user = { role: 'user' as const, content: c!.prompt };
+  const first = await runRequests(page, [{ params: { messages: [user], max_tokens: NIAH_MAX_NEW_TOKENS }, stream: false }]);
+  const answer = first.outcomes[0]!.texts[0]!;
+  expect(answer).toContain(c!.code);
+  const second = await runRequests(page, [{ params: { messages: [user, { role: 'assistant', content: answer }, { role: 'user', content: 'Again?' }], max_tokens: 8 } }]);
+  const usage = second.outcomes[0]!.usage!;
+  expect(usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
+  // at least every full block of the first prompt
+  expect(usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(Math.floor(first.outcomes[0]!.usage!.prompt_tokens / 16) * 16);
+});

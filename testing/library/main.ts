@@ -1,0 +1,118 @@
+// Library test page: the library's createEngine, as any page would use it, exposed on
+// window.cohortLib with helpers that run requests and keep every step as plain data. Not the harness.
+// eslint-disable-next-line cohort/import-boundaries -- this page tests the library as a page imports it
+import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepEvent } from '../../src/lib';
+
+/** A StepEvent as plain JSON (token ids as arrays), the fields the specs read. */
+export interface PlainStep {
+  stepIndex: number;
+  rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; newTokenIds: number[]; newText: string }>;
+  finished: Array<{ sessionId: string; reason: string; newText: string }>;
+  numRunning: number;
+  queueDepth: number;
+  kvBlocksUsed: number;
+  kvBlocksShared: number;
+}
+
+export interface RequestSpec {
+  params: Omit<ChatCompletionCreateParamsBase, 'stream'>;
+  /** Streamed (default) or one ChatCompletion. */
+  stream?: boolean;
+  /** Abort this request's signal once it has this many chunks and a step has `whenRows` rows. */
+  abort?: { afterChunks: number; whenRows: number };
+}
+
+export interface RequestOutcome {
+  texts: string[];
+  finishReasons: Array<string | null>;
+  usage: CompletionUsage | null;
+  numChunks: number;
+  error: { name: string; message: string } | null;
+}
+
+export interface RunOutcome {
+  outcomes: RequestOutcome[];
+  /** The steps from the first request's start to the last one's end, every session's rows. */
+  steps: PlainStep[];
+}
+
+export interface LibraryPage {
+  start(options?: Omit<CreateEngineOptions, 'model' | 'onProgress'>): Promise<{ workerKind: string; model: LoadedModel }>;
+  /** Runs the requests at once; resolves when every one has ended (finished, aborted or failed). */
+  run(specs: RequestSpec[]): Promise<RunOutcome>;
+  /** Every step since start(). */
+  steps: PlainStep[];
+  terminate(): void;
+}
+
+declare global {
+  interface Window {
+    cohortLib: LibraryPage;
+  }
+}
+
+let engine: BrowserEngine | null = null;
+const steps: PlainStep[] = [];
+
+function plain(event: StepEvent): PlainStep {
+  return {
+    stepIndex: event.stepIndex,
+    rows: event.rows.map((r) => ({ sessionId: r.sessionId, kind: r.kind, numTokens: r.numTokens, newTokenIds: Array.from(r.newTokenIds), newText: r.newText })),
+    finished: event.finished.map((f) => ({ sessionId: f.sessionId, reason: f.reason, newText: f.newText })),
+    numRunning: event.numRunning,
+    queueDepth: event.queueDepth,
+    kvBlocksUsed: event.kvBlocksUsed,
+    kvBlocksShared: event.kvBlocksShared,
+  };
+}
+
+/** One request; `fromStep` is where its run's steps begin in `steps`. */
+async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutcome> {
+  const outcome: RequestOutcome = { texts: [], finishReasons: [], usage: null, numChunks: 0, error: null };
+  const live = engine!;
+  try {
+    if (spec.stream === false) {
+      const completion = await live.chat.completions.create({ ...spec.params, stream: false });
+      outcome.texts = completion.choices.map((c) => c.message.content ?? '');
+      outcome.finishReasons = completion.choices.map((c) => c.finish_reason);
+      outcome.usage = completion.usage;
+      return outcome;
+    }
+    const controller = new AbortController();
+    const stream = await live.chat.completions.create({ ...spec.params, stream: true, stream_options: { include_usage: true } }, { signal: controller.signal });
+    for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+      outcome.numChunks++;
+      for (const choice of chunk.choices) {
+        outcome.texts[choice.index] = (outcome.texts[choice.index] ?? '') + (choice.delta.content ?? '');
+        outcome.finishReasons[choice.index] = choice.finish_reason ?? outcome.finishReasons[choice.index] ?? null;
+      }
+      if (chunk.usage) outcome.usage = chunk.usage;
+      const abort = spec.abort;
+      if (abort && outcome.numChunks >= abort.afterChunks && steps.slice(fromStep).some((s) => s.rows.length >= abort.whenRows)) controller.abort();
+    }
+  } catch (err) {
+    outcome.error = { name: (err as Error).name, message: (err as Error).message };
+  }
+  return outcome;
+}
+
+window.cohortLib = {
+  steps,
+  async start(options = {}) {
+    engine = await createEngine({ ...options, model: { kind: 'embedded' } });
+    engine.onStep((event) => steps.push(plain(event)));
+    return { workerKind: engine.workerKind, model: engine.models[0]! };
+  },
+  async run(specs) {
+    const from = steps.length;
+    const outcomes = await Promise.all(specs.map((spec) => runOne(spec, from)));
+    return { outcomes, steps: steps.slice(from) };
+  },
+  terminate() {
+    engine?.terminate();
+    engine = null;
+  },
+};
+
+document.getElementById('status')!.textContent = 'ready';
+document.body.dataset.ready = 'true';
