@@ -4,6 +4,7 @@ import type { ModelSource } from '../protocol/api';
 import { checkModelUrl, HF_BASE, isRepoId } from '../protocol/model-source';
 import { blobSource, mapOpener, urlOpener, urlSource, type ByteSource, type FileOpener, type ProgressCallback } from './byte-source';
 import { cachedUrlOpener, cachedUrlSource, type BlobStore } from './download-cache';
+import { diagnosedFetch } from './fetch-diagnosis';
 import { openGgufModel, openHfModel, type OpenedModel } from './open-model';
 
 export interface SourceOptions {
@@ -16,8 +17,21 @@ export interface SourceOptions {
   downloadStore?: BlobStore;
 }
 
+/**
+ * The embedded model's files (public/models/cohort-tiny, checked by open-source.test.ts). Names
+ * the loader asks for that are not here (model.safetensors.index.json) are absent without a
+ * request, so a normal load logs no 404.
+ */
+export const EMBEDDED_MODEL_FILES: ReadonlySet<string> = new Set(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+
+/** An opener that answers "absent" for names outside `names` instead of fetching them. */
+export function knownFilesOpener(open: FileOpener, names: ReadonlySet<string>): FileOpener {
+  return async (name) => (names.has(name) ? open(name) : null);
+}
+
 export async function openModelSource(source: ModelSource, options: SourceOptions, onProgress: ProgressCallback): Promise<OpenedModel> {
-  const fetchFn = options.fetchFn ?? fetch;
+  // A dead network or a silent server fails within seconds, saying which it was.
+  const fetchFn = diagnosedFetch(options.fetchFn ?? fetch);
   // A downloaded file is kept whole in the download store when there is one, else read in ranges.
   const remoteFile = (url: string): Promise<ByteSource> =>
     options.downloadStore ? cachedUrlSource(url, options.downloadStore, fetchFn, onProgress) : urlSource(url, fetchFn);
@@ -26,7 +40,7 @@ export async function openModelSource(source: ModelSource, options: SourceOption
 
   switch (source.kind) {
     case 'embedded':
-      return openHfModel(urlOpener(options.embeddedModelUrl, fetchFn), 'cohort-tiny (embedded)', onProgress);
+      return openHfModel(knownFilesOpener(urlOpener(options.embeddedModelUrl, fetchFn), EMBEDDED_MODEL_FILES), 'cohort-tiny (embedded)', onProgress);
     case 'huggingface': {
       if (!isRepoId(source.repoId)) throw new Error(`"${source.repoId}" is not a Hugging Face repo id (owner/name)`);
       const base = `${HF_BASE}/${source.repoId.trim()}/resolve/${encodeURIComponent(source.revision ?? 'main')}`;

@@ -2,7 +2,7 @@
 // byte formatting.
 import { describe, expect, it } from 'vitest';
 import { isRepoId } from '../../protocol/model-source';
-import { checkLocalFiles, formatBytes, parseRepoListing, repoListingUrl } from './model-sources';
+import { checkLocalFiles, formatBytes, listingHttpError, parseRepoListing, repoListingUrl } from './model-sources';
 
 describe('Hugging Face repos', () => {
   it('accepts owner/name ids only', () => {
@@ -28,6 +28,15 @@ describe('Hugging Face repos', () => {
   it('refuses an answer without a file list', () => {
     expect(() => parseRepoListing({ error: 'Repository not found' })).toThrow(/no file list/);
     expect(() => parseRepoListing(null)).toThrow(/no file list/);
+  });
+});
+
+describe('listingHttpError', () => {
+  it('says what a listing status means for the typed repo', () => {
+    expect(listingHttpError(' a/b ', 404)).toContain('no repo "a/b"');
+    expect(listingHttpError('a/b', 401)).toContain('private or gated');
+    expect(listingHttpError('a/b', 429)).toContain('rate-limiting');
+    expect(listingHttpError('a/b', 500)).toContain('HTTP 500');
   });
 });
 

@@ -8,6 +8,14 @@ export function repoListingUrl(repoId: string): string {
   return `${HF_API}/${repoId.trim()}?blobs=true`;
 }
 
+/** What an HTTP error from the listing API means for the repo a person typed. */
+export function listingHttpError(repoId: string, status: number): string {
+  if (status === 404) return `huggingface.co has no repo "${repoId.trim()}" (HTTP 404): check the spelling (owner/name).`;
+  if (status === 401 || status === 403) return `"${repoId.trim()}" is private or gated (HTTP ${status}): pick a public repo, or download the files and load them from Files.`;
+  if (status === 429) return 'huggingface.co is rate-limiting this browser (HTTP 429): wait a minute and try again.';
+  return `huggingface.co answered HTTP ${status}.`;
+}
+
 export interface RepoFile {
   name: string;
   /** Bytes, when the listing says. */

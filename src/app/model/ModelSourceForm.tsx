@@ -2,7 +2,8 @@
 // when huggingface.co answers), an https URL, or local files and folders.
 import { useRef, useState, type RefObject } from 'react';
 import { checkModelUrl, isRepoId } from '../../protocol/model-source';
-import { formatBytes, parseRepoListing, repoListingUrl, type RepoListing } from '../derive/model-sources';
+import { FetchFailure, fetchWithDiagnosis } from '../derive/fetch-diagnosis';
+import { formatBytes, listingHttpError, parseRepoListing, repoListingUrl, type RepoListing } from '../derive/model-sources';
 import { errorMessage, loadModel, showModelError } from '../state/model-actions';
 import { useModelStore } from '../state/model-store';
 import { loadLocalFiles } from './local-files';
@@ -20,20 +21,28 @@ function HuggingFaceSource({ busy }: { busy: boolean }) {
   const [file, setFile] = useState('');
   const [listing, setListing] = useState<RepoListing | null>(null);
   const [listNote, setListNote] = useState('');
+  /** Why the last listing failed (offline, timeout, cors, unreachable, http), for tests and styling. */
+  const [listFailure, setListFailure] = useState('');
   const valid = isRepoId(repoId);
 
   async function listFiles() {
     setListNote('asking huggingface.co…');
+    setListFailure('');
     try {
-      const response = await fetch(repoListingUrl(repoId));
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      // Offline, a silent server or a CORS refusal each say so within seconds, not a raw "Failed to fetch".
+      const response = await fetchWithDiagnosis(repoListingUrl(repoId));
+      if (!response.ok) {
+        setListFailure('http');
+        throw new Error(listingHttpError(repoId, response.status));
+      }
       const parsed = parseRepoListing(await response.json());
       setListing(parsed);
       setFile(parsed.hasHfLayout ? '' : (parsed.ggufFiles[0]?.name ?? ''));
       setListNote(`${parsed.numFiles} files, ${parsed.ggufFiles.length} GGUF${parsed.hasHfLayout ? ', HF layout' : ''}`);
     } catch (error) {
       setListing(null);
-      setListNote(`could not list files (${errorMessage(error)}); type a .gguf name or leave it empty for the HF layout`);
+      if (error instanceof FetchFailure) setListFailure(error.kind);
+      setListNote(`Could not list files: ${errorMessage(error)} You can still type a .gguf name, or leave it empty for the HF layout.`);
     }
   }
 
@@ -68,7 +77,11 @@ function HuggingFaceSource({ busy }: { busy: boolean }) {
           <input data-testid="hf-file" value={file} placeholder="model-q8_0.gguf" spellCheck={false} onChange={(e) => setFile(e.target.value)} />
         </label>
       )}
-      {listNote && <p className="muted small">{listNote}</p>}
+      {listNote && (
+        <p className="muted small" data-testid="hf-list-note" data-failure={listFailure} role={listFailure ? 'alert' : undefined}>
+          {listNote}
+        </p>
+      )}
       <div className="row">
         <button type="button" disabled={!valid} onClick={() => void listFiles()}>
           List files
