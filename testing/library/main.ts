@@ -1,5 +1,7 @@
 // Library test page: the library's createEngine, as any page would use it, exposed on
 // window.cohortLib with helpers that run requests and keep every step as plain data. Not the harness.
+import * as Comlink from 'comlink';
+import type { EngineApi } from '../../src/protocol/api';
 // eslint-disable-next-line cohort/import-boundaries -- this page tests the library as a page imports it
 import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepEvent } from '../../src/lib';
 
@@ -43,6 +45,11 @@ export interface LibraryPage {
   /** Every step since start(). */
   steps: PlainStep[];
   terminate(): void;
+  /**
+   * A session's state as the shared engine worker reports it, asked over a port of this page's
+   * own (not the library's): 'gone: ...' once the engine no longer knows the session.
+   */
+  sharedSessionState(sessionId: string): Promise<string>;
 }
 
 declare global {
@@ -52,6 +59,7 @@ declare global {
 }
 
 let engine: BrowserEngine | null = null;
+let sharedApi: Comlink.Remote<EngineApi> | null = null;
 const steps: PlainStep[] = [];
 
 function plain(event: StepEvent): PlainStep {
@@ -107,6 +115,14 @@ window.cohortLib = {
     const from = steps.length;
     const outcomes = await Promise.all(specs.map((spec) => runOne(spec, from)));
     return { outcomes, steps: steps.slice(from) };
+  },
+  async sharedSessionState(sessionId) {
+    // the same URL and name as the library's, so the same worker
+    sharedApi ??= Comlink.wrap<EngineApi>(new SharedWorker(new URL('../../workers/engine.shared-worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' }).port);
+    return sharedApi.getSession(sessionId).then(
+      (snapshot) => snapshot.state,
+      (err: unknown) => `gone: ${(err as Error).message}`,
+    );
   },
   terminate() {
     engine?.terminate();

@@ -1,0 +1,71 @@
+// One engine for every tab: two pages of one browser context join the same shared engine worker
+// (their rows ride in the same steps); a page that closes or crashes has its sessions ended.
+import { expect, test, type BrowserContext, type Page } from '@playwright/test';
+import type { PlainStep } from '../testing/library/main';
+import { openLibraryPage } from './library-page';
+
+/** Short, so the crashed page's silence is noticed within the test. */
+const HEARTBEAT = { intervalMs: 200, timeoutMs: 2_000 };
+
+const steps = (page: Page): Promise<PlainStep[]> => page.evaluate(() => window.cohortLib.steps);
+
+const longRequest = (maxTokens: number) => ({ params: { messages: [{ role: 'user' as const, content: 'Note 0000: this paragraph is unrelated padding.' }], max_tokens: maxTokens, temperature: 0, ignore_eos: true } });
+
+/** Opens two pages on the shared engine; A runs a request long enough to outlive B's, which never ends on its own. */
+async function twoTabs(context: BrowserContext) {
+  const a = await context.newPage();
+  const b = await context.newPage();
+  expect(await openLibraryPage(a, { shared: true, heartbeat: HEARTBEAT })).toBe('shared');
+  expect(await openLibraryPage(b, { shared: true, heartbeat: HEARTBEAT })).toBe('shared');
+  const aRun = a.evaluate((spec) => window.cohortLib.run([spec]), longRequest(160));
+  void b.evaluate((spec) => window.cohortLib.run([spec]), longRequest(2_000)).catch(() => undefined); // B goes away mid-run
+  // A step with both pages' rows, seen by both: one engine
+  await expect.poll(async () => (await steps(a)).some((s) => s.rows.length === 2), { timeout: 60_000 }).toBe(true);
+  const shared = (await steps(a)).find((s) => s.rows.length === 2)!;
+  await expect.poll(async () => (await steps(b)).find((s) => s.stepIndex === shared.stepIndex)?.rows.map((r) => r.sessionId)).toEqual(shared.rows.map((r) => r.sessionId));
+  const sessionIds = shared.rows.map((r) => r.sessionId);
+  // a port of A's own reaches the same worker and sees both sessions (the control for 'gone' below)
+  for (const id of sessionIds) expect(await a.evaluate((i) => window.cohortLib.sharedSessionState(i), id)).not.toMatch(/^gone/);
+  return { a, b, aRun, sessionIds };
+}
+
+/** B's session is cancelled (the only one), its blocks come back, A finishes alone, and the engine forgets B's session. */
+async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { completion_tokens: number } | null; error: unknown }> }>, sessionIds: string[]) {
+  const startMs = Date.now();
+  await expect.poll(async () => (await steps(a)).some((s) => s.finished.some((f) => f.reason === 'cancelled')), { timeout: 30_000, intervals: [50] }).toBe(true);
+  const elapsedMs = Date.now() - startMs;
+  const log = await steps(a);
+  const at = log.findIndex((s) => s.finished.some((f) => f.reason === 'cancelled'));
+  const bSession = log[at]!.finished.find((f) => f.reason === 'cancelled')!.sessionId;
+  expect(sessionIds).toContain(bSession);
+  expect(log[at]!.numRunning).toBe(1);
+  expect(log[at]!.kvBlocksUsed).toBeLessThan(log[at - 1]!.kvBlocksUsed);
+  expect(await a.evaluate((id) => window.cohortLib.sharedSessionState(id), bSession)).toMatch(/^gone: .*session/i);
+  const aSession = sessionIds.find((id) => id !== bSession)!;
+  const outcome = (await aRun).outcomes[0]!;
+  expect(outcome.error).toBeNull();
+  expect(outcome.usage!.completion_tokens).toBe(160);
+  const after = (await steps(a)).slice(at + 1);
+  expect(after.every((s) => s.rows.every((r) => r.sessionId === aSession))).toBe(true);
+  expect(after.at(-1)!.kvBlocksUsed).toBe(0);
+  return elapsedMs;
+}
+
+test('two pages share one engine, and closing one ends its sessions at once (pagehide)', async ({ context }) => {
+  const { a, b, aRun, sessionIds } = await twoTabs(context);
+  await b.close();
+  const elapsedMs = await expectBFreed(a, aRun, sessionIds);
+  console.log(`closed page's session cancelled ${elapsedMs} ms after close`);
+  // its goodbye, not the heartbeat's timeout
+  expect(elapsedMs).toBeLessThan(HEARTBEAT.timeoutMs);
+});
+
+test('a page that crashes (no pagehide) has its sessions ended when its heartbeat stops', async ({ context }) => {
+  const { a, b, aRun, sessionIds } = await twoTabs(context);
+  const cdp = await context.newCDPSession(b);
+  void cdp.send('Page.crash').catch(() => undefined); // answers never: the page is gone
+  const elapsedMs = await expectBFreed(a, aRun, sessionIds);
+  console.log(`crashed page's session cancelled ${elapsedMs} ms after the crash`);
+  // freed by the heartbeat timeout (the last ping came up to one interval before the crash)
+  expect(elapsedMs).toBeGreaterThanOrEqual(HEARTBEAT.timeoutMs - HEARTBEAT.intervalMs);
+});
