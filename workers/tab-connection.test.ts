@@ -1,0 +1,100 @@
+// TabConnection and SharedLoads over a scripted engine (Node): a tab's sessions and subscriptions
+// end with it (goodbye or silence), other tabs' stay; the same model source is loaded once.
+import { describe, expect, it, vi } from 'vitest';
+import type { EngineApi, ModelInfo } from '../src/protocol/api';
+import { SharedLoads, TabConnection, type EndReason } from './tab-connection';
+
+function scriptedEngine() {
+  let nextId = 1;
+  const open = new Set<string>();
+  const subscriptions = new Set<number>();
+  const engine = {
+    createSession: vi.fn(async () => {
+      const id = `s${nextId++}`;
+      open.add(id);
+      return id;
+    }),
+    closeSession: vi.fn(async (id: string) => void open.delete(id)),
+    subscribe: vi.fn(async () => {
+      const id = nextId++;
+      subscriptions.add(id);
+      return id;
+    }),
+    subscribeNotices: vi.fn(async () => nextId++),
+    unsubscribe: vi.fn(async (id: number) => void subscriptions.delete(id)),
+    ping: vi.fn(async () => true as const),
+    loadModel: vi.fn(async () => ({ name: 'm' }) as ModelInfo),
+    unloadModel: vi.fn(async () => undefined),
+  };
+  return { engine, api: engine as unknown as EngineApi, open, subscriptions };
+}
+
+function tab(api: EngineApi, loads = new SharedLoads(api)) {
+  const ended: EndReason[] = [];
+  const connection = new TabConnection(api, loads, (_t, reason) => ended.push(reason));
+  return { connection, ended };
+}
+
+describe('TabConnection', () => {
+  it("ends only its own sessions and subscriptions when the tab says goodbye", async () => {
+    const { api, open, subscriptions } = scriptedEngine();
+    const a = tab(api);
+    const b = tab(api);
+    const aSession = await a.connection.api.createSession();
+    const bSession = await b.connection.api.createSession();
+    await a.connection.api.subscribe(() => {});
+    const bSub = await b.connection.api.subscribe(() => {});
+    await a.connection.api.goodbye();
+    expect(a.ended).toEqual(['goodbye']);
+    expect([...open]).toEqual([bSession]);
+    expect([...subscriptions]).toEqual([bSub]);
+    expect(open.has(aSession)).toBe(false);
+    expect(b.connection.numSessions).toBe(1);
+  });
+
+  it('forgets a session the tab closed itself', async () => {
+    const { api, engine } = scriptedEngine();
+    const a = tab(api);
+    const id = await a.connection.api.createSession();
+    await a.connection.api.closeSession(id);
+    expect(a.connection.numSessions).toBe(0);
+    await a.connection.api.goodbye();
+    expect(engine.closeSession).toHaveBeenCalledTimes(1);
+  });
+
+  it('ends a tab silent past the timeout it asked for; any call counts as a heartbeat', async () => {
+    const { api, open } = scriptedEngine();
+    const a = tab(api);
+    await a.connection.api.hello(1_000);
+    await a.connection.api.createSession();
+    const now = Date.now();
+    expect(a.connection.checkHeartbeat(now + 900)).toBe(false);
+    await a.connection.api.ping();
+    expect(a.connection.checkHeartbeat(Date.now() + 900)).toBe(false);
+    expect(a.connection.checkHeartbeat(Date.now() + 1_100)).toBe(true);
+    expect(a.ended).toEqual(['silent']);
+    expect(open.size).toBe(0);
+    // a tab that was only frozen learns it on its next call
+    await expect(a.connection.api.createSession()).rejects.toThrow(/connection ended \(silent\)/);
+  });
+});
+
+describe('SharedLoads', () => {
+  it('loads a source once for every tab, again after an unload or a failure', async () => {
+    const { api, engine } = scriptedEngine();
+    const loads = new SharedLoads(api);
+    const a = tab(api, loads);
+    const b = tab(api, loads);
+    await Promise.all([a.connection.api.loadModel({ kind: 'embedded' }), b.connection.api.loadModel({ kind: 'embedded' })]);
+    expect(engine.loadModel).toHaveBeenCalledTimes(1);
+    await b.connection.api.loadModel({ kind: 'url', url: 'https://example.com/m/' });
+    expect(engine.loadModel).toHaveBeenCalledTimes(2);
+    await a.connection.api.unloadModel();
+    await a.connection.api.loadModel({ kind: 'url', url: 'https://example.com/m/' });
+    expect(engine.loadModel).toHaveBeenCalledTimes(3);
+    engine.loadModel.mockRejectedValueOnce(new Error('fetch failed'));
+    await expect(a.connection.api.loadModel({ kind: 'embedded' })).rejects.toThrow('fetch failed');
+    await a.connection.api.loadModel({ kind: 'embedded' });
+    expect(engine.loadModel).toHaveBeenCalledTimes(5);
+  });
+});
