@@ -1,6 +1,7 @@
 // Getting a model as a person does: a normal load asks for no missing file, Hub failures say
 // what went wrong (offline, CORS, unreachable, too slow) in seconds, and suggested Hub models.
-import { expect, test, type Page } from '@playwright/test';
+import { existsSync, readFileSync } from 'node:fs';
+import { expect, test, type Page, type Route } from '@playwright/test';
 
 async function open(page: Page): Promise<void> {
   await page.setViewportSize({ width: 1440, height: 900 });
@@ -64,4 +65,72 @@ test('listing a Hub repo that fails says why, within seconds: unreachable, CORS 
   await expect(note).toHaveAttribute('data-failure', 'timeout', { timeout: 25_000 });
   await expect(note).toContainText('did not answer within 15 s');
   expect(Date.now() - started).toBeLessThan(25_000);
+});
+
+/** Answers a huggingface.co resolve URL from the embedded model's files (ranges included), after a pause so progress shows. */
+async function serveFromEmbedded(route: Route, name: string): Promise<void> {
+  const path = `public/models/cohort-tiny/${name}`;
+  if (!existsSync(path)) return route.fulfill({ status: 404, headers: { 'access-control-allow-origin': '*' }, body: 'not found' });
+  const body = readFileSync(path);
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  const range = route.request().headers()['range']?.match(/bytes=(\d+)-(\d+)/);
+  if (range) {
+    const [start, end] = [Number(range[1]), Math.min(Number(range[2]), body.length - 1)];
+    return route.fulfill({ status: 206, headers: { 'content-range': `bytes ${start}-${end}/${body.length}`, 'access-control-allow-origin': '*' }, body: body.subarray(start, end + 1) });
+  }
+  return route.fulfill({ status: 200, headers: { 'content-length': String(body.length), 'access-control-allow-origin': '*' }, body });
+}
+
+test('suggested Hub models: listed with quant and size, one click downloads into the cache with progress and serves', async ({ page }, testInfo) => {
+  test.setTimeout(300_000);
+  // The suggested repos answered from the embedded model's files: the real download, cache and
+  // load paths, only the network is local (a GGUF for Qwen, the HF layout for SmolLM2).
+  const seen: string[] = [];
+  await page.route('https://huggingface.co/**', async (route) => {
+    const url = new URL(route.request().url());
+    seen.push(url.pathname);
+    const gguf = url.pathname === '/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/qwen2.5-0.5b-instruct-q8_0.gguf';
+    if (gguf) return serveFromEmbedded(route, 'cohort-tiny-q8_0.gguf');
+    const hf = url.pathname.match(/^\/HuggingFaceTB\/SmolLM2-135M-Instruct\/resolve\/main\/([\w.-]+)$/)?.[1];
+    if (hf) return serveFromEmbedded(route, hf);
+    return route.fulfill({ status: 404, body: 'not found' });
+  });
+  await open(page);
+  await page.getByTestId('source-tab-huggingface').click();
+  const suggestions = page.getByTestId('suggested-model');
+  await expect(suggestions).toHaveCount(5);
+  await expect(suggestions.first()).toContainText('SmolLM2-135M-Instruct');
+  await expect(suggestions.first()).toContainText(/bf16 safetensors · ≈\d+ MB/);
+  const qwen = page.locator('[data-testid=suggested-model][data-id=qwen25-05b-q8_0]');
+  await expect(qwen).toContainText(/GGUF q8_0 · ≈\d+ MB/);
+  await expect(page.locator('[data-testid=suggested-model][data-id=llama32-1b-q4_0]')).toContainText('Q4_0');
+  const shot = testInfo.outputPath('suggested models.png');
+  await page.getByTestId('suggested-models').screenshot({ path: shot });
+  await testInfo.attach('suggested models', { path: shot, contentType: 'image/png' });
+
+  await test.step('Qwen2.5 q8_0: one click, progress, then it serves and sits in the cache', async () => {
+    await qwen.getByTestId('suggested-load').click();
+    await expect(qwen.getByTestId('suggested-progress')).toBeVisible();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'false');
+    expect(seen).toContain('/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/qwen2.5-0.5b-instruct-q8_0.gguf');
+    await expect(page.getByTestId('model-cache').getByTestId('cache-entry').filter({ hasText: 'qwen2.5-0.5b-instruct-q8_0.gguf' })).toHaveCount(1);
+    await expect(qwen).toHaveAttribute('data-cached', 'true');
+    await expect(qwen.getByTestId('suggested-load')).toHaveText('Load');
+  });
+
+  await test.step('SmolLM2-135M: the HF layout downloads file by file and serves', async () => {
+    const smol = page.locator('[data-testid=suggested-model][data-id=smollm2-135m]');
+    await smol.getByTestId('suggested-load').click();
+    await expect(smol.getByTestId('suggested-progress')).toBeVisible();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'false');
+    await expect(page.getByTestId('model-error')).toHaveCount(0);
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+    await expect(smol).toHaveAttribute('data-cached', 'true');
+    await page.getByTestId('add-session').click();
+    const pane = page.getByTestId('session-pane').first();
+    await pane.getByTestId('session-input').fill('Hello from a suggested model.');
+    await pane.getByTestId('session-input').press('Enter');
+    await expect(pane).toHaveAttribute('data-state', 'done');
+  });
 });

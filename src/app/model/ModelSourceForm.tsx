@@ -1,5 +1,5 @@
-// Where to load a model from: the embedded default, a Hugging Face repo (with its file list
-// when huggingface.co answers), an https URL, or local files and folders.
+// Where to load a model from: the embedded default, a Hugging Face repo (suggested ones in one
+// click, or any repo with its file list when huggingface.co answers), an https URL, or local files.
 import { useRef, useState, type RefObject } from 'react';
 import { checkModelUrl, isRepoId } from '../../protocol/model-source';
 import { FetchFailure, fetchWithDiagnosis } from '../derive/fetch-diagnosis';
@@ -7,6 +7,7 @@ import { formatBytes, listingHttpError, parseRepoListing, repoListingUrl, type R
 import { errorMessage, loadModel, showModelError } from '../state/model-actions';
 import { useModelStore } from '../state/model-store';
 import { loadLocalFiles } from './local-files';
+import { SuggestedModels } from './SuggestedModels';
 
 type Tab = 'embedded' | 'huggingface' | 'url' | 'files';
 const TABS: { tab: Tab; label: string }[] = [
@@ -172,7 +173,12 @@ export function ModelSourceForm() {
           </button>
         </div>
       )}
-      {tab === 'huggingface' && <HuggingFaceSource busy={busy} />}
+      {tab === 'huggingface' && (
+        <>
+          <SuggestedModels />
+          <HuggingFaceSource busy={busy} />
+        </>
+      )}
       {tab === 'url' && <UrlSource busy={busy} />}
       {tab === 'files' && <FileSource busy={busy} pickFiles={() => filesInput.current?.click()} pickFolder={() => folderInput.current?.click()} />}
     </section>
