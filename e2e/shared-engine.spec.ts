@@ -1,5 +1,5 @@
 // One engine for every tab: two pages of one browser context join the same shared engine worker
-// (their rows ride in the same steps); a page that closes or crashes has its sessions ended.
+// (their rows ride in the same steps); a page that closes, terminates or crashes has its sessions ended.
 import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import type { PlainStep } from '../testing/library/main';
 import { openLibraryPage } from './library-page';
@@ -57,6 +57,13 @@ test('two pages share one engine, and closing one ends its sessions at once (pag
   const elapsedMs = await expectBFreed(a, aRun, sessionIds);
   console.log(`closed page's session cancelled ${elapsedMs} ms after close`);
   // its goodbye, not the heartbeat's timeout
+  expect(elapsedMs).toBeLessThan(HEARTBEAT.timeoutMs);
+});
+
+test("engine.terminate() in a shared engine takes only that page's sessions out", async ({ context }) => {
+  const { a, b, aRun, sessionIds } = await twoTabs(context);
+  await b.evaluate(() => window.cohortLib.terminate());
+  const elapsedMs = await expectBFreed(a, aRun, sessionIds);
   expect(elapsedMs).toBeLessThan(HEARTBEAT.timeoutMs);
 });
 

@@ -1,7 +1,8 @@
 // How a page reaches the engine: its own dedicated worker, or the one shared worker every tab of the
 // origin talks to (with a heartbeat: a shared worker never hears that a tab closed). No request logic.
+import type { EngineLink } from './completions';
 import { CohortEngine } from './engine';
-import { linkOverEndpoint, linkOverTabPort, type RemoteLink } from './remote';
+import { linkOverEndpoint, linkOverTabPort } from './remote';
 
 export type WorkerKind = 'dedicated' | 'shared';
 
@@ -28,10 +29,11 @@ export class BrowserEngine extends CohortEngine {
   constructor(
     /** Which worker serves this page: 'shared' means other tabs' requests ride in the same steps. */
     readonly workerKind: WorkerKind,
-    private readonly remote: RemoteLink,
+    link: EngineLink,
+    /** Ends this page's use of the worker and drops the comlink proxy (after any last call). */
     private readonly end: () => void,
   ) {
-    super(remote.link);
+    super(link);
   }
 
   /**
@@ -40,14 +42,17 @@ export class BrowserEngine extends CohortEngine {
    */
   terminate(): void {
     void this.dispose().catch(() => undefined);
-    this.remote.release();
     this.end();
   }
 }
 
 function startDedicated(): BrowserEngine {
   const worker = new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' });
-  return new BrowserEngine('dedicated', linkOverEndpoint(worker), () => worker.terminate());
+  const remote = linkOverEndpoint(worker);
+  return new BrowserEngine('dedicated', remote.link, () => {
+    remote.release();
+    worker.terminate();
+  });
 }
 
 /** Joins (or starts) the origin's shared engine worker; rejects where WebGPU does not work in it. */
@@ -78,9 +83,13 @@ async function joinShared(heartbeat: WorkerOptions['heartbeat']): Promise<Browse
   const leave = () => {
     clearInterval(beat);
     removeEventListener('pagehide', onPageHide);
-    void remote.tab.goodbye().catch(() => undefined).finally(() => worker.port.close());
+    // the goodbye goes before the proxy's release, which closes the port on the worker's side
+    void remote.tab.goodbye().catch(() => undefined).finally(() => {
+      remote.release();
+      worker.port.close();
+    });
   };
-  return new BrowserEngine('shared', remote, leave);
+  return new BrowserEngine('shared', remote.link, leave);
 }
 
 /** The engine worker createEngine() uses, per `options.shared`. */
