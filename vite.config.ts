@@ -9,13 +9,15 @@ const port = Number(process.env.COHORT_PORT ?? 4173);
 /**
  * What the built pages and the worker may do: scripts and workers only from this origin, no
  * eval, no plugins, no frames; model downloads from this origin or any https host (the worker
- * checks the URL the person typed again). Inline styles stay allowed for React style props.
+ * checks the URL the person typed again); a server backend at any http(s) address, since
+ * llama-server and vLLM serve plain http on localhost or the LAN (an https page still gets only
+ * localhost over http: the browser blocks the rest as mixed content). Inline styles stay allowed.
  */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "worker-src 'self'",
-  "connect-src 'self' https:",
+  "connect-src 'self' https: http:",
   "img-src 'self' data: blob:",
   "style-src 'self' 'unsafe-inline'",
   "object-src 'none'",

@@ -1,10 +1,12 @@
 // The latest step's counters at a glance: step index, rows and tokens, KV blocks, queue and
 // running requests, and the mode the engine reported.
 import { useTelemetryStore } from '../state/telemetry-store';
+import { ServerStats } from './ServerStats';
 
 export function LiveStats() {
   const latest = useTelemetryStore((s) => s.latest);
   if (!latest) return <p className="muted small live-stats">No steps yet: send a message to start the engine loop.</p>;
+  if (latest.server) return <ServerStats latest={latest} sample={latest.server} />;
   return (
     <dl className="live-stats" data-testid="live-stats">
       <div>

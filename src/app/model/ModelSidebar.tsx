@@ -11,6 +11,7 @@ import { useEscape } from '../use-escape';
 import { LoadProgressBars } from './LoadProgressBars';
 import { ModelCacheList } from './ModelCacheList';
 import { ModelSourceForm } from './ModelSourceForm';
+import { ServerForm } from './ServerForm';
 import './model.css';
 
 function ModelCard() {
@@ -20,7 +21,18 @@ function ModelCard() {
   return (
     <section className="card" data-testid="model-info" data-state={state} data-loading={loading ? 'true' : 'false'} data-model-name={model?.name ?? ''}>
       <h2>Model</h2>
-      {model ? (
+      {model?.server ? (
+        <dl className="facts compact">
+          <dt>Name</dt>
+          <dd data-testid="model-name">{model.name}</dd>
+          <dt>Served by</dt>
+          <dd>
+            {model.server.kind} at {model.server.baseUrl}
+          </dd>
+          <dt>Context</dt>
+          <dd>{model.contextTokens > 0 ? `${model.contextTokens.toLocaleString('en-US')} tokens per request` : 'not reported'}</dd>
+        </dl>
+      ) : model ? (
         <dl className="facts compact">
           <dt>Name</dt>
           <dd data-testid="model-name">{model.name}</dd>
@@ -132,6 +144,7 @@ function Sidebar({ open }: { open: boolean }) {
       <ModelError />
       <LoadProgressBars />
       <ModelSourceForm />
+      <ServerForm />
       <ModelCacheList />
       <GpuSection />
     </aside>
