@@ -114,3 +114,15 @@ test('timeline and charts: a window of recent steps, closed sessions dropped, cl
     await page.getByTestId('stop-all').click();
   });
 });
+
+test('the NIAH card goes away once its panes are closed', async ({ page }) => {
+  test.setTimeout(600_000);
+  await open(page);
+  await page.getByTestId('niah-count').fill('2');
+  await page.getByTestId('niah-length').selectOption('600');
+  await page.getByTestId('niah-preset').click();
+  await expect(page.getByTestId('niah-recall')).not.toHaveAttribute('data-recall', '');
+  await page.getByTestId('close-all').click();
+  await expect(page.getByTestId('session-pane')).toHaveCount(0);
+  await expect(page.getByTestId('niah-summary')).toHaveCount(0);
+});

@@ -1,5 +1,5 @@
 // Recall of the latest NIAH x N run: passing sessions over sessions, with any leaked codes.
-// Reads the panes' marks; hidden until a run has started.
+// Reads the panes' marks; hidden until a run has started and once all its panes are closed.
 import { useMemo } from 'react';
 import { recallOf } from '../derive/niah-plan';
 import type { NiahMark } from '../derive/session-view';
@@ -10,7 +10,9 @@ export function NiahSummary() {
   const run = useRunsStore((s) => s.niah);
   const views = useSessionsStore((s) => s.views);
   const marks = useMemo(() => (run ? run.paneIds.map((id) => views.get(id)?.niah).filter((m): m is NiahMark => !!m) : []), [run, views]);
-  if (!run) return null;
+  // Every pane of the run closed ("close all"): nothing left to report on.
+  const anyOpen = run?.paneIds.some((id) => views.has(id)) ?? false;
+  if (!run || !anyOpen) return null;
   const recall = recallOf(marks);
   const leaks = marks.flatMap((m) => m.leaks ?? []);
   return (
