@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahPassed } from '../protocol/niah';
 import { startLlamaServer, type RunningLlamaServer } from '../remote/testing/llama-server-fixtures';
 import type { CohortEngine } from './engine';
-import { AbortError } from './errors';
+import { AbortError, ContextLengthError } from './errors';
 import { createServerEngine } from './server-engine';
 
 let server: RunningLlamaServer;
@@ -75,4 +75,12 @@ describe('the library over a llama-server backend', () => {
   it('an unreachable server rejects createServerEngine with a reason', async () => {
     await expect(createServerEngine({ baseUrl: 'http://127.0.0.1:9' })).rejects.toThrow(/Nothing is listening|could not be reached/);
   });
+});
+
+describe('the library over a llama-server backend, errors', () => {
+  it('a prompt past the server context is a ContextLengthError with the numbers', async () => {
+    const err = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'x'.repeat(2400) }], max_tokens: 4 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContextLengthError);
+    expect((err as Error).message).toMatch(/2048/);
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 // Why a call to a server failed, in words a person can act on: unreachable, CORS refused, Chrome's
 // local-network-access prompt denied, a wrong key, not an OpenAI-compatible server. No retries here.
 
-export type ServerErrorCode = 'offline' | 'unreachable' | 'cors' | 'local-network' | 'timeout' | 'unauthorized' | 'not-found' | 'http' | 'bad-response';
+export type ServerErrorCode = 'offline' | 'unreachable' | 'cors' | 'local-network' | 'timeout' | 'unauthorized' | 'not-found' | 'context-length' | 'http' | 'bad-response';
 
 export class ServerError extends Error {
   override name = 'ServerError';
@@ -9,6 +9,9 @@ export class ServerError extends Error {
     readonly code: ServerErrorCode,
     message: string,
     readonly status?: number,
+    /** For 'context-length': the prompt's tokens and the context it did not fit, as the server counted. */
+    readonly numPromptTokens?: number,
+    readonly numContextTokens?: number,
   ) {
     super(message);
   }
@@ -73,8 +76,13 @@ function isTimeout(err: unknown): boolean {
 
 /** The error for a response that is not ok; the body (JSON error or text) says the server's reason. */
 export async function explainHttpFailure(response: Response, what: string): Promise<ServerError> {
-  const reason = await serverReason(response);
+  const { reason, body } = await serverReason(response);
   const status = response.status;
+  // llama.cpp's exceed_context_size_error carries both counts; vLLM says it in the message only
+  const numPromptTokens = numberOr(body?.n_prompt_tokens);
+  if (status === 400 && (body?.type === 'exceed_context_size_error' || numPromptTokens !== undefined)) {
+    return new ServerError('context-length', `${what} was refused: ${reason}`, status, numPromptTokens, numberOr(body?.n_ctx));
+  }
   if (status === 401 || status === 403) {
     return new ServerError('unauthorized', `The server refused the API key (${status}${reason ? `: ${reason}` : ''}): enter the key it was started with (llama-server --api-key, vLLM --api-key).`, status);
   }
@@ -82,15 +90,22 @@ export async function explainHttpFailure(response: Response, what: string): Prom
   return new ServerError('http', `${what} failed with ${status}${reason ? `: ${reason}` : ''}`, status);
 }
 
-/** The message of an OpenAI-style `{error: {message}}` body, or the start of a text body. */
-async function serverReason(response: Response): Promise<string> {
+type ErrorBody = { message?: string; type?: string; n_prompt_tokens?: unknown; n_ctx?: unknown };
+
+/** The message of an OpenAI-style `{error: {message}}` body (and that object), or the start of a text body. */
+async function serverReason(response: Response): Promise<{ reason: string; body?: ErrorBody }> {
   const text = await response.text().catch(() => '');
   try {
-    const json = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-    const message = typeof json.error === 'string' ? json.error : (json.error?.message ?? json.message);
-    if (message) return message;
+    const json = JSON.parse(text) as { error?: ErrorBody | string; message?: string };
+    const body = typeof json.error === 'object' ? json.error : undefined;
+    const message = typeof json.error === 'string' ? json.error : (body?.message ?? json.message);
+    if (message) return { reason: message, body };
   } catch {
     // not JSON: fall through to the text
   }
-  return text.trim().slice(0, 200);
+  return { reason: text.trim().slice(0, 200) };
+}
+
+function numberOr(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

@@ -277,6 +277,8 @@ export class ServerHost implements ServerHostApi {
       );
       turn.end = { reason: end.reason };
     } catch (err) {
+      // the prompt's size as the server counted it: the library turns this into its ContextLengthError
+      if (err instanceof ServerError && err.numPromptTokens !== undefined) turn.numPromptTokens = err.numPromptTokens;
       turn.end = turn.controller.signal.aborted ? { reason: 'cancelled' } : { reason: 'error', error: (err as Error).message };
       if (!(err instanceof ServerError) && !turn.controller.signal.aborted) console.error('server turn failed', err);
     }
