@@ -1,11 +1,15 @@
-// The library entry (`import { createEngine } from 'cohort'`): starts or joins the engine worker and
-// returns a CohortEngine over it. Browser wiring only; the behaviour lives in engine.ts.
+// The library entry (`import { createEngine } from 'cohort'`): starts or joins the engine worker, or
+// connects to a server backend, and returns a CohortEngine. Wiring only; the behaviour is in engine.ts.
 import type { ModelSource } from '../protocol/api';
 import { startBrowserEngine, type BrowserEngine, type WorkerOptions } from './browser-engine';
-import type { LoadOptions } from './engine';
+import type { CohortEngine, LoadOptions } from './engine';
+import { createServerEngine, type ServerBackend } from './server-engine';
 
 export { BrowserEngine, type WorkerKind, type WorkerOptions } from './browser-engine';
 export { CohortEngine, type LoadOptions } from './engine';
+export { createServerEngine, type ServerBackend } from './server-engine';
+export { ServerError, type ServerErrorCode } from '../remote/server-errors';
+export type { ServerInfo, ServerKind, ServerSample, ServerSlot } from '../protocol/server';
 export { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelNotLoadedError, type ErrorBody } from './errors';
 export type * from './types';
 export type { EngineNotice, LoadProgress, ModelInfo, ModelSource } from '../protocol/api';
@@ -16,8 +20,15 @@ export interface CreateEngineOptions extends LoadOptions, WorkerOptions {
   model?: ModelSource;
 }
 
-/** Starts or joins the engine worker (see browser-engine.ts for which) and loads `options.model`. */
-export async function createEngine(options: CreateEngineOptions = {}): Promise<BrowserEngine> {
+/**
+ * Starts or joins the engine worker (see browser-engine.ts for which) and loads `options.model`;
+ * or, given `backend`, serves every request from that OpenAI-compatible server instead (llama-server,
+ * vLLM; no worker and no WebGPU needed) and rejects with a ServerError when it cannot connect.
+ */
+export async function createEngine(options: LoadOptions & { backend: ServerBackend }): Promise<CohortEngine>;
+export async function createEngine(options?: CreateEngineOptions): Promise<BrowserEngine>;
+export async function createEngine(options: CreateEngineOptions & { backend?: ServerBackend } = {}): Promise<BrowserEngine | CohortEngine> {
+  if (options.backend) return createServerEngine(options.backend, options);
   const engine = await startBrowserEngine(options);
   if (options.model) await engine.load(options.model, options);
   return engine;

@@ -5,6 +5,7 @@ import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahPassed } from '../protocol/niah
 import { startLlamaServer, type RunningLlamaServer } from '../remote/testing/llama-server-fixtures';
 import type { CohortEngine } from './engine';
 import { AbortError, ContextLengthError } from './errors';
+import { createEngine } from './index';
 import { createServerEngine } from './server-engine';
 
 let server: RunningLlamaServer;
@@ -12,7 +13,8 @@ let engine: CohortEngine;
 
 beforeAll(async () => {
   server = await startLlamaServer({ numSlots: 8, slotContext: 2048 });
-  engine = await createServerEngine({ baseUrl: server.baseUrl, sampleEveryMs: 50 });
+  // the library's entry, as a page calls it: a backend means no worker and no WebGPU
+  engine = await createEngine({ backend: { baseUrl: server.baseUrl, sampleEveryMs: 50 } });
 }, 120_000);
 
 afterAll(async () => {
