@@ -76,3 +76,14 @@ test('a page that crashes (no pagehide) has its sessions ended when its heartbea
   // freed by the heartbeat timeout (the last ping came up to one interval before the crash)
   expect(elapsedMs).toBeGreaterThanOrEqual(HEARTBEAT.timeoutMs - HEARTBEAT.intervalMs);
 });
+
+test("createEngine's default falls back to a dedicated worker where SharedWorker is missing or fails to start", async ({ browser }) => {
+  const missing = await browser.newContext();
+  await missing.addInitScript(() => Reflect.deleteProperty(window, 'SharedWorker'));
+  expect(await openLibraryPage(await missing.newPage())).toBe('dedicated');
+  await missing.close();
+  const failing = await browser.newContext();
+  await failing.route('**/engine.shared-worker-*.js', (route) => route.fulfill({ status: 404, body: 'not found' }));
+  expect(await openLibraryPage(await failing.newPage())).toBe('dedicated');
+  await failing.close();
+});
