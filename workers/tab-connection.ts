@@ -1,8 +1,7 @@
 // One tab's view of the shared engine: EngineApi forwarded to the one engine, remembering the
 // sessions and subscriptions this tab made so they end when it leaves or goes silent. No comlink.
-import type { EngineApi, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions } from '../src/protocol/api';
+import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions } from '../src/protocol/api';
 import type { StepEvent } from '../src/protocol/events';
-import type { EngineNotice } from '../src/protocol/api';
 
 /** A tab that never said hello (or whose probe failed) is dropped after this much silence. */
 export const DEFAULT_TAB_TIMEOUT_MS = 90_000;
