@@ -103,6 +103,8 @@ test('four sessions and NIAH x 8 on llama-server: each its own answer, the busy 
     for (let i = 0; i < 4; i++) await expect(panes.nth(i)).toHaveAttribute('data-state', 'done');
     for (let i = 0; i < 4; i++) await expect(panes.nth(i).getByTestId('session-output')).not.toHaveText('');
     await expect(page.getByTestId('live-stats')).toHaveAttribute('data-source', 'server');
+    await expect(page.getByTestId('kv-chart')).toHaveAttribute('data-source', 'server');
+    await expect(page.getByText('llama.cpp slots and deferred requests (sampled)')).toBeVisible();
   });
 
   await test.step('NIAH x 8: recall 1.0, each session its own code, the server busy with several slots', async () => {

@@ -6,13 +6,16 @@ import { runCompare } from '../state/compare-actions';
 import { useModelStore } from '../state/model-store';
 import { useRunsStore } from '../state/runs-store';
 
-function detail(rate: DecodeThroughput | undefined): string | undefined {
-  return rate && `${rate.decodeTokens} decode tokens in ${rate.forwardPasses} decode-only steps, ${(rate.decodeMs / 1000).toFixed(2)} s`;
+function detail(rate: DecodeThroughput | undefined, unit: string): string | undefined {
+  return rate && `${rate.decodeTokens} decode tokens in ${rate.forwardPasses} decode-only ${unit}, ${(rate.decodeMs / 1000).toFixed(2)} s`;
 }
 
 export function ComparePanel() {
   const compare = useRunsStore((s) => s.compare);
   const hasModel = useModelStore((s) => s.model !== null);
+  const onServer = useModelStore((s) => s.model?.server !== undefined);
+  // a server shows no steps: its rates are over the page's samples of its streams
+  const unit = onServer ? 'samples' : 'steps';
   const [numPrompts, setNumPrompts] = useState(4);
   const running = compare.status === 'running';
   return (
@@ -29,7 +32,10 @@ export function ComparePanel() {
           <input type="number" aria-label="Prompts to compare" min={2} max={8} value={numPrompts} onChange={(e) => setNumPrompts(Math.max(2, Math.min(8, e.target.valueAsNumber || 2)))} />
         </label>
       </div>
-      <p className="muted small">Open sessions' last prompts (or {numPrompts} short ones) in fresh greedy sessions, serialized then batched.</p>
+      <p className="muted small">
+        Open sessions' last prompts (or {numPrompts} short ones) in fresh greedy sessions, serialized then batched.
+        {onServer && ' On a server, serialized means this page sends one request at a time; rates count decode tokens over 250 ms samples, not server steps.'}
+      </p>
       {running && <p className="small">{compare.phase}…</p>}
       {compare.status === 'error' && (
         <p className="pane-error" role="alert">
@@ -39,11 +45,11 @@ export function ComparePanel() {
       {(compare.serialized || compare.batched) && (
         <dl className="facts compact" data-testid="compare-result">
           <dt>Serialized</dt>
-          <dd data-testid="compare-serialized" title={detail(compare.serialized)}>
+          <dd data-testid="compare-serialized" title={detail(compare.serialized, unit)}>
             {compare.serialized ? `${compare.serialized.tokensPerSec.toFixed(1)} tok/s` : '…'}
           </dd>
           <dt>Batched</dt>
-          <dd data-testid="compare-batched" title={detail(compare.batched)}>
+          <dd data-testid="compare-batched" title={detail(compare.batched, unit)}>
             {compare.batched ? `${compare.batched.tokensPerSec.toFixed(1)} tok/s` : '…'}
           </dd>
           <dt>Speed-up</dt>

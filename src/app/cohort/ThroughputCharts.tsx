@@ -68,16 +68,33 @@ const KV_SERIES: ChartSeries[] = [
   { label: 'queue', color: '#f5a524', width: 1.5, scale: 'y2', dash: [4, 3] },
 ];
 
+/** The same lines for a server's samples: busy and idle slots, deferred requests. */
+const SERVER_SERIES: ChartSeries[] = [
+  { label: 'busy slots', color: '#4cc2ff', width: 2 },
+  { label: 'idle slots', color: '#34d399', width: 1.5, hidden: true },
+  { label: 'n/a', color: '#a78bfa', width: 1.5, hidden: true },
+  { label: 'deferred', color: '#f5a524', width: 1.5, scale: 'y2', dash: [4, 3] },
+];
+
 export function KvChart() {
   const events = useRecentEvents();
+  const server = events.length > 0 ? events[events.length - 1].server : undefined;
   const { data, breaks } = useMemo(() => {
     const s = kvSeries(events, stepOriginMs ?? 0, WINDOW_MS);
     return { data: [s.x, s.used, s.free, s.shared, s.queue] as uPlot.AlignedData, breaks: countBreaks(s.used) };
   }, [events]);
   return (
     <div className="chart-box">
-      <h3>KV blocks and queue</h3>
-      <UPlotChart testId="kv-chart" height={HEIGHT} series={KV_SERIES} data={data} yLabel="blocks" y2Label="queued" attributes={{ 'data-steps': events.length, 'data-breaks': breaks }} />
+      <h3>{server ? `${server.kind} slots and deferred requests (sampled)` : 'KV blocks and queue'}</h3>
+      <UPlotChart
+        testId="kv-chart"
+        height={HEIGHT}
+        series={server ? SERVER_SERIES : KV_SERIES}
+        data={data}
+        yLabel={server ? 'slots' : 'blocks'}
+        y2Label={server ? 'deferred' : 'queued'}
+        attributes={{ 'data-steps': events.length, 'data-breaks': breaks, 'data-source': server ? 'server' : 'engine' }}
+      />
     </div>
   );
 }

@@ -45,3 +45,19 @@ describe('idle gaps and the KV series', () => {
     expect(countBreaks(s.used)).toBe(1);
   });
 });
+
+describe('kvSeries on a server backend', () => {
+  it('shows busy and idle slots and the deferred requests instead of KV blocks', () => {
+    const base = { stepIndex: 0, startedAtMs: 0, elapsedMs: 250, rows: [], numTokens: 0, finished: [], kvBlocksUsed: 0, kvBlocksFree: 0, kvBlocksShared: 0, kvBlocksCached: 0, kvBlocksTotal: 0, queueDepth: 1, waiting: [], numRunning: 0, mode: 'batched' as const };
+    const events = [
+      { ...base, server: { kind: 'llama.cpp' as const, sampled: true as const, numBusy: 3, numSlots: 8, numDeferred: 0 } },
+      { ...base, stepIndex: 1, startedAtMs: 250, server: { kind: 'openai' as const, sampled: true as const } },
+    ];
+    const s = kvSeries(events, 0, 1000);
+    expect(s.used).toEqual([3, null]);
+    expect(s.free).toEqual([5, null]);
+    expect(s.shared).toEqual([null, null]);
+    // without the server's own count, the page's view of its queue stands in
+    expect(s.queue).toEqual([0, 1]);
+  });
+});

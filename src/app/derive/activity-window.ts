@@ -42,10 +42,13 @@ export function kvSeries(events: readonly StepEvent[], originMs: number, gapMs: 
   const gaps = new Set(idleGapsBefore(events, gapMs));
   const push = (x: number, e: StepEvent | null) => {
     out.x.push(x);
-    out.used.push(e ? e.kvBlocksUsed : null);
-    out.free.push(e ? e.kvBlocksFree : null);
-    out.shared.push(e ? e.kvBlocksShared : null);
-    out.queue.push(e ? e.queueDepth : null);
+    // a server sample has no blocks to show: its slots stand in for them (busy / idle), its deferred requests for the queue
+    const server = e?.server;
+    const idleSlots = server?.numSlots !== undefined && server.numBusy !== undefined ? server.numSlots - server.numBusy : null;
+    out.used.push(e ? (server ? (server.numBusy ?? null) : e.kvBlocksUsed) : null);
+    out.free.push(e ? (server ? idleSlots : e.kvBlocksFree) : null);
+    out.shared.push(e ? (server ? null : e.kvBlocksShared) : null);
+    out.queue.push(e ? (server ? (server.numDeferred ?? e.queueDepth) : e.queueDepth) : null);
   };
   events.forEach((event, i) => {
     if (gaps.has(i)) push((stepEndMs(events[i - 1]) - originMs) / 1000 + 1e-3, null);
