@@ -6,17 +6,19 @@ import { openLibraryPage } from './library-page';
 
 /** Short, so the crashed page's silence is noticed within the test. */
 const HEARTBEAT = { intervalMs: 200, timeoutMs: 2_000 };
+/** Where a page leaves by goodbye: a timeout far above it, so the two cannot be confused. */
+const SLOW_HEARTBEAT = { intervalMs: 200, timeoutMs: 15_000 };
 
 const steps = (page: Page): Promise<PlainStep[]> => page.evaluate(() => window.cohortLib.steps);
 
 const longRequest = (maxTokens: number) => ({ params: { messages: [{ role: 'user' as const, content: 'Note 0000: this paragraph is unrelated padding.' }], max_tokens: maxTokens, temperature: 0, ignore_eos: true } });
 
 /** Opens two pages on the shared engine; A runs a request long enough to outlive B's, which never ends on its own. */
-async function twoTabs(context: BrowserContext) {
+async function twoTabs(context: BrowserContext, heartbeat: { intervalMs: number; timeoutMs: number }) {
   const a = await context.newPage();
   const b = await context.newPage();
-  expect(await openLibraryPage(a, { shared: true, heartbeat: HEARTBEAT })).toBe('shared');
-  expect(await openLibraryPage(b, { shared: true, heartbeat: HEARTBEAT })).toBe('shared');
+  expect(await openLibraryPage(a, { shared: true, heartbeat })).toBe('shared');
+  expect(await openLibraryPage(b, { shared: true, heartbeat })).toBe('shared');
   const aRun = a.evaluate((spec) => window.cohortLib.run([spec]), longRequest(160));
   void b.evaluate((spec) => window.cohortLib.run([spec]), longRequest(2_000)).catch(() => undefined); // B goes away mid-run
   // A step with both pages' rows, seen by both: one engine
@@ -52,23 +54,23 @@ async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { 
 }
 
 test('two pages share one engine, and closing one ends its sessions at once (pagehide)', async ({ context }) => {
-  const { a, b, aRun, sessionIds } = await twoTabs(context);
+  const { a, b, aRun, sessionIds } = await twoTabs(context, SLOW_HEARTBEAT);
   await b.close();
   const elapsedMs = await expectBFreed(a, aRun, sessionIds);
   console.log(`closed page's session cancelled ${elapsedMs} ms after close`);
   // its goodbye, not the heartbeat's timeout
-  expect(elapsedMs).toBeLessThan(HEARTBEAT.timeoutMs);
+  expect(elapsedMs).toBeLessThan(SLOW_HEARTBEAT.timeoutMs);
 });
 
 test("engine.terminate() in a shared engine takes only that page's sessions out", async ({ context }) => {
-  const { a, b, aRun, sessionIds } = await twoTabs(context);
+  const { a, b, aRun, sessionIds } = await twoTabs(context, SLOW_HEARTBEAT);
   await b.evaluate(() => window.cohortLib.terminate());
   const elapsedMs = await expectBFreed(a, aRun, sessionIds);
-  expect(elapsedMs).toBeLessThan(HEARTBEAT.timeoutMs);
+  expect(elapsedMs).toBeLessThan(SLOW_HEARTBEAT.timeoutMs);
 });
 
 test('a page that crashes (no pagehide) has its sessions ended when its heartbeat stops', async ({ context }) => {
-  const { a, b, aRun, sessionIds } = await twoTabs(context);
+  const { a, b, aRun, sessionIds } = await twoTabs(context, HEARTBEAT);
   const cdp = await context.newCDPSession(b);
   void cdp.send('Page.crash').catch(() => undefined); // answers never: the page is gone
   const elapsedMs = await expectBFreed(a, aRun, sessionIds);
