@@ -1,7 +1,7 @@
 // The UI's only door to the engine worker: starts it and wraps EngineApi with comlink.
 // Not a store and not a component; callbacks are proxied here so components never see comlink.
 import * as Comlink from 'comlink';
-import type { EngineApi, EngineNotice, GpuInfo, LoadProgress, ModelInfo, ModelSource, SelfCheckResult, SendInput, SessionId, SessionOptions } from '../protocol/api';
+import type { EngineApi, EngineNotice, GpuInfo, LoadProgress, ModelInfo, ModelSource, SelfCheckResult, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import type { EngineMode, StepEvent, TurnResult } from '../protocol/events';
 
 export interface EngineClient {
@@ -16,6 +16,8 @@ export interface EngineClient {
   /** Resolves when the session's current turn ends, with its full text. */
   waitForTurn(sessionId: SessionId): Promise<TurnResult>;
   setMode(mode: EngineMode): Promise<void>;
+  /** The step-time budget (null: off); see EngineApi.setStepBudget. */
+  setStepBudget(budget: StepBudget | null): Promise<void>;
   /** Calls onStep once per engine step; resolves to a function that unsubscribes. */
   subscribe(onStep: (event: StepEvent) => void): Promise<() => Promise<void>>;
   /** Debug hook: stops the worker as a crash would. */
@@ -64,6 +66,7 @@ function startEngine(): EngineClient {
     resetSession: (sessionId) => remote.resetSession(sessionId),
     waitForTurn: (sessionId) => remote.waitForTurn(sessionId),
     setMode: (mode) => remote.setMode(mode),
+    setStepBudget: (budget) => remote.setStepBudget(budget),
     async subscribe(onStep) {
       const subscriptionId = await remote.subscribe(Comlink.proxy(onStep));
       return () => remote.unsubscribe(subscriptionId);

@@ -1,8 +1,46 @@
-// Batched vs serialized serving: the switch calls setMode; the badge shows the mode the latest
-// StepEvent reports (data-testid="engine-mode"), which is what the engine actually ran.
+// Batched vs serialized serving and the step-time budget: the switch calls setMode, the select
+// setStepBudget; the badges show what the latest StepEvent reports, which is what the engine ran.
+import { useState } from 'react';
 import type { EngineMode } from '../../protocol/events';
-import { setMode } from '../state/compare-actions';
+import { setMode, setStepMultiple } from '../state/compare-actions';
+import { useModelStore } from '../state/model-store';
 import { useTelemetryStore } from '../state/telemetry-store';
+
+/** Multiples of the decode step a prefill step may cost ('off': the token budget alone). The engine's default is 2. */
+const BUDGET_CHOICES = ['2', '4', '8', 'off'] as const;
+
+function StepBudgetSelect() {
+  const [choice, setChoice] = useState<string>('2');
+  const onServer = useModelStore((s) => s.model?.server !== undefined);
+  const budget = useTelemetryStore((s) => s.latest?.stepBudget);
+  const shown = budget?.targetMs !== undefined && budget.predictedMs !== undefined ? `budget ${budget.targetMs.toFixed(0)} ms, planned ${budget.predictedMs.toFixed(0)} ms` : undefined;
+  return (
+    <label className="inline small" title={onServer ? 'A server sizes its own steps' : 'How much longer than a decode-only step a step carrying prompt tokens may take, so a long prompt does not freeze decoding sessions'}>
+      step budget
+      <select
+        aria-label="Step-time budget"
+        data-testid="step-budget"
+        value={choice}
+        disabled={onServer}
+        onChange={(e) => {
+          setChoice(e.target.value);
+          void setStepMultiple(e.target.value === 'off' ? null : Number(e.target.value));
+        }}
+      >
+        {BUDGET_CHOICES.map((c) => (
+          <option key={c} value={c}>
+            {c === 'off' ? 'off' : `${c}× decode`}
+          </option>
+        ))}
+      </select>
+      {shown && (
+        <span className="muted" data-testid="step-budget-last">
+          {shown}
+        </span>
+      )}
+    </label>
+  );
+}
 
 const MODES: { mode: EngineMode; label: string; hint: string }[] = [
   { mode: 'batched', label: 'Batched', hint: 'every active session rides in each step' },
@@ -24,6 +62,7 @@ export function ModeSwitch() {
       <span className="engine-mode" title="Mode of the latest engine step" data-testid="engine-mode" data-mode={reported ?? ''}>
         {reported ? `engine: ${reported}` : 'engine: idle'}
       </span>
+      <StepBudgetSelect />
     </div>
   );
 }

@@ -37,6 +37,11 @@ export async function setMode(mode: EngineMode): Promise<void> {
   await getEngineClient().setMode(mode);
 }
 
+/** Sets the engine's step-time budget: a multiple of the decode rows' own step, or null (off). */
+export async function setStepMultiple(multiple: number | null): Promise<void> {
+  await getEngineClient().setStepBudget(multiple === null ? null : { multiple });
+}
+
 /** Runs the prompts in fresh panes under one mode; returns the steps and its sessions' ids. */
 async function runSide(mode: EngineMode, prompts: string[]): Promise<CompareSide> {
   await setMode(mode);
