@@ -2,7 +2,6 @@
 // window.cohortLib with helpers that run requests and keep every step as plain data. Not the harness.
 import * as Comlink from 'comlink';
 import type { EngineApi } from '../../src/protocol/api';
-// eslint-disable-next-line cohort/import-boundaries -- this page tests the library as a page imports it
 import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepEvent } from '../../src/lib';
 
 /** A StepEvent as plain JSON (token ids as arrays), the fields the specs read. */
