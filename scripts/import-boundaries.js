@@ -3,7 +3,7 @@
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
-const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'src/lib', 'src/app', 'workers', 'shaders', 'testing', 'e2e', 'bench', 'tools', 'scripts'];
+const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'src/lib', 'src/app', 'workers', 'shaders', 'testing', 'examples', 'e2e', 'bench', 'tools', 'scripts'];
 const uiPackages = ['react', 'react-dom', 'zustand', 'uplot'];
 const nodeOnlyPackages = ['webgpu', 'node-llama-cpp', 'vitest', '@playwright/test', 'openai'];
 
@@ -22,6 +22,7 @@ const policies = {
   'src/lib': { layers: ['src/lib', 'src/protocol', 'src/remote'], testOnlyLayers: ['src/host', 'src/reference', 'tools'], deniedPackages: [...uiPackages, 'webgpu'], why: 'the library talks to the worker only through src/protocol and its one comlink file, src/lib/remote.ts' },
   'src/app': { layers: ['src/app', 'src/protocol'], deniedPackages: ['comlink', 'webgpu'], why: 'the UI talks to the worker only through src/protocol and src/app/engine-client.ts' },
   'src/host': { layers: ['src/engine', 'src/model', 'src/protocol', 'src/remote', 'src/host'], testOnlyLayers: ['src/reference', 'tools', 'testing'], deniedPackages: [...uiPackages, 'webgpu', '@webgpu/types'], why: 'the host wires engine, model and a runner factory; it is pure and runner-agnostic' },
+  examples: { layers: ['examples', 'src/lib'], deniedPackages: ['react', 'react-dom', 'zustand', 'comlink', 'webgpu'], why: 'an example uses the library as another page would, nothing else of Cohort' },
   testing: { layers: ['testing', 'src/protocol', 'src/lib'], deniedPackages: ['react', 'react-dom', 'zustand', 'webgpu'], why: 'test pages drive the worker only through src/protocol and comlink, like the app, or through the library, like any page' },
   workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'shaders'], testOnlyLayers: ['tools', 'testing'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
