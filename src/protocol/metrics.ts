@@ -35,7 +35,7 @@ export function isDecodeOnlyStep(step: MeasuredStep, sessionIds?: ReadonlySet<st
 }
 
 export interface DecodeThroughput {
-  /** Decode rows (one fed token each) in the counted steps. */
+  /** Tokens the decode rows fed in the counted steps (one per row in an engine step; a server sample's row may carry several). */
   decodeTokens: number;
   /** Counted steps: those whose rows are all decode rows; each is one forward pass. */
   forwardPasses: number;
@@ -72,7 +72,8 @@ export function decodeThroughput(steps: readonly MeasuredStep[], sessionIds?: Re
       decodeRowsInMixedSteps += rows.filter((row) => row.kind === 'decode').length;
       continue;
     }
-    decodeTokens += rows.length;
+    // an engine decode row feeds one token; a server sample's decode row, what its stream delivered
+    for (const row of rows) decodeTokens += row.numTokens;
     forwardPasses++;
     decodeMs += step.elapsedMs;
     if (step.gpuTimeMs === undefined) timed = false;

@@ -2,6 +2,7 @@
 // connect, concurrent sessions in the server's slots, NIAH recall, abort freeing a slot, typed errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StepEvent } from '../protocol/events';
+import { decodeThroughput } from '../protocol/metrics';
 import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed } from '../protocol/niah';
 import { ServerError } from './server-errors';
 import { ServerHost } from './server-host';
@@ -89,13 +90,41 @@ describe('ServerHost on llama-server', () => {
   it('serialized mode sends one turn at a time', async () => {
     const { host, events } = await connected(20);
     await host.setMode('serialized');
-    const ids = await Promise.all([0, 1, 2].map(() => host.createSession({ maxNewTokens: 40, ignoreEos: true })));
+    const ids = await Promise.all([0, 1, 2].map(() => host.createSession({ maxNewTokens: 300, ignoreEos: true })));
     await Promise.all(ids.map((id) => host.send(id, 'Say something.')));
     await Promise.all(ids.map((id) => host.waitForTurn(id)));
     // a turn's first row is its prefill, and the next turn starts only once the last one ended
     expect(Math.max(...events.map((e) => e.rows.filter((r) => r.kind === 'decode').length))).toBe(1);
     expect(Math.max(...events.map((e) => e.server?.numBusy ?? 0))).toBe(1);
   }, 60_000);
+
+  it('after an idle spell the next sample starts afresh instead of spanning the idle time', async () => {
+    let clockMs = 0;
+    const host = new ServerHost({ sampleEveryMs: 20, now: () => clockMs });
+    const events: StepEvent[] = [];
+    await host.subscribe((e) => events.push(e));
+    await host.loadModel({ kind: 'server', baseUrl: server.baseUrl });
+    const id = await host.createSession({ maxNewTokens: 4, ignoreEos: true });
+    await host.send(id, 'Hello');
+    await host.waitForTurn(id);
+    clockMs = 60_000; // a minute idle
+    const numBefore = events.length;
+    await host.send(id, 'Again');
+    await host.waitForTurn(id);
+    expect(events[numBefore]!.startedAtMs).toBe(60_000);
+    expect(events[numBefore]!.elapsedMs).toBe(0);
+  }, 30_000);
+
+  it('decode tok/s over its samples counts every token the streams delivered', async () => {
+    const { host, events } = await connected(10);
+    const id = await host.createSession({ maxNewTokens: 400, ignoreEos: true });
+    await host.send(id, 'Count with me.');
+    await host.waitForTurn(id);
+    const rows = events.flatMap((e) => e.rows);
+    const numDecodeTokens = rows.filter((r) => r.kind === 'decode').reduce((n, r) => n + r.newTokenIds.length, 0);
+    expect(numDecodeTokens).toBeGreaterThan(10);
+    expect(decodeThroughput(events.filter((e) => e.rows.every((r) => r.kind === 'decode'))).decodeTokens).toBe(numDecodeTokens);
+  }, 30_000);
 
   it('a wrong port is unreachable, with its own message', async () => {
     const host = new ServerHost();

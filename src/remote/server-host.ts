@@ -73,6 +73,8 @@ export class ServerHost implements ServerHostApi {
   private stepIndex = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private lastSampleAtMs = 0;
+  /** No turn ran since the last sample: the next one starts its interval afresh, not across the idle gap. */
+  private idle = true;
   private readonly now: () => number;
 
   constructor(private readonly options: ServerHostOptions = {}) {
@@ -290,7 +292,8 @@ export class ServerHost implements ServerHostApi {
   private schedule(): void {
     if (this.timer !== null) return;
     const everyMs = this.options.sampleEveryMs ?? 250;
-    if (this.lastSampleAtMs === 0 || this.turns.length === 0) this.lastSampleAtMs = this.now();
+    if (this.idle) this.lastSampleAtMs = this.now();
+    this.idle = false;
     this.timer = setTimeout(() => void this.sample(), everyMs);
   }
 
@@ -309,6 +312,7 @@ export class ServerHost implements ServerHostApi {
     }
     this.endTurns(event.finished);
     if (this.turns.length > 0) this.schedule();
+    else this.idle = true;
   }
 
   private buildEvent(server: ServerSample | undefined): StepEvent {
