@@ -4,8 +4,8 @@
 // A query at position p of row r attends to its row's positions 0..p through the row's block
 // table (GQA: kv head = head / (numHeads / numKvHeads)). Work items come from step-meta:
 // - prefill (a row feeding several tokens): up to SLOTS consecutive queries of the row, one per
-//   invocation, walking the row's keys together: each tile of TILE keys' K and V rows is loaded
-//   once into workgroup memory by all invocations and read from there by every query;
+//   invocation, walking the row's keys together, so each K/V row is fetched once per block of
+//   queries instead of once per query;
 // - decode (a row feeding one token): the one query, its keys cut into splits, invocation s
 //   taking splits s, s + SLOTS, ...: each hands its split's (max, sum, acc) over in workgroup
 //   memory and the workgroup merges them in ascending split order (a context that fits one
@@ -62,15 +62,6 @@ struct WorkItem {
 var<workgroup> splitMax: array<f32, SLOTS>;
 var<workgroup> splitSum: array<f32, SLOTS>;
 var<workgroup> splitAcc: array<f32, SLOTS * CHUNK>;
-// One prefill tile: its keys' cache slots, K rows and V rows (TILE keys of up to MAX_HEAD_DIM dims).
-var<workgroup> tileSlots: array<u32, TILE>;
-var<workgroup> tileK: array<f32, TILE * MAX_HEAD_DIM>;
-var<workgroup> tileV: array<f32, TILE * MAX_HEAD_DIM>;
-
-/** Cache slot of key j of a row: its block's slot base plus the offset within the block. */
-fn cacheSlotOf(row: RowInfo, j: u32) -> u32 {
-  return blockTables[row.blockTableOffset + j / params.blockSize] * params.blockSize + j % params.blockSize;
-}
 
 /**
  * Online softmax over keys [split * SPLIT, min(numKeys, (split + 1) * SPLIT)) from a fresh state:
@@ -158,77 +149,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let decodeKeys = row.startPos + item.firstQuery + 1u;
   let decodeSplits = (decodeKeys + SPLIT - 1u) / SPLIT;
 
-  if (!decode) {
-    // The item's queries walk the splits of its last query together (a uniform loop, for the
-    // barriers); each query updates its own state only over its own keys, by the same arithmetic
-    // as splitState, so its output equals the decode path's bit for bit.
-    let itemKeys = row.startPos + item.firstQuery + item.numQueries;
-    let itemSplits = (itemKeys + SPLIT - 1u) / SPLIT;
-    let n4 = headDim & ~3u;
-    for (var split = 0u; split < itemSplits; split++) {
-      for (var d = 0u; d < headDim; d++) { acc[d] = 0.0; }
-      var m = MASKED;
-      var l = 0.0;
-      let ownEnd = min(numKeys, (split + 1u) * SPLIT);
-      let groupEnd = min(itemKeys, (split + 1u) * SPLIT);
-      for (var tile = split * SPLIT; tile < groupEnd; tile += TILE) {
-        let groupCount = min(TILE, groupEnd - tile);
-        if (lid < groupCount) { tileSlots[lid] = cacheSlotOf(row, tile + lid); }
-        workgroupBarrier();
-        for (var i = lid; i < groupCount * headDim; i += SLOTS) {
-          let k = i / headDim;
-          let d = i - k * headDim;
-          let base = tileSlots[k] * params.kvDim + kvHeadBase + d;
-          tileK[k * MAX_HEAD_DIM + d] = kv[base];
-          tileV[k * MAX_HEAD_DIM + d] = kv[params.vOffset + base];
-        }
-        workgroupBarrier();
-        if (used && tile < ownEnd) {
-          let count = min(TILE, ownEnd - tile);
-          var scores: array<f32, TILE>;
-          var tileMax = MASKED;
-          for (var k = 0u; k < count; k++) {
-            let kBase = k * MAX_HEAD_DIM;
-            // four lanes like the twin's dot(): lane i sums the dims = i mod 4
-            var s = vec4<f32>(0.0);
-            for (var d = 0u; d < n4; d += 4u) {
-              s += vec4<f32>(q[qBase + d], q[qBase + d + 1u], q[qBase + d + 2u], q[qBase + d + 3u]) * vec4<f32>(tileK[kBase + d], tileK[kBase + d + 1u], tileK[kBase + d + 2u], tileK[kBase + d + 3u]);
-            }
-            if (n4 < headDim) { s.x += q[qBase + n4] * tileK[kBase + n4]; s.y += q[qBase + n4 + 1u] * tileK[kBase + n4 + 1u]; }
-            let score = ((s.x + s.y) + (s.z + s.w)) * params.scale;
-            scores[k] = score;
-            tileMax = max(tileMax, score);
-          }
-          let newMax = max(m, tileMax);
-          let alpha = exp(m - newMax);
-          l *= alpha;
-          for (var d = 0u; d < headDim; d++) { acc[d] *= alpha; }
-          for (var k = 0u; k < count; k++) {
-            let p = exp(scores[k] - newMax);
-            l += p;
-            for (var d = 0u; d < headDim; d++) { acc[d] += p * tileV[k * MAX_HEAD_DIM + d]; }
-          }
-          m = newMax;
-        }
-        workgroupBarrier();  // every query is done with the tile before the next one overwrites it
-      }
-      if (used && split < numSplits) {
-        let w = mergeWeights(rm, m);
-        rl = rl * w.y + l * w.z;
+  if (!decode || decodeSplits == 1u) {
+    // one invocation per query walks its splits in order (a one-split decode row: invocation 0)
+    if (used && (!decode || lid == 0u)) {
+      for (var split = 0u; split < numSplits; split++) {
+        let ml = splitState(row, kvHeadBase, qBase, numKeys, split, &acc);
+        let w = mergeWeights(rm, ml.x);
+        rl = rl * w.y + ml.y * w.z;
         for (var d = 0u; d < headDim; d++) { racc[d] = racc[d] * w.y + acc[d] * w.z; }
         rm = w.x;
       }
-    }
-    if (used) {
-      for (var d = 0u; d < headDim; d++) { out[qBase + d] = racc[d] / rl; }
-    }
-  } else if (decodeSplits == 1u) {
-    // a one-split decode row: invocation 0 alone
-    if (lid == 0u) {
-      let ml = splitState(row, kvHeadBase, qBase, numKeys, 0u, &acc);
-      let w = mergeWeights(rm, ml.x);
-      rl = rl * w.y + ml.y * w.z;
-      for (var d = 0u; d < headDim; d++) { racc[d] = racc[d] * w.y + acc[d] * w.z; }
       for (var d = 0u; d < headDim; d++) { out[qBase + d] = racc[d] / rl; }
     }
   } else {

@@ -21,9 +21,7 @@ const RAISED_LIMITS = [
 export const REQUIRED_MINIMUMS = {
   maxStorageBuffersPerShaderStage: 7, // rope_kv_write binds 7 storage buffers (WebGPU guarantees 8)
   maxComputeInvocationsPerWorkgroup: 64,
-  // paged attention: 16 split states of 16 dims, plus a prefill tile's 8 slots and 8 K and V rows of
-  // up to 128 dims (9,376 bytes; WebGPU guarantees 16,384; sample needs 1 KiB)
-  maxComputeWorkgroupStorageSize: 4 * (2 * 16 + 16 * 16) + 4 * 8 + 2 * 4 * 8 * 128,
+  maxComputeWorkgroupStorageSize: 4 * (2 * 16 + 16 * 16), // paged attention's 16 split states of 16 dims (sample needs 1 KiB)
 } as const;
 
 type AdapterLike = Pick<GPUAdapter, 'features' | 'limits'>;
