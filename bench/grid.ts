@@ -115,7 +115,12 @@ export async function runGrid(run: RunWorkload, settings: BenchSettings): Promis
       meanPromptTokens: warm.turns.reduce((n, t) => n + t.result.promptTokenIds.length, 0) / warm.turns.length,
       description: workload === 'chat' ? 'short chat turns' : 'needle-in-a-haystack prompts',
     };
-    for (const sessions of settings.sessions) throughput.push(await measurePoint(run, settings, workload, sessions));
+    for (const sessions of settings.sessions) {
+      // NIAH's prompt set differs with the session count (needle depths spread over n): warm this
+      // count's own prompts too, or its first measured run would recompute every prompt cold
+      if (sessions !== maxSessions) await run({ mode: 'batched', turns: workloadTurns(settings, workload, sessions, 4) });
+      throughput.push(await measurePoint(run, settings, workload, sessions));
+    }
   }
   return { workloads, throughput, join: await measureJoin(run, settings) };
 }
