@@ -9,8 +9,8 @@ export function ActivityControls() {
   return (
     <span className="activity-controls">
       <label className="inline small">
-        Show last
-        <select data-testid="activity-window" value={windowSteps} onChange={(e) => setWindowSteps(Number(e.target.value))}>
+        <span className="wide-only">Show last</span>
+        <select data-testid="activity-window" aria-label="Steps the timeline and charts show" value={windowSteps} onChange={(e) => setWindowSteps(Number(e.target.value))}>
           {ACTIVITY_WINDOW_OPTIONS.map((n) => (
             <option key={n} value={n}>
               {n.toLocaleString('en')} steps
