@@ -4,7 +4,7 @@ import type { ModelSource } from '../protocol/api';
 import { checkModelUrl, HF_BASE, isRepoId } from '../protocol/model-source';
 import { blobSource, mapOpener, urlOpener, urlSource, type ByteSource, type FileOpener, type ProgressCallback } from './byte-source';
 import { cachedUrlOpener, cachedUrlSource, type BlobStore } from './download-cache';
-import { diagnosedFetch } from './fetch-diagnosis';
+import { diagnosedFetch } from '../protocol/fetch-diagnosis';
 import { openGgufModel, openHfModel, type OpenedModel } from './open-model';
 
 export interface SourceOptions {

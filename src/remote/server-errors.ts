@@ -1,5 +1,6 @@
 // Why a call to a server failed, in words a person can act on: unreachable, CORS refused, Chrome's
 // local-network-access prompt denied, a wrong key, not an OpenAI-compatible server. No retries here.
+import { answersWithoutCors, browserOnline } from '../protocol/fetch-diagnosis';
 
 export type ServerErrorCode = 'offline' | 'unreachable' | 'cors' | 'local-network' | 'timeout' | 'unauthorized' | 'not-found' | 'context-length' | 'http' | 'bad-response';
 
@@ -38,16 +39,12 @@ export async function explainNetworkFailure(url: string, err: unknown, fetchFn: 
   const target = new URL(url);
   const where = target.origin;
   if (isTimeout(err)) return new ServerError('timeout', `${where} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s: is the server running and the address right?`);
-  if (typeof navigator !== 'undefined' && navigator.onLine === false) return new ServerError('offline', `This browser is offline, so ${where} cannot be reached.`);
+  if (browserOnline() === false) return new ServerError('offline', `This browser is offline, so ${where} cannot be reached.`);
   const cause = (err as { cause?: { code?: string } })?.cause?.code;
   if (cause === 'ENOTFOUND' || cause === 'EAI_AGAIN') return new ServerError('unreachable', `No host named ${target.hostname} was found (DNS): check the address.`);
   if (cause === 'ECONNREFUSED') return new ServerError('unreachable', `Nothing is listening at ${where} (connection refused): is the server running on that port?`);
   if (isBrowserScope()) {
-    const answered = await fetchFn(url, { mode: 'no-cors', signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) }).then(
-      () => true,
-      () => false,
-    );
-    if (answered) {
+    if (await answersWithoutCors(url, fetchFn)) {
       return new ServerError(
         'cors',
         `${where} answered but refused this page's origin${pageOrigin ? ` (${pageOrigin})` : ''} (CORS). Allow it on the server: llama-server sends CORS headers by default unless a proxy strips them; vLLM needs --allowed-origins.`,

@@ -2,7 +2,7 @@
 // click, or any repo with its file list when huggingface.co answers), an https URL, or local files.
 import { useRef, useState, type RefObject } from 'react';
 import { checkModelUrl, isRepoId } from '../../protocol/model-source';
-import { FetchFailure, fetchWithDiagnosis } from '../derive/fetch-diagnosis';
+import { FetchFailure, fetchWithDiagnosis } from '../../protocol/fetch-diagnosis';
 import { formatBytes, listingHttpError, parseRepoListing, repoListingUrl, type RepoListing } from '../derive/model-sources';
 import { errorMessage, loadModel, showModelError } from '../state/model-actions';
 import { useModelStore } from '../state/model-store';

@@ -1,5 +1,5 @@
 // Fetch with a first-byte timeout and failures a person can act on: offline, no answer in time,
-// reachable but refusing this page (CORS), unreachable. Not HTTP statuses: callers judge those.
+// reachable but refusing this page (CORS), unreachable; used by the page, the loader and src/remote.
 
 export type FetchFailureKind = 'offline' | 'timeout' | 'cors' | 'unreachable';
 
@@ -70,7 +70,7 @@ export function browserOnline(): boolean | undefined {
 }
 
 /** Whether anything answers at url when we do not ask to read the answer (mode: no-cors). */
-async function answersWithoutCors(url: string, fetchFn: typeof fetch): Promise<boolean> {
+export async function answersWithoutCors(url: string, fetchFn: typeof fetch): Promise<boolean> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), PROBE_TIMEOUT_MS);
   try {
