@@ -1,25 +1,7 @@
 // The activity panel over a recent window, as a person uses it: closed sessions leave the
 // timeline, labels stay readable with many rows, a window size and "clear", gaps and hover values.
-import { expect, test, type Locator, type Page } from '@playwright/test';
-
-async function open(page: Page): Promise<void> {
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await page.goto('/');
-  await expect(page.locator('[data-testid=model-info][data-state=ready], [data-testid=model-error]').first()).toBeAttached();
-  const error = page.getByTestId('model-error');
-  if (await error.count()) throw new Error(`the default model did not load: ${await error.textContent()}`);
-}
-
-async function send(pane: Locator, text: string): Promise<void> {
-  await expect(pane.getByTestId('session-send')).toBeVisible();
-  await pane.getByTestId('session-input').fill(text);
-  await pane.getByTestId('session-input').press('Enter');
-}
-
-async function expectDone(pane: Locator): Promise<void> {
-  await expect(pane).toHaveAttribute('data-state', /^(done|error|cancelled)$/);
-  expect(await pane.getAttribute('data-state'), (await pane.getByTestId('session-error').allTextContents()).join(' ')).toBe('done');
-}
+import { expect, test, type Locator } from '@playwright/test';
+import { openPlayground as open, send, expectDone } from './playground-page';
 
 async function setMaxTokens(pane: Locator, n: number): Promise<void> {
   await pane.getByTestId('session-settings-toggle').click();

@@ -1,15 +1,8 @@
 // Getting a model as a person does: a normal load asks for no missing file, Hub failures say
 // what went wrong (offline, CORS, unreachable, too slow) in seconds, and suggested Hub models.
 import { existsSync, readFileSync } from 'node:fs';
-import { expect, test, type Page, type Route } from '@playwright/test';
-
-async function open(page: Page): Promise<void> {
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await page.goto('/');
-  await expect(page.locator('[data-testid=model-info][data-state=ready], [data-testid=model-error]').first()).toBeAttached();
-  const error = page.getByTestId('model-error');
-  if (await error.count()) throw new Error(`the default model did not load: ${await error.textContent()}`);
-}
+import { expect, test, type Route } from '@playwright/test';
+import { openPlayground as open } from './playground-page';
 
 test('a normal load of the embedded model requests no file that is not there', async ({ page, context }) => {
   test.setTimeout(300_000);

@@ -2,26 +2,8 @@
 // nothing lost on reload or model reload, the layout at 1440x900 and 390x844, the live header.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
+import { openPlayground as open, send, expectDone } from './playground-page';
 import { niahLinesFor, niahPrompt } from '../src/protocol/niah';
-
-async function open(page: Page, width: number, height: number): Promise<void> {
-  await page.setViewportSize({ width, height });
-  await page.goto('/');
-  await expect(page.locator('[data-testid=model-info][data-state=ready], [data-testid=model-error]').first()).toBeAttached();
-  const error = page.getByTestId('model-error');
-  if (await error.count()) throw new Error(`the default model did not load: ${await error.textContent()}`);
-}
-
-async function send(pane: Locator, text: string): Promise<void> {
-  await expect(pane.getByTestId('session-send')).toBeVisible();
-  await pane.getByTestId('session-input').fill(text);
-  await pane.getByTestId('session-input').press('Enter');
-}
-
-async function expectDone(pane: Locator): Promise<void> {
-  await expect(pane).toHaveAttribute('data-state', /^(done|error|cancelled)$/);
-  expect(await pane.getAttribute('data-state'), (await pane.getByTestId('session-error').allTextContents()).join(' ')).toBe('done');
-}
 
 /** Each message's text, for comparing transcripts across reloads. */
 async function messages(pane: Locator): Promise<string[]> {

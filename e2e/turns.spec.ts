@@ -1,26 +1,8 @@
 // Turns as a person drives them: Cancel says "cancelling…" at once, before the engine's next step
 // boundary ends the turn; sampling settings change between turns and apply to the next one.
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
+import { openPlayground as open, send, expectDone } from './playground-page';
 import { niahLinesFor, niahPrompt } from '../src/protocol/niah';
-
-async function open(page: Page): Promise<void> {
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await page.goto('/');
-  await expect(page.locator('[data-testid=model-info][data-state=ready], [data-testid=model-error]').first()).toBeAttached();
-  const error = page.getByTestId('model-error');
-  if (await error.count()) throw new Error(`the default model did not load: ${await error.textContent()}`);
-}
-
-async function send(pane: Locator, text: string): Promise<void> {
-  await expect(pane.getByTestId('session-send')).toBeVisible();
-  await pane.getByTestId('session-input').fill(text);
-  await pane.getByTestId('session-input').press('Enter');
-}
-
-async function expectDone(pane: Locator): Promise<void> {
-  await expect(pane).toHaveAttribute('data-state', /^(done|error|cancelled)$/);
-  expect(await pane.getAttribute('data-state'), (await pane.getByTestId('session-error').allTextContents()).join(' ')).toBe('done');
-}
 
 test('cancel shows "cancelling…" at once, then the turn ends cancelled', async ({ page }) => {
   test.setTimeout(300_000);

@@ -1,5 +1,6 @@
 // BackendRouter: one EngineApi over two backends, the local engine (EngineHost) and a server
 // (ServerHost): a 'server' source connects the second, any other loads the first. Routing only.
+import { Listeners } from '../engine/listeners';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from '../protocol/events';
 import type { EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import { ServerHost, type ServerHostOptions } from '../remote/server-host';
@@ -13,8 +14,8 @@ import type { EngineHost, HostApi } from './engine-host';
 export class BackendRouter implements HostApi {
   private active: HostApi;
   private server: ServerHost | null = null;
-  private readonly stepListeners = new Map<number, (event: StepEvent) => void>();
-  private readonly noticeListeners = new Map<number, (notice: EngineNotice) => void>();
+  private readonly stepListeners = new Listeners<StepEvent>('step');
+  private readonly noticeListeners = new Listeners<EngineNotice>('notice');
   private nextListenerId = 1;
   private mode: EngineMode = 'batched';
 
@@ -52,10 +53,10 @@ export class BackendRouter implements HostApi {
   /** Listens to a backend once; only the active one's events reach the router's subscribers. */
   private async forward(backend: HostApi): Promise<void> {
     await backend.subscribe((event) => {
-      if (backend === this.active) fanOut(this.stepListeners, event);
+      if (backend === this.active) this.stepListeners.emit(event);
     });
     await backend.subscribeNotices((notice) => {
-      if (backend === this.active) fanOut(this.noticeListeners, notice);
+      if (backend === this.active) this.noticeListeners.emit(notice);
     });
   }
 
@@ -94,14 +95,10 @@ export class BackendRouter implements HostApi {
     return this.local.setStepBudget(budget);
   }
   async subscribe(onStep: (event: StepEvent) => void): Promise<number> {
-    const id = this.nextListenerId++;
-    this.stepListeners.set(id, onStep);
-    return id;
+    return this.stepListeners.add(this.nextListenerId++, onStep);
   }
   async subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number> {
-    const id = this.nextListenerId++;
-    this.noticeListeners.set(id, onNotice);
-    return id;
+    return this.noticeListeners.add(this.nextListenerId++, onNotice);
   }
   async unsubscribe(id: number): Promise<void> {
     this.stepListeners.delete(id);
@@ -112,12 +109,3 @@ export class BackendRouter implements HostApi {
   }
 }
 
-function fanOut<T>(listeners: ReadonlyMap<number, (value: T) => void>, value: T): void {
-  for (const listener of listeners.values()) {
-    try {
-      listener(value);
-    } catch (err) {
-      console.error('subscriber failed', err);
-    }
-  }
-}

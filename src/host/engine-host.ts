@@ -1,6 +1,7 @@
 // EngineHost: the EngineApi over EngineCore and a runner factory (model swap, sessions, step and
 // notice subscriptions, GPU-loss recovery). Pure and runner-agnostic: no DOM, GPU or comlink.
 import { EngineCore } from '../engine/engine-core';
+import { Listeners } from '../engine/listeners';
 import type { EngineMode, SessionSnapshot, StepEvent } from '../engine/events';
 import type { TurnResult } from '../engine/sessions';
 import { DEFAULT_STEP_BUDGET, validateStepBudget, type StepBudget } from '../engine/step-budget';
@@ -35,8 +36,8 @@ export class EngineHost implements HostApi {
   private mode: EngineMode = 'batched';
   private stepBudget: StepBudget | null = { ...DEFAULT_STEP_BUDGET };
   // The host's own listeners outlive each model's EngineCore: a swap keeps every subscription.
-  private readonly stepListeners = new Map<number, (event: StepEvent) => void>();
-  private readonly noticeListeners = new Map<number, (notice: EngineNotice) => void>();
+  private readonly stepListeners = new Listeners<StepEvent>('step');
+  private readonly noticeListeners = new Listeners<EngineNotice>('notice');
   private recovering: Promise<void> | null = null;
   private nextListenerId = 1;
 
@@ -67,7 +68,7 @@ export class EngineHost implements HostApi {
     const info: ModelInfo = { ...describeModel(opened, runner), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
     this.loaded = { opened, runner, engine, info };
-    engine.subscribe((event) => fanOut(this.stepListeners, event, 'step'));
+    engine.subscribe((event) => this.stepListeners.emit(event));
     if (previous) {
       previous.engine.dispose();
       previous.runner.dispose();
@@ -142,15 +143,11 @@ export class EngineHost implements HostApi {
   }
 
   async subscribe(onStep: (event: StepEvent) => void): Promise<number> {
-    const id = this.nextListenerId++;
-    this.stepListeners.set(id, onStep);
-    return id;
+    return this.stepListeners.add(this.nextListenerId++, onStep);
   }
 
   async subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number> {
-    const id = this.nextListenerId++;
-    this.noticeListeners.set(id, onNotice);
-    return id;
+    return this.noticeListeners.add(this.nextListenerId++, onNotice);
   }
 
   async unsubscribe(id: number): Promise<void> {
@@ -189,17 +186,6 @@ export class EngineHost implements HostApi {
   }
 
   private notify(notice: EngineNotice): void {
-    fanOut(this.noticeListeners, notice, 'notice');
-  }
-}
-
-/** A faulty subscriber must not stop the others (nor the step loop that called it). */
-function fanOut<T>(listeners: ReadonlyMap<number, (value: T) => void>, value: T, what: string): void {
-  for (const listener of listeners.values()) {
-    try {
-      listener(value);
-    } catch (err) {
-      console.error(`${what} subscriber failed`, err);
-    }
+    this.noticeListeners.emit(notice);
   }
 }

@@ -3,6 +3,7 @@
 import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
 import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SamplingParams, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import type { ServerSample } from '../protocol/server';
+import { Listeners } from '../engine/listeners';
 import { DEFAULT_MAX_TOKENS } from '../engine/sessions';
 import { validateSessionOptions } from '../engine/session-options';
 import { validateStepBudget } from '../engine/step-budget';
@@ -65,8 +66,8 @@ export class ServerHost implements ServerHostApi {
   private readonly sessions = new Map<SessionId, Session>();
   /** Turns sent and not yet ended, in arrival order (serialized mode starts them one at a time). */
   private readonly turns: Session[] = [];
-  private readonly stepListeners = new Map<number, (event: StepEvent) => void>();
-  private readonly noticeListeners = new Map<number, (notice: EngineNotice) => void>();
+  private readonly stepListeners = new Listeners<StepEvent>('step');
+  private readonly noticeListeners = new Listeners<EngineNotice>('notice');
   private nextListenerId = 1;
   private nextSessionNumber = 1;
   private nextRequestNumber = 1;
@@ -206,15 +207,12 @@ export class ServerHost implements ServerHostApi {
   }
 
   async subscribe(onStep: (event: StepEvent) => void): Promise<number> {
-    const id = this.nextListenerId++;
-    this.stepListeners.set(id, onStep);
-    return id;
+    return this.stepListeners.add(this.nextListenerId++, onStep);
   }
 
+  /** A server sends no engine notices; subscribing is accepted for the API's sake. */
   async subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number> {
-    const id = this.nextListenerId++;
-    this.noticeListeners.set(id, onNotice);
-    return id;
+    return this.noticeListeners.add(this.nextListenerId++, onNotice);
   }
 
   async unsubscribe(id: number): Promise<void> {
@@ -303,13 +301,7 @@ export class ServerHost implements ServerHostApi {
     this.timer = null;
     const event = this.buildEvent(server);
     this.lastSampleAtMs = event.startedAtMs + event.elapsedMs;
-    for (const listener of this.stepListeners.values()) {
-      try {
-        listener(event);
-      } catch (err) {
-        console.error('step subscriber failed', err);
-      }
-    }
+    this.stepListeners.emit(event);
     this.endTurns(event.finished);
     if (this.turns.length > 0) this.schedule();
     else this.idle = true;

@@ -1,0 +1,28 @@
+// Numbered subscriptions of one kind (steps, notices) and their fan-out: what every host hands out
+// to subscribe()/unsubscribe(). A faulty listener is logged and skipped, never stops the others.
+
+export class Listeners<T> {
+  private readonly byId = new Map<number, (value: T) => void>();
+
+  /** `what` names the kind in the log line of a failed listener. */
+  constructor(private readonly what: string) {}
+
+  add(id: number, listener: (value: T) => void): number {
+    this.byId.set(id, listener);
+    return id;
+  }
+
+  delete(id: number): void {
+    this.byId.delete(id);
+  }
+
+  emit(value: T): void {
+    for (const listener of this.byId.values()) {
+      try {
+        listener(value);
+      } catch (err) {
+        console.error(`${this.what} subscriber failed`, err);
+      }
+    }
+  }
+}
