@@ -15,7 +15,7 @@ function StepBudgetSelect() {
   const budget = useTelemetryStore((s) => s.latest?.stepBudget);
   const shown = budget?.targetMs !== undefined && budget.predictedMs !== undefined ? `budget ${budget.targetMs.toFixed(0)} ms, planned ${budget.predictedMs.toFixed(0)} ms` : undefined;
   return (
-    <label className="inline small" title={onServer ? 'A server sizes its own steps' : 'How much longer than a decode-only step a step carrying prompt tokens may take, so a long prompt does not freeze decoding sessions'}>
+    <label className="inline small step-budget" title={onServer ? 'A server sizes its own steps' : 'How much longer than a decode-only step a step carrying prompt tokens may take, so a long prompt does not freeze decoding sessions'}>
       step budget
       <select
         aria-label="Step-time budget"
