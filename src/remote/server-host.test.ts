@@ -171,3 +171,20 @@ describe('ServerHost on a llama-server with an API key and no monitoring', () =>
     expect(events.some((e) => e.server && e.server.numBusy === undefined)).toBe(true);
   }, 60_000);
 });
+
+describe('ServerHost when the server goes away mid-turn', () => {
+  it('ends the turn with an error that says the connection broke, and keeps the session', async () => {
+    const doomed = await startLlamaServer({ numSlots: 1, slotContext: 1024 });
+    const host = new ServerHost({ sampleEveryMs: 50 });
+    await host.loadModel({ kind: 'server', baseUrl: doomed.baseUrl });
+    const id = await host.createSession({ maxNewTokens: 100_000, ignoreEos: true });
+    await host.send(id, 'Repeat after me: abc abc abc');
+    const deadline = Date.now() + 30_000;
+    while ((await host.getSession(id)).stats.tokensOut < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await doomed.stop();
+    const result = await host.waitForTurn(id);
+    expect(result.finishReason).toBe('error');
+    expect(result.error).toMatch(/connection to http:\/\/127\.0\.0\.1:\d+ broke during the completion/);
+    expect((await host.getSession(id)).state).toBe('error');
+  }, 60_000);
+});

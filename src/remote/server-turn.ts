@@ -82,27 +82,33 @@ export async function streamTurn(address: ServerAddress, kind: ServerKind, reque
   let numCounted = 0;
   let reason: FinishReason | undefined;
   let numCompletionTokens: number | undefined;
-  for await (const data of readSseData(response.body)) {
-    let chunk: Chunk;
-    try {
-      chunk = JSON.parse(data) as Chunk;
-    } catch {
-      throw new ServerError('bad-response', `the server streamed something that is not JSON: ${data.slice(0, 80)}`);
+  try {
+    for await (const data of readSseData(response.body)) {
+      let chunk: Chunk;
+      try {
+        chunk = JSON.parse(data) as Chunk;
+      } catch {
+        throw new ServerError('bad-response', `the server streamed something that is not JSON: ${data.slice(0, 80)}`);
+      }
+      if (chunk.error) throw new ServerError('http', `the server ended the completion: ${chunk.error.message ?? 'error'}`);
+      const choice = chunk.choices?.[0];
+      const text = choice?.delta?.content ?? '';
+      const timings = chunk.timings;
+      if (timings?.prompt_n !== undefined) progress.onPrompt(timings.prompt_n + (timings.cache_n ?? 0), timings.cache_n ?? 0);
+      // llama.cpp counts what it predicted; elsewhere each chunk with text is one token (OpenAI's and vLLM's streams)
+      const counted = timings?.predicted_n ?? (text ? numCounted + 1 : numCounted);
+      if (text || counted > numCounted) progress.onDelta(text, Math.max(0, counted - numCounted));
+      numCounted = Math.max(numCounted, counted);
+      if (choice?.finish_reason) reason = finishReasonOf(choice.finish_reason);
+      if (chunk.usage) {
+        numCompletionTokens = chunk.usage.completion_tokens;
+        if (chunk.usage.prompt_tokens !== undefined) progress.onPrompt(chunk.usage.prompt_tokens, chunk.usage.prompt_tokens_details?.cached_tokens ?? 0);
+      }
     }
-    if (chunk.error) throw new ServerError('http', `the server ended the completion: ${chunk.error.message ?? 'error'}`);
-    const choice = chunk.choices?.[0];
-    const text = choice?.delta?.content ?? '';
-    const timings = chunk.timings;
-    if (timings?.prompt_n !== undefined) progress.onPrompt(timings.prompt_n + (timings.cache_n ?? 0), timings.cache_n ?? 0);
-    // llama.cpp counts what it predicted; elsewhere each chunk with text is one token (OpenAI's and vLLM's streams)
-    const counted = timings?.predicted_n ?? (text ? numCounted + 1 : numCounted);
-    if (text || counted > numCounted) progress.onDelta(text, Math.max(0, counted - numCounted));
-    numCounted = Math.max(numCounted, counted);
-    if (choice?.finish_reason) reason = finishReasonOf(choice.finish_reason);
-    if (chunk.usage) {
-      numCompletionTokens = chunk.usage.completion_tokens;
-      if (chunk.usage.prompt_tokens !== undefined) progress.onPrompt(chunk.usage.prompt_tokens, chunk.usage.prompt_tokens_details?.cached_tokens ?? 0);
-    }
+  } catch (err) {
+    if (signal.aborted || err instanceof ServerError) throw err;
+    // the body broke off (server stopped, restarted or the network dropped): say so, not 'terminated'
+    throw new ServerError('unreachable', `the connection to ${address.baseUrl} broke during the completion (${(err as Error).message}): the server may have stopped or restarted`);
   }
   if (numCompletionTokens !== undefined && numCompletionTokens > numCounted) progress.onDelta('', numCompletionTokens - numCounted);
   if (!reason) throw new ServerError('bad-response', 'the server closed the stream before the completion finished');
