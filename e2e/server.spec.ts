@@ -12,7 +12,9 @@ let noCors: Server;
 let noCorsUrl: string;
 
 test.beforeAll(async () => {
-  server = await startLlamaServer({ numSlots: 8, slotContext: 2560 });
+  // one thread and 8-token decode calls: on idle cores the tiny model's NIAH prefills would
+  // otherwise end between two of the page's 250 ms samples, and no busy slot could be seen
+  server = await startLlamaServer({ numSlots: 8, slotContext: 2560, threads: 1, batchSize: 8 });
   locked = await startLlamaServer({ numSlots: 1, slotContext: 512, apiKey: 'the-right-key' });
   const port = await freePort();
   noCors = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"data":[{"id":"x"}]}'));

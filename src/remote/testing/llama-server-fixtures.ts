@@ -19,6 +19,8 @@ export interface LlamaServerOptions {
   gguf?: string;
   port?: number;
   threads?: number;
+  /** Tokens per llama_decode call (-b/-ub); small values stretch a prefill over many calls. */
+  batchSize?: number;
 }
 
 export interface RunningLlamaServer {
@@ -60,6 +62,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Run
     '--parallel', String(options.numSlots),
     '-c', String(slotContext * options.numSlots),
     '--threads', String(options.threads ?? 2),
+    ...(options.batchSize ? ['--batch-size', String(options.batchSize), '--ubatch-size', String(options.batchSize)] : []),
     '--no-webui',
     '--alias', 'cohort-tiny',
     ...(options.monitoring === false ? ['--no-slots'] : ['--metrics', '--slots']),
