@@ -26,3 +26,26 @@ export class Listeners<T> {
     }
   }
 }
+
+/**
+ * The subscribe / subscribeNotices / unsubscribe verbs every host serves, over one id counter:
+ * hosts extend it and emit through `steps` and `notices`.
+ */
+export class Subscriptions<Step, Notice> {
+  protected readonly steps = new Listeners<Step>('step');
+  protected readonly notices = new Listeners<Notice>('notice');
+  private nextListenerId = 1;
+
+  async subscribe(onStep: (event: Step) => void): Promise<number> {
+    return this.steps.add(this.nextListenerId++, onStep);
+  }
+
+  async subscribeNotices(onNotice: (notice: Notice) => void): Promise<number> {
+    return this.notices.add(this.nextListenerId++, onNotice);
+  }
+
+  async unsubscribe(id: number): Promise<void> {
+    this.steps.delete(id);
+    this.notices.delete(id);
+  }
+}

@@ -61,6 +61,16 @@ interface Session {
 
 export const DEFAULT_MAX_TOKENS = 256;
 
+/** A session's sampling: greedy unless set, seeded by its number unless a seed is given. */
+export function sessionSampling(options: SessionOptions, sessionNumber: number): SamplingParams {
+  return {
+    temperature: options.sampling?.temperature ?? 0,
+    topK: options.sampling?.topK ?? 0,
+    topP: options.sampling?.topP ?? 1,
+    seed: options.seed ?? options.sampling?.seed ?? sessionNumber,
+  };
+}
+
 export class SessionRegistry {
   private readonly scheduler: Scheduler;
   private readonly tokenizer: Tokenizer;
@@ -82,12 +92,7 @@ export class SessionRegistry {
     validateSessionOptions(options);
     const number = this.nextSessionNumber++;
     const sessionId = `s${number}`;
-    const sampling: SamplingParams = {
-      temperature: options.sampling?.temperature ?? 0,
-      topK: options.sampling?.topK ?? 0,
-      topP: options.sampling?.topP ?? 1,
-      seed: options.seed ?? options.sampling?.seed ?? number,
-    };
+    const sampling = sessionSampling(options, number);
     this.sessions.set(sessionId, {
       sessionId,
       systemPrompt: options.systemPrompt,

@@ -1,6 +1,6 @@
 // BackendRouter: one EngineApi over two backends, the local engine (EngineHost) and a server
 // (ServerHost): a 'server' source connects the second, any other loads the first. Routing only.
-import { Listeners } from '../engine/listeners';
+import { Subscriptions } from '../engine/listeners';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from '../protocol/events';
 import type { EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import { ServerHost, type ServerHostOptions } from '../remote/server-host';
@@ -11,18 +11,16 @@ import type { EngineHost, HostApi } from './engine-host';
  * unloaded once a server connects, to free its GPU memory). A failed load changes nothing: the
  * backend serving before keeps serving. Subscriptions are the router's and survive a switch.
  */
-export class BackendRouter implements HostApi {
+export class BackendRouter extends Subscriptions<StepEvent, EngineNotice> implements HostApi {
   private active: HostApi;
   private server: ServerHost | null = null;
-  private readonly stepListeners = new Listeners<StepEvent>('step');
-  private readonly noticeListeners = new Listeners<EngineNotice>('notice');
-  private nextListenerId = 1;
   private mode: EngineMode = 'batched';
 
   constructor(
     readonly local: EngineHost,
     private readonly serverOptions: ServerHostOptions = {},
   ) {
+    super();
     this.active = local;
     void this.forward(local);
   }
@@ -53,10 +51,10 @@ export class BackendRouter implements HostApi {
   /** Listens to a backend once; only the active one's events reach the router's subscribers. */
   private async forward(backend: HostApi): Promise<void> {
     await backend.subscribe((event) => {
-      if (backend === this.active) this.stepListeners.emit(event);
+      if (backend === this.active) this.steps.emit(event);
     });
     await backend.subscribeNotices((notice) => {
-      if (backend === this.active) this.noticeListeners.emit(notice);
+      if (backend === this.active) this.notices.emit(notice);
     });
   }
 
@@ -93,16 +91,6 @@ export class BackendRouter implements HostApi {
   }
   setStepBudget(budget: StepBudget | null): Promise<void> {
     return this.local.setStepBudget(budget);
-  }
-  async subscribe(onStep: (event: StepEvent) => void): Promise<number> {
-    return this.stepListeners.add(this.nextListenerId++, onStep);
-  }
-  async subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number> {
-    return this.noticeListeners.add(this.nextListenerId++, onNotice);
-  }
-  async unsubscribe(id: number): Promise<void> {
-    this.stepListeners.delete(id);
-    this.noticeListeners.delete(id);
   }
   ping(): Promise<true> {
     return this.active.ping();

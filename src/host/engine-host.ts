@@ -1,7 +1,7 @@
 // EngineHost: the EngineApi over EngineCore and a runner factory (model swap, sessions, step and
 // notice subscriptions, GPU-loss recovery). Pure and runner-agnostic: no DOM, GPU or comlink.
 import { EngineCore } from '../engine/engine-core';
-import { Listeners } from '../engine/listeners';
+import { Subscriptions } from '../engine/listeners';
 import type { EngineMode, SessionSnapshot, StepEvent } from '../engine/events';
 import type { TurnResult } from '../engine/sessions';
 import { DEFAULT_STEP_BUDGET, validateStepBudget, type StepBudget } from '../engine/step-budget';
@@ -30,18 +30,17 @@ interface Loaded {
   info: ModelInfo;
 }
 
-export class EngineHost implements HostApi {
+export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implements HostApi {
   private loaded: Loaded | null = null;
   private loading: Promise<ModelInfo> | null = null;
   private mode: EngineMode = 'batched';
   private stepBudget: StepBudget | null = { ...DEFAULT_STEP_BUDGET };
   // The host's own listeners outlive each model's EngineCore: a swap keeps every subscription.
-  private readonly stepListeners = new Listeners<StepEvent>('step');
-  private readonly noticeListeners = new Listeners<EngineNotice>('notice');
   private recovering: Promise<void> | null = null;
-  private nextListenerId = 1;
 
-  constructor(private readonly options: EngineHostOptions) {}
+  constructor(private readonly options: EngineHostOptions) {
+    super();
+  }
 
   get modelInfo(): ModelInfo | null {
     return this.loaded?.info ?? null;
@@ -68,7 +67,7 @@ export class EngineHost implements HostApi {
     const info: ModelInfo = { ...describeModel(opened, runner), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
     this.loaded = { opened, runner, engine, info };
-    engine.subscribe((event) => this.stepListeners.emit(event));
+    engine.subscribe((event) => this.steps.emit(event));
     if (previous) {
       previous.engine.dispose();
       previous.runner.dispose();
@@ -142,19 +141,6 @@ export class EngineHost implements HostApi {
     this.loaded?.engine.setStepBudget(this.stepBudget);
   }
 
-  async subscribe(onStep: (event: StepEvent) => void): Promise<number> {
-    return this.stepListeners.add(this.nextListenerId++, onStep);
-  }
-
-  async subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number> {
-    return this.noticeListeners.add(this.nextListenerId++, onNotice);
-  }
-
-  async unsubscribe(id: number): Promise<void> {
-    this.stepListeners.delete(id);
-    this.noticeListeners.delete(id);
-  }
-
   async ping(): Promise<true> {
     return true;
   }
@@ -186,6 +172,6 @@ export class EngineHost implements HostApi {
   }
 
   private notify(notice: EngineNotice): void {
-    this.noticeListeners.emit(notice);
+    this.notices.emit(notice);
   }
 }

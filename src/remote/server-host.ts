@@ -3,8 +3,8 @@
 import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
 import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SamplingParams, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import type { ServerSample } from '../protocol/server';
-import { Listeners } from '../engine/listeners';
-import { DEFAULT_MAX_TOKENS } from '../engine/sessions';
+import { Subscriptions } from '../engine/listeners';
+import { DEFAULT_MAX_TOKENS, sessionSampling } from '../engine/sessions';
 import { validateSessionOptions } from '../engine/session-options';
 import { validateStepBudget } from '../engine/step-budget';
 import { connectServer, normalizeBaseUrl, type ConnectOptions, type ServerAddress } from './server-connect';
@@ -60,15 +60,13 @@ interface Connection {
   poller: ServerPoller;
 }
 
-export class ServerHost implements ServerHostApi {
+/** Accepts notice subscriptions for the API's sake: a server sends no engine notices. */
+export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implements ServerHostApi {
   private connection: Connection | null = null;
   private mode: EngineMode = 'batched';
   private readonly sessions = new Map<SessionId, Session>();
   /** Turns sent and not yet ended, in arrival order (serialized mode starts them one at a time). */
   private readonly turns: Session[] = [];
-  private readonly stepListeners = new Listeners<StepEvent>('step');
-  private readonly noticeListeners = new Listeners<EngineNotice>('notice');
-  private nextListenerId = 1;
   private nextSessionNumber = 1;
   private nextRequestNumber = 1;
   private stepIndex = 0;
@@ -79,6 +77,7 @@ export class ServerHost implements ServerHostApi {
   private readonly now: () => number;
 
   constructor(private readonly options: ServerHostOptions = {}) {
+    super();
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -113,12 +112,7 @@ export class ServerHost implements ServerHostApi {
     validateSessionOptions(options);
     const number = this.nextSessionNumber++;
     const sessionId = `r${number}`;
-    const sampling: SamplingParams = {
-      temperature: options.sampling?.temperature ?? 0,
-      topK: options.sampling?.topK ?? 0,
-      topP: options.sampling?.topP ?? 1,
-      seed: options.sampling?.seed ?? number,
-    };
+    const sampling = sessionSampling(options, number);
     const messages: ChatMessage[] = [...(options.systemPrompt ? [{ role: 'system' as const, content: options.systemPrompt }] : []), ...(options.history ?? []).map((m) => ({ ...m }))];
     this.sessions.set(sessionId, {
       sessionId,
@@ -206,20 +200,6 @@ export class ServerHost implements ServerHostApi {
     validateStepBudget(budget);
   }
 
-  async subscribe(onStep: (event: StepEvent) => void): Promise<number> {
-    return this.stepListeners.add(this.nextListenerId++, onStep);
-  }
-
-  /** A server sends no engine notices; subscribing is accepted for the API's sake. */
-  async subscribeNotices(onNotice: (notice: EngineNotice) => void): Promise<number> {
-    return this.noticeListeners.add(this.nextListenerId++, onNotice);
-  }
-
-  async unsubscribe(id: number): Promise<void> {
-    this.stepListeners.delete(id);
-    this.noticeListeners.delete(id);
-  }
-
   async ping(): Promise<true> {
     return true;
   }
@@ -301,7 +281,7 @@ export class ServerHost implements ServerHostApi {
     this.timer = null;
     const event = this.buildEvent(server);
     this.lastSampleAtMs = event.startedAtMs + event.elapsedMs;
-    this.stepListeners.emit(event);
+    this.steps.emit(event);
     this.endTurns(event.finished);
     if (this.turns.length > 0) this.schedule();
     else this.idle = true;
