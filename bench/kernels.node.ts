@@ -16,7 +16,7 @@ import { folderOpener } from '../tools/models/node-files';
 import { publishedShapeModel } from '../tools/models/published-shapes';
 import { median } from '../src/protocol/metrics';
 import { nodeBenchDevice } from './node-device';
-import { ATTENTION_SLOTS } from '../src/gpu/kernels';
+import { attentionGeometry } from '../src/gpu/kernels';
 import { tensorBytes } from '../src/model/quant-layout';
 import { attentionWork, matmulWork, opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep, type OpClassPoint, type WorkShape } from './kernel-report';
 
@@ -160,7 +160,7 @@ async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
         matmulMs.push(Object.entries(ops).reduce((n, [op, ms]) => n + (MATMUL_OPS.has(op) ? ms : 0), 0));
       }
       const tokens = rows.reduce((n, r) => n + r.tokenIds.length, 0);
-      const attention = { ms: median(attentionMs), ...attentionWork(shape, rows.map((r) => ({ startPos: r.startPos, numTokens: r.tokenIds.length })), ATTENTION_SLOTS) };
+      const attention = { ms: median(attentionMs), ...attentionWork(shape, rows.map((r) => ({ startPos: r.startPos, numTokens: r.tokenIds.length })), attentionGeometry(model.config.numHeads, model.config.numKvHeads).queriesPerItem) };
       const matmul = { ms: median(matmulMs), ...matmulWork(shape, tokens, rows.length) };
       points.push({ case: name, attention, matmul });
       console.log(`${model.source} ${name}: attention ${attention.ms.toFixed(1)} ms, matmul ${matmul.ms.toFixed(1)} ms`);

@@ -1,21 +1,27 @@
 // Paged causal attention for decode rows and prefill chunks in one launch, one workgroup per
-// (work item, head). Not a KV writer: the step's own K/V must already be in the cache
+// (work item, head quad). Not a KV writer: the step's own K/V must already be in the cache
 // (rope_kv_write) so chunks see themselves. Twin: pagedAttention.
 // A query at position p of row r attends to its row's positions 0..p through the row's block
-// table (GQA: kv head = head / (numHeads / numKvHeads)). Work items come from step-meta:
-// - prefill (a row feeding several tokens): up to SLOTS consecutive queries of the row, one per
-//   invocation, walking the row's keys together, so each K/V row is fetched once per block of
-//   queries instead of once per query;
-// - decode (a row feeding one token): the one query, its keys cut into splits, invocation s
-//   taking splits s, s + SLOTS, ...: each hands its split's (max, sum, acc) over in workgroup
-//   memory and the workgroup merges them in ascending split order (a context that fits one
-//   split runs on invocation 0 alone, as a prefill query would).
-// Every query's arithmetic is fixed by its own position: keys in splits of SPLIT at absolute
+// table (GQA: kv head = head / (numHeads / numKvHeads)). Every invocation carries four lanes, each
+// one (query, head) pair of the same kv head, in vec4s: each K/V element it loads serves four
+// lanes, which is what makes attention cheap where loads, not FLOPs, cost (CPU WebGPU; bandwidth
+// on real GPUs). A head quad is headsPerQuad heads of one kv group (1, 2 or 4).
+// Work items come from step-meta:
+// - prefill (a row feeding several tokens): queriesPerItem consecutive queries of the row, lane
+//   L = lid * 4 + i holding query L / headsPerQuad and head L % headsPerQuad; each invocation
+//   walks all of its lanes' keys;
+// - decode (a row feeding one token): the lanes are the quad's heads of the one query, its keys
+//   cut into splits, invocation s taking splits s, s + SLOTS, ...: each hands its split's (max,
+//   sum, acc) over in workgroup memory and the workgroup merges them in ascending split order (a
+//   context that fits one split runs on invocation 0 alone, as a prefill lane would).
+// Every lane's arithmetic is fixed by its own position: keys in splits of SPLIT at absolute
 // boundaries, each split an online softmax over tiles of TILE keys from a fresh state, the splits
-// merged in ascending order by the same formula in both kinds of item. So a row's output is
-// bitwise the same whatever else rides in the step and however its prompt was chunked.
+// merged in ascending order by the same formula in both kinds of item; keys past a lane's own
+// position (its neighbours' causal tail) enter as exact no-ops (weight 0, max unchanged). So a
+// row's output is bitwise the same whatever else rides in the step and however its prompt was
+// chunked.
 
-const SLOTS: u32 = 16u;  // invocations per workgroup: queries of a prefill item, splits of a decode round
+const SLOTS: u32 = 16u;  // invocations per workgroup: lane quads of a prefill item, splits of a decode round
 const SPLIT: u32 = 32u;  // keys per split
 const TILE: u32 = 8u;    // keys per online-softmax update
 const CHUNK: u32 = 16u;  // dims of the decode split states merged per pass through workgroup memory
@@ -28,9 +34,13 @@ struct Params {
   numKvHeads: u32,
   headDim: u32,
   blockSize: u32,
-  kvDim: u32,     // numKvHeads * headDim
-  vOffset: u32,   // floats from the layer's K cache to its V cache
-  scale: f32,     // 1 / sqrt(headDim)
+  kvDim: u32,          // numKvHeads * headDim
+  vOffset: u32,        // floats from the layer's K cache to its V cache
+  scale: f32,          // 1 / sqrt(headDim)
+  headsPerQuad: u32,   // heads of one kv group in an invocation's lanes per query (1, 2 or 4)
+  quadsPerKvHead: u32, // ceil((numHeads / numKvHeads) / headsPerQuad): workgroups per item and kv head
+  pad0: u32,
+  pad1: u32,
 }
 
 // One row of the step (step-meta ROW_INFO_WORDS).
@@ -45,7 +55,7 @@ struct RowInfo {
 struct WorkItem {
   row: u32,
   firstQuery: u32,  // index of its first query among the row's tokens
-  numQueries: u32,  // <= SLOTS; 1 for decode
+  numQueries: u32,  // <= queriesPerItem; 1 for decode
   decode: u32,      // 1: invocations take splits of one query's keys
 }
 
@@ -58,108 +68,165 @@ struct WorkItem {
 @group(0) @binding(5) var<storage, read> kv: array<f32>;
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;     // [numTokens, numHeads, headDim]
 
-// One decode round's split states (max, sum, CHUNK dims of acc at a time), by split slot.
-var<workgroup> splitMax: array<f32, SLOTS>;
-var<workgroup> splitSum: array<f32, SLOTS>;
-var<workgroup> splitAcc: array<f32, SLOTS * CHUNK>;
+// One decode round's split states (max, sum, CHUNK dims of acc at a time) for the four lanes, by split slot.
+var<workgroup> splitMax: array<vec4<f32>, SLOTS>;
+var<workgroup> splitSum: array<vec4<f32>, SLOTS>;
+var<workgroup> splitAcc: array<vec4<f32>, SLOTS * CHUNK>;
+
+/** The cache slot of key `key` of the row, through its block table. */
+fn keySlot(row: RowInfo, key: u32) -> u32 {
+  let bs = params.blockSize;
+  return blockTables[row.blockTableOffset + key / bs] * bs + key % bs;
+}
 
 /**
- * Online softmax over keys [split * SPLIT, min(numKeys, (split + 1) * SPLIT)) from a fresh state:
- * returns (max, sum) and leaves the unnormalized sum of weighted V rows in acc.
+ * Online softmax of the four lanes over keys [split * SPLIT, min(walkKeys, (split + 1) * SPLIT)),
+ * lane i seeing only keys < laneKeys[i], from a fresh state: returns (max, sum) per lane and leaves
+ * the unnormalized sums of weighted V rows in acc ([headDim] of lanes). A tile's TILE keys are
+ * held in named registers (k0..k7, s0..s7, p0..p7): each query element and each accumulator is
+ * then read once per tile, not once per key. Keys past walkKeys read the last walked key's slot
+ * (a written, finite row of this row) with weight 0.
  */
-fn splitState(row: RowInfo, kvHeadBase: u32, qBase: u32, numKeys: u32, split: u32, acc: ptr<function, array<f32, MAX_HEAD_DIM>>) -> vec2<f32> {
+fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32, split: u32,
+              qv: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>, acc: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>) -> array<vec4<f32>, 2> {
   let headDim = params.headDim;
-  let bs = params.blockSize;
-  let n4 = headDim & ~3u;
-  for (var d = 0u; d < headDim; d++) { (*acc)[d] = 0.0; }
-  var m = MASKED;
-  var l = 0.0;
-  var scores: array<f32, TILE>;
-  var cacheSlots: array<u32, TILE>;
-  let end = min(numKeys, (split + 1u) * SPLIT);
+  let kvDim = params.kvDim;
+  let vOffset = params.vOffset;
+  let scale = params.scale;
+  var m = vec4<f32>(MASKED);
+  var l = vec4<f32>(0.0);
+  let end = min(walkKeys, (split + 1u) * SPLIT);
+  let last = end - 1u;
   for (var tile = split * SPLIT; tile < end; tile += TILE) {
-    let count = min(TILE, end - tile);
-    var tileMax = MASKED;
-    // the cache slot of key j = tile + k, stepped along the block table: one division per tile
-    var block = tile / bs;
-    var within = tile % bs;
-    var blockBase = blockTables[row.blockTableOffset + block] * bs;
-    for (var k = 0u; k < count; k++) {
-      let cacheSlot = blockBase + within;
-      within++;
-      if (within == bs) {
-        within = 0u;
-        block++;
-        blockBase = blockTables[row.blockTableOffset + block] * bs;  // past the table's end only after its last key: unused
-      }
-      cacheSlots[k] = cacheSlot;
-      let kBase = cacheSlot * params.kvDim + kvHeadBase;
-      // four lanes like the twin's dot(): lane i sums the dims = i mod 4
-      var s = vec4<f32>(0.0);
-      for (var d = 0u; d < n4; d += 4u) {
-        s += vec4<f32>(q[qBase + d], q[qBase + d + 1u], q[qBase + d + 2u], q[qBase + d + 3u]) * vec4<f32>(kv[kBase + d], kv[kBase + d + 1u], kv[kBase + d + 2u], kv[kBase + d + 3u]);
-      }
-      if (n4 < headDim) { s.x += q[qBase + n4] * kv[kBase + n4]; s.y += q[qBase + n4 + 1u] * kv[kBase + n4 + 1u]; }
-      let score = ((s.x + s.y) + (s.z + s.w)) * params.scale;
-      scores[k] = score;
-      tileMax = max(tileMax, score);
+    let k0 = keySlot(row, tile) * kvDim + kvHeadBase;
+    let k1 = keySlot(row, min(tile + 1u, last)) * kvDim + kvHeadBase;
+    let k2 = keySlot(row, min(tile + 2u, last)) * kvDim + kvHeadBase;
+    let k3 = keySlot(row, min(tile + 3u, last)) * kvDim + kvHeadBase;
+    let k4 = keySlot(row, min(tile + 4u, last)) * kvDim + kvHeadBase;
+    let k5 = keySlot(row, min(tile + 5u, last)) * kvDim + kvHeadBase;
+    let k6 = keySlot(row, min(tile + 6u, last)) * kvDim + kvHeadBase;
+    let k7 = keySlot(row, min(tile + 7u, last)) * kvDim + kvHeadBase;
+    var s0 = vec4<f32>(0.0);
+    var s1 = vec4<f32>(0.0);
+    var s2 = vec4<f32>(0.0);
+    var s3 = vec4<f32>(0.0);
+    var s4 = vec4<f32>(0.0);
+    var s5 = vec4<f32>(0.0);
+    var s6 = vec4<f32>(0.0);
+    var s7 = vec4<f32>(0.0);
+    for (var d = 0u; d < headDim; d++) {
+      let qd = (*qv)[d];
+      s0 += qd * kv[k0 + d];
+      s1 += qd * kv[k1 + d];
+      s2 += qd * kv[k2 + d];
+      s3 += qd * kv[k3 + d];
+      s4 += qd * kv[k4 + d];
+      s5 += qd * kv[k5 + d];
+      s6 += qd * kv[k6 + d];
+      s7 += qd * kv[k7 + d];
     }
-    let newMax = max(m, tileMax);
+    // a lane sees key j when j < its own key count; masked keys keep the max and weigh 0
+    let key = vec4<u32>(tile);
+    s0 = select(vec4<f32>(MASKED), s0 * scale, key < laneKeys);
+    s1 = select(vec4<f32>(MASKED), s1 * scale, key + 1u < laneKeys);
+    s2 = select(vec4<f32>(MASKED), s2 * scale, key + 2u < laneKeys);
+    s3 = select(vec4<f32>(MASKED), s3 * scale, key + 3u < laneKeys);
+    s4 = select(vec4<f32>(MASKED), s4 * scale, key + 4u < laneKeys);
+    s5 = select(vec4<f32>(MASKED), s5 * scale, key + 5u < laneKeys);
+    s6 = select(vec4<f32>(MASKED), s6 * scale, key + 6u < laneKeys);
+    s7 = select(vec4<f32>(MASKED), s7 * scale, key + 7u < laneKeys);
+    let newMax = max(m, max(max(max(s0, s1), max(s2, s3)), max(max(s4, s5), max(s6, s7))));
     let alpha = exp(m - newMax);
-    l *= alpha;
-    for (var d = 0u; d < headDim; d++) { (*acc)[d] *= alpha; }
-    for (var k = 0u; k < count; k++) {
-      let p = exp(scores[k] - newMax);
-      l += p;
-      let vBase = params.vOffset + cacheSlots[k] * params.kvDim + kvHeadBase;
-      for (var d = 0u; d < headDim; d++) { (*acc)[d] += p * kv[vBase + d]; }
+    let p0 = select(vec4<f32>(0.0), exp(s0 - newMax), key < laneKeys);
+    let p1 = select(vec4<f32>(0.0), exp(s1 - newMax), key + 1u < laneKeys);
+    let p2 = select(vec4<f32>(0.0), exp(s2 - newMax), key + 2u < laneKeys);
+    let p3 = select(vec4<f32>(0.0), exp(s3 - newMax), key + 3u < laneKeys);
+    let p4 = select(vec4<f32>(0.0), exp(s4 - newMax), key + 4u < laneKeys);
+    let p5 = select(vec4<f32>(0.0), exp(s5 - newMax), key + 5u < laneKeys);
+    let p6 = select(vec4<f32>(0.0), exp(s6 - newMax), key + 6u < laneKeys);
+    let p7 = select(vec4<f32>(0.0), exp(s7 - newMax), key + 7u < laneKeys);
+    l = l * alpha + (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)));
+    for (var d = 0u; d < headDim; d++) {
+      var a = (*acc)[d] * alpha;
+      a += p0 * kv[vOffset + k0 + d];
+      a += p1 * kv[vOffset + k1 + d];
+      a += p2 * kv[vOffset + k2 + d];
+      a += p3 * kv[vOffset + k3 + d];
+      a += p4 * kv[vOffset + k4 + d];
+      a += p5 * kv[vOffset + k5 + d];
+      a += p6 * kv[vOffset + k6 + d];
+      a += p7 * kv[vOffset + k7 + d];
+      (*acc)[d] = a;
     }
     m = newMax;
   }
-  return vec2<f32>(m, l);
+  return array<vec4<f32>, 2>(m, l);
 }
 
-/** (new max, weight of the running state, weight of the merged split) for merging max m2 into rm. */
-fn mergeWeights(rm: f32, m2: f32) -> vec3<f32> {
+/** (new max, weight of the running state, weight of the merged split) per lane for merging m2 into rm. */
+fn mergeWeights(rm: vec4<f32>, m2: vec4<f32>) -> array<vec4<f32>, 3> {
   let newMax = max(rm, m2);
-  return vec3<f32>(newMax, exp(rm - newMax), exp(m2 - newMax));
+  return array<vec4<f32>, 3>(newMax, exp(rm - newMax), exp(m2 - newMax));
 }
 
 @compute @workgroup_size(SLOTS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let h = wid.x;
   if (wid.y >= params.numItems) { return; }
   let item = items[wid.y];
   let row = rows[item.row];
   let decode = item.decode != 0u;
   let headDim = params.headDim;
-  // this invocation's query (unused prefill slots compute nothing)
-  let queryIndex = select(min(item.firstQuery + lid, row.numTokens - 1u), item.firstQuery, decode);
-  let used = decode || lid < item.numQueries;
-  let t = row.firstToken + queryIndex;
-  let numKeys = row.startPos + queryIndex + 1u;
-  let numSplits = (numKeys + SPLIT - 1u) / SPLIT;
-  let kvHeadBase = (h / (params.numHeads / params.numKvHeads)) * headDim;
-  let qBase = (t * params.numHeads + h) * headDim;
-  var acc: array<f32, MAX_HEAD_DIM>;  // [headDim] one split's weighted V sum
-  var racc: array<f32, MAX_HEAD_DIM>; // [headDim] the merged splits so far (decode: dims chunk * CHUNK + lid)
-  var rm = MASKED;
-  var rl = 0.0;
-  // a decode row's one query and its splits, from the item alone (uniform: lid does not enter them)
+  let hq = params.headsPerQuad;
+  let groupSize = params.numHeads / params.numKvHeads;
+  let kvHead = wid.x / params.quadsPerKvHead;
+  let firstGroupHead = (wid.x % params.quadsPerKvHead) * hq;  // the quad's first head within its kv group
+  let kvHeadBase = kvHead * headDim;
+
+  // lane i: (query index among the row's tokens, head, number of keys it sees; 0 = unused lane)
+  var laneQuery = vec4<u32>(0u);
+  var laneHead = vec4<u32>(0u);
+  var laneKeys = vec4<u32>(0u);
+  for (var i = 0u; i < 4u; i++) {
+    let lane = select(lid * 4u + i, i, decode);
+    let qi = select(lane / hq, 0u, decode);
+    let groupHead = firstGroupHead + lane % hq;
+    let used = qi < item.numQueries && groupHead < groupSize && (!decode || i < hq);
+    laneQuery[i] = item.firstQuery + min(qi, item.numQueries - 1u);
+    laneHead[i] = kvHead * groupSize + min(groupHead, groupSize - 1u);
+    laneKeys[i] = select(0u, row.startPos + item.firstQuery + qi + 1u, used);
+  }
+  let walkKeys = max(max(laneKeys.x, laneKeys.y), max(laneKeys.z, laneKeys.w));
+  let qBase = ((row.firstToken + laneQuery) * params.numHeads + laneHead) * headDim;
+
+  var qv: array<vec4<f32>, MAX_HEAD_DIM>;   // [headDim] of lanes: the lanes' queries
+  var acc: array<vec4<f32>, MAX_HEAD_DIM>;  // [headDim] of lanes: one split's weighted V sum
+  var racc: array<vec4<f32>, MAX_HEAD_DIM>; // [headDim] of lanes: the merged splits so far (decode: dims chunk * CHUNK + lid)
+  var rm = vec4<f32>(MASKED);
+  var rl = vec4<f32>(0.0);
+  // a decode row's splits, from the item alone (uniform: lid does not enter them)
   let decodeKeys = row.startPos + item.firstQuery + 1u;
   let decodeSplits = (decodeKeys + SPLIT - 1u) / SPLIT;
+  let walking = walkKeys > 0u && (!decode || decodeSplits > 1u || lid == 0u);
+  if (walking) {
+    for (var d = 0u; d < headDim; d++) { qv[d] = vec4<f32>(q[qBase.x + d], q[qBase.y + d], q[qBase.z + d], q[qBase.w + d]); }
+  }
 
   if (!decode || decodeSplits == 1u) {
-    // one invocation per query walks its splits in order (a one-split decode row: invocation 0)
-    if (used && (!decode || lid == 0u)) {
+    // one invocation walks its lanes' splits in order (a one-split decode row: invocation 0)
+    if (walking) {
+      let numSplits = (walkKeys + SPLIT - 1u) / SPLIT;
       for (var split = 0u; split < numSplits; split++) {
-        let ml = splitState(row, kvHeadBase, qBase, numKeys, split, &acc);
-        let w = mergeWeights(rm, ml.x);
-        rl = rl * w.y + ml.y * w.z;
-        for (var d = 0u; d < headDim; d++) { racc[d] = racc[d] * w.y + acc[d] * w.z; }
-        rm = w.x;
+        let ml = splitState(row, kvHeadBase, laneKeys, walkKeys, split, &qv, &acc);
+        let w = mergeWeights(rm, ml[0]);
+        rl = rl * w[1] + ml[1] * w[2];
+        for (var d = 0u; d < headDim; d++) { racc[d] = racc[d] * w[1] + acc[d] * w[2]; }
+        rm = w[0];
       }
-      for (var d = 0u; d < headDim; d++) { out[qBase + d] = racc[d] / rl; }
+      for (var i = 0u; i < 4u; i++) {
+        if (laneKeys[i] > 0u) {
+          for (var d = 0u; d < headDim; d++) { out[qBase[i] + d] = racc[d][i] / rl[i]; }
+        }
+      }
     }
   } else {
     // rounds of SLOTS splits: invocation lid computes split round * SLOTS + lid, then the split
@@ -171,9 +238,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let split = round * SLOTS + lid;
       let has = split < decodeSplits;
       if (has) {
-        let ml = splitState(row, kvHeadBase, qBase, decodeKeys, split, &acc);
-        splitMax[lid] = ml.x;
-        splitSum[lid] = ml.y;
+        let ml = splitState(row, kvHeadBase, laneKeys, walkKeys, split, &qv, &acc);
+        splitMax[lid] = ml[0];
+        splitSum[lid] = ml[1];
       }
       let count = min(SLOTS, decodeSplits - round * SLOTS);
       var endMax = rm;
@@ -192,9 +259,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
           var l = rl;
           for (var s = 0u; s < count; s++) {
             let w = mergeWeights(m, splitMax[s]);
-            l = l * w.y + splitSum[s] * w.z;
-            if (d < headDim) { racc[d] = racc[d] * w.y + splitAcc[s * CHUNK + lid] * w.z; }
-            m = w.x;
+            l = l * w[1] + splitSum[s] * w[2];
+            if (d < headDim) { racc[d] = racc[d] * w[1] + splitAcc[s * CHUNK + lid] * w[2]; }
+            m = w[0];
           }
           endMax = m;
           endSum = l;
@@ -207,7 +274,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (lid < CHUNK) {
       for (var chunk = 0u; chunk < numChunks; chunk++) {
         let d = chunk * CHUNK + lid;
-        if (d < headDim) { out[qBase + d] = racc[d] / rl; }
+        if (d < headDim) {
+          for (var i = 0u; i < 4u; i++) {
+            if (laneKeys[i] > 0u) { out[qBase[i] + d] = racc[d][i] / rl[i]; }
+          }
+        }
       }
     }
   }

@@ -21,7 +21,7 @@ const RAISED_LIMITS = [
 export const REQUIRED_MINIMUMS = {
   maxStorageBuffersPerShaderStage: 7, // rope_kv_write binds 7 storage buffers (WebGPU guarantees 8)
   maxComputeInvocationsPerWorkgroup: 64,
-  maxComputeWorkgroupStorageSize: 4 * (2 * 16 + 16 * 16), // paged attention's 16 split states of 16 dims (sample needs 1 KiB)
+  maxComputeWorkgroupStorageSize: 16 * (2 * 16 + 16 * 16), // paged attention's 16 split states of 16 dims, four lanes each (sample needs 1 KiB)
 } as const;
 
 type AdapterLike = Pick<GPUAdapter, 'features' | 'limits'>;

@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { DTYPE_CODE, KERNELS, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type KernelName, type ParamValues } from './kernels';
+import { attentionGeometry, DTYPE_CODE, KERNELS, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type KernelName, type ParamValues } from './kernels';
 import type { KvArena } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights } from './weights';
@@ -102,6 +102,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     kvDim,
     vOffset: kv.vOffsetFloats,
   }));
+  const attention = attentionGeometry(c.numHeads, c.numKvHeads);
   const slotAttention = slot('paged_attention', (cnt) => ({
     numItems: cnt.numAttentionItems,
     numHeads: c.numHeads,
@@ -111,6 +112,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     kvDim,
     vOffset: kv.vOffsetFloats,
     scale: 1 / Math.sqrt(c.headDim),
+    headsPerQuad: attention.headsPerQuad,
+    quadsPerKvHead: attention.quadsPerKvHead,
   }));
   const slotSwiglu = slot('swiglu', (cnt) => ({ numElements: cnt.numTokens * c.intermediateSize }));
   const slotSample = slot('sample', (cnt) => ({ numRows: cnt.numSampled, vocab: c.vocabSize }));
@@ -162,7 +165,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, [buf(act.tokens), buf(p.ropeTable), buf(act.blockTables), buf(act.q), buf(act.k), buf(act.v), kvLayer], perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
     const attentionBuffers = [buf(act.rowInfo), buf(act.attentionItems), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn)];
     add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers, (cnt, out) => {
-      out[0] = c.numHeads;
+      out[0] = c.numKvHeads * attention.quadsPerKvHead;
       out[1] = cnt.numAttentionItems;
     });
     matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)

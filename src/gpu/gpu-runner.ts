@@ -7,7 +7,7 @@ import type { ModelDesc } from '../model/desc';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, planKvArena } from './kv-arena';
-import { ATTENTION_MAX_HEAD_DIM } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, attentionGeometry } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
@@ -111,7 +111,7 @@ export class GpuRunner implements ModelRunner {
     };
     const kvPlan = planKvArena(kvShape, kvLimits, options.kvBudgetBytes ?? 512 * 2 ** 20, options.numBlocks);
     const kv = new KvArena(device, kvShape, kvPlan);
-    const meta = new StepMeta({ maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize });
+    const meta = new StepMeta({ maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: attentionGeometry(c.numHeads, c.numKvHeads).queriesPerItem });
     const act = new Activations(device, c, { maxTokens, maxRows, maxBlockTableEntries: meta.blockTables.length }, device.features.has('timestamp-query'));
     const level = ropeTableLevel(maxContext);
     const table = ropeTable(ropeInverseFrequencies(c), level); // [2, level, headDim / 2, 2]

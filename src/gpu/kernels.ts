@@ -66,6 +66,10 @@ export const KERNELS = {
       ['kvDim', 'u32'],
       ['vOffset', 'u32'],
       ['scale', 'f32'],
+      ['headsPerQuad', 'u32'],
+      ['quadsPerKvHead', 'u32'],
+      ['pad0', 'u32'],
+      ['pad1', 'u32'],
     ],
   },
   // params, gate, up, out
@@ -127,11 +131,30 @@ export const MATMUL_TOKENS_PER_INVOCATION = 8;
 export const MATMUL_ROWS_PER_INVOCATION = 4;
 
 /**
- * Invocations of a paged_attention workgroup (its SLOTS const): the queries of one prefill work
- * item, the splits of one decode round. Sizes the items step-meta cuts. 16, not 64: on SwiftShader
- * every invocation costs a fixed few microseconds, which 64 made dominate short-context decode.
+ * Invocations of a paged_attention workgroup (its SLOTS const): the lane quads of one prefill work
+ * item, the splits of one decode round. 16, not 64: on SwiftShader every invocation costs a fixed
+ * few microseconds, which 64 made dominate short-context decode.
  */
 export const ATTENTION_SLOTS = 16;
+/** (query, head) lanes one paged_attention invocation carries in its vec4s. */
+export const ATTENTION_LANES = 4;
+
+/** How paged_attention lays a model's heads over lanes and workgroups (its headsPerQuad, quadsPerKvHead). */
+export interface AttentionGeometry {
+  /** Heads of one kv group an invocation's lanes hold per query: the group size rounded up to 1, 2 or 4. */
+  headsPerQuad: number;
+  /** Workgroups per work item and kv head. */
+  quadsPerKvHead: number;
+  /** Queries of one prefill work item: its SLOTS invocations' lanes over headsPerQuad heads each. */
+  queriesPerItem: number;
+}
+
+/** Decode rows fill a quad with the heads sharing a kv head; prefill items fill the rest with queries. */
+export function attentionGeometry(numHeads: number, numKvHeads: number): AttentionGeometry {
+  const groupSize = numHeads / numKvHeads;
+  const headsPerQuad = groupSize >= 3 ? 4 : groupSize;
+  return { headsPerQuad, quadsPerKvHead: Math.ceil(groupSize / headsPerQuad), queriesPerItem: (ATTENTION_SLOTS * ATTENTION_LANES) / headsPerQuad };
+}
 /**
  * Largest headDim paged_attention takes (its MAX_HEAD_DIM const, which sizes per-invocation arrays
  * every active invocation zero-fills: twice the need would cost the short decode steps).

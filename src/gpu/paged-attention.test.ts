@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
 import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
+import { attentionGeometry } from './kernels';
 import { runKernel } from './testing/kernel-harness';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
@@ -36,43 +37,53 @@ function makePlan(shapes: Array<[number, number]>): StepPlan {
   return { stepIndex: 0, rows };
 }
 
+interface Heads {
+  numHeads: number;
+  numKvHeads: number;
+}
+const GQA: Heads = { numHeads: NUM_HEADS, numKvHeads: NUM_KV_HEADS };
+
 interface Step {
   plan: StepPlan;
   meta: StepMeta;
+  heads: Heads;
   headDim: number;
   q: Float32Array; // [numTokens, numHeads, headDim]
   k: Float32Array; // [numTokens, kvDim]
   v: Float32Array; // [numTokens, kvDim]
 }
 
-function makeStep(plan: StepPlan, headDim: number, seed: number): Step {
-  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1 });
+function makeStep(plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA): Step {
+  const { queriesPerItem } = attentionGeometry(heads.numHeads, heads.numKvHeads);
+  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1, attentionQueriesPerItem: queriesPerItem });
   meta.pack(plan);
-  const kvDim = NUM_KV_HEADS * headDim;
+  const kvDim = heads.numKvHeads * headDim;
   const T = meta.numTokens;
-  return { plan, meta, headDim, q: seededFloats(seed, T * NUM_HEADS * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
+  return { plan, meta, heads, headDim, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
 }
 
 /** The step's K/V written into the cache by the twin kvWrite, then paged_attention on the GPU. */
 async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float32Array; out: Float32Array }> {
   const { meta, headDim } = step;
+  const { numHeads, numKvHeads } = step.heads;
   const T = meta.numTokens;
-  const kvDim = NUM_KV_HEADS * headDim;
+  const kvDim = numKvHeads * headDim;
   const vOffset = NUM_BLOCKS * BLOCK_SIZE * kvDim;
   const tables = meta.blockTables.slice(0, meta.numBlockTableEntries);
-  const kv = Float32Array.from(kvBefore);
+  const kv = Float32Array.from(kvBefore.subarray(0, 2 * vOffset));
   kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, vOffset), kv.subarray(vOffset));
-  const params = new ArrayBuffer(32);
+  const { headsPerQuad, quadsPerKvHead } = attentionGeometry(numHeads, numKvHeads);
+  const params = new ArrayBuffer(48);
   const numItems = meta.numAttentionItems;
-  new Uint32Array(params).set([numItems, NUM_HEADS, NUM_KV_HEADS, headDim, BLOCK_SIZE, kvDim, vOffset]);
+  new Uint32Array(params).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, headsPerQuad, quadsPerKvHead]);
   new Float32Array(params)[7] = 1 / Math.sqrt(headDim);
   const rows = meta.rowInfo.slice(0, meta.numRows * ROW_INFO_WORDS);
   const items = meta.attentionItems.slice(0, numItems * ATTENTION_ITEM_WORDS);
   const attended = await runKernel(
     'paged_attention',
     {},
-    [params, rows, items, tables, step.q, kv, new Float32Array(T * NUM_HEADS * headDim)],
-    [NUM_HEADS, numItems],
+    [params, rows, items, tables, step.q, kv, new Float32Array(T * numHeads * headDim)],
+    [numKvHeads * quadsPerKvHead, numItems],
     [6],
   );
   return { kv, out: new Float32Array(attended.get(6)!) };
@@ -80,18 +91,19 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
 
 function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: Float32Array } {
   const { plan, meta, headDim } = step;
+  const { numHeads, numKvHeads } = step.heads;
   const T = meta.numTokens;
-  const kvDim = NUM_KV_HEADS * headDim;
+  const kvDim = numKvHeads * headDim;
   const half = NUM_BLOCKS * BLOCK_SIZE * kvDim;
   const kCache = kvBefore.slice(0, half);
-  const vCache = kvBefore.slice(half);
+  const vCache = kvBefore.slice(half, 2 * half);
   kvWrite(step.k, step.v, slotMapping(plan.rows, BLOCK_SIZE), kvDim, kCache, vCache);
   const maxBlocksPerRow = Math.max(...plan.rows.map((row) => row.blockTable.length));
   const blockTables = new Int32Array(plan.rows.length * maxBlocksPerRow);
   plan.rows.forEach((row, r) => blockTables.set(row.blockTable, r * maxBlocksPerRow));
   const layout: AttentionLayout = {
-    numHeads: NUM_HEADS,
-    numKvHeads: NUM_KV_HEADS,
+    numHeads,
+    numKvHeads,
     headDim,
     blockSize: BLOCK_SIZE,
     positions: Int32Array.from({ length: T }, (_, t) => meta.tokens[t * TOKEN_INFO_WORDS + 1]!),
@@ -99,7 +111,7 @@ function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: 
     blockTables,
     maxBlocksPerRow,
   };
-  const out = new Float32Array(T * NUM_HEADS * headDim);
+  const out = new Float32Array(T * numHeads * headDim);
   pagedAttention(step.q, T, kCache, vCache, layout, out);
   const kv = new Float32Array(2 * half);
   kv.set(kCache);
@@ -118,6 +130,20 @@ describe('paged_attention.wgsl', () => {
       const gpu = await runOnGpu(step, history);
       const cpu = runOnCpu(step, history);
       expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+    });
+  }
+
+  // MHA (one head a quad), group 3 (quads of 4 heads, one lane unused), group 8 (two quads per kv head)
+  for (const heads of [{ numHeads: 3, numKvHeads: 3 }, { numHeads: 6, numKvHeads: 2 }, { numHeads: 8, numKvHeads: 1 }]) {
+    it(`${heads.numHeads} heads over ${heads.numKvHeads} kv heads: attends like pagedAttention, batch-invariantly`, async () => {
+      const headDim = 16;
+      const history = seededFloats(97, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
+      const step = makeStep(makePlan([[40, 1], [0, 70], [3, 1], [65, 7]]), headDim, 11, heads);
+      const gpu = await runOnGpu(step, history);
+      expect(scaledError(gpu.out, runOnCpu(step, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+      const solo = await runOnGpu(subStep(step, [3], 72), gpu.kv);
+      const rowLen = 7 * heads.numHeads * headDim;
+      expect(bits(solo.out.slice(0, rowLen))).toEqual(bits(gpu.out.slice(72 * heads.numHeads * headDim, 72 * heads.numHeads * headDim + rowLen)));
     });
   }
 
@@ -182,7 +208,8 @@ describe('paged_attention.wgsl', () => {
 /** The step restricted to some rows of `full` (same q/k/v per token), with the probe row's token offset. */
 function subStep(full: Step, rowIds: number[], probeStart: number): Step & { probeOffset: number } {
   const { plan, headDim } = full;
-  const kvDim = NUM_KV_HEADS * headDim;
+  const { numHeads, numKvHeads } = full.heads;
+  const kvDim = numKvHeads * headDim;
   const starts: number[] = [];
   let t = 0;
   for (const row of plan.rows) {
@@ -190,13 +217,13 @@ function subStep(full: Step, rowIds: number[], probeStart: number): Step & { pro
     t += row.tokenIds.length;
   }
   const rows = rowIds.map((r) => plan.rows[r]!);
-  const sub = makeStep({ stepIndex: 0, rows }, headDim, 0);
+  const sub = makeStep({ stepIndex: 0, rows }, headDim, 0, full.heads);
   let offset = 0;
   let probeOffset = -1;
   for (const r of rowIds) {
     const n = plan.rows[r]!.tokenIds.length;
     if (starts[r] === probeStart) probeOffset = offset;
-    sub.q.set(full.q.subarray(starts[r]! * NUM_HEADS * headDim, (starts[r]! + n) * NUM_HEADS * headDim), offset * NUM_HEADS * headDim);
+    sub.q.set(full.q.subarray(starts[r]! * numHeads * headDim, (starts[r]! + n) * numHeads * headDim), offset * numHeads * headDim);
     sub.k.set(full.k.subarray(starts[r]! * kvDim, (starts[r]! + n) * kvDim), offset * kvDim);
     sub.v.set(full.v.subarray(starts[r]! * kvDim, (starts[r]! + n) * kvDim), offset * kvDim);
     offset += n;

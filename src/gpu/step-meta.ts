@@ -1,7 +1,6 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
 // items, block tables, SampleInfo, last-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan } from '../engine/types';
-import { ATTENTION_SLOTS } from './kernels';
 
 /** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write). */
 export const TOKEN_INFO_WORDS = 4;
@@ -9,8 +8,8 @@ export const TOKEN_INFO_WORDS = 4;
 export const ROW_INFO_WORDS = 4;
 /**
  * u32 words of one attention WorkItem { row, firstQuery, numQueries, decode } (paged_attention):
- * a row feeding one token is one decode item; a longer row is cut into items of ATTENTION_SLOTS
- * queries. Both depend on the row alone, never on the rest of the step.
+ * a row feeding one token is one decode item; a longer row is cut into items of
+ * attentionQueriesPerItem queries. Both depend on the row alone, never on the rest of the step.
  */
 export const ATTENTION_ITEM_WORDS = 4;
 /** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, pad x3 } (sample.wgsl). */
@@ -25,6 +24,8 @@ export interface StepMetaLimits {
   /** Positions a row may reach (exclusive): bounds block tables and the RoPE tables. */
   maxPositions: number;
   vocabSize: number;
+  /** Queries of one prefill attention work item (kernels.ts attentionGeometry). */
+  attentionQueriesPerItem: number;
 }
 
 export class StepMeta {
@@ -63,7 +64,7 @@ export class StepMeta {
 
   /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
   pack(plan: StepPlan): void {
-    const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize } = this.limits;
+    const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize, attentionQueriesPerItem } = this.limits;
     if (plan.rows.length > maxRows) throw new RangeError(`${plan.rows.length} rows exceed maxRows ${maxRows}`);
     let t = 0;
     let entries = 0;
@@ -91,11 +92,11 @@ export class StepMeta {
       this.rowInfo[ri + 1] = n;
       this.rowInfo[ri + 2] = row.startPos;
       this.rowInfo[ri + 3] = entries;
-      for (let first = 0; first < n; first += ATTENTION_SLOTS, items++) {
+      for (let first = 0; first < n; first += attentionQueriesPerItem, items++) {
         const o = items * ATTENTION_ITEM_WORDS;
         this.attentionItems[o] = r;
         this.attentionItems[o + 1] = first;
-        this.attentionItems[o + 2] = Math.min(ATTENTION_SLOTS, n - first);
+        this.attentionItems[o + 2] = Math.min(attentionQueriesPerItem, n - first);
         this.attentionItems[o + 3] = n === 1 ? 1 : 0;
       }
       for (let j = 0; j < n; j++, t++) {
