@@ -26,9 +26,11 @@ export const MAX_STEP_MULTIPLE = 1000;
 export const MAX_STEP_MS = 60_000;
 /**
  * Prompt tokens the first prefill chunk of a step always gets, even past the target, so a prompt
- * makes progress on a device where a single token costs more than the headroom (one block of 16).
+ * makes progress on a device where a single token costs more than the headroom. One: a larger
+ * floor overrides the budget exactly where it matters (on SwiftShader 16 tokens at position
+ * ~1,000 cost 3-5x a decode step), and a waiting prompt still advances every step.
  */
-export const MIN_PREFILL_TOKENS = 16;
+export const MIN_PREFILL_TOKENS = 1;
 /** Prompt tokens per step, all chunks together, while the cost model is still calibrating. */
 export const UNCALIBRATED_PREFILL_TOKENS = 32;
 

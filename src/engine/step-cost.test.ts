@@ -2,6 +2,7 @@
 // closely with noise and outliers), never goes negative, and sizes chunks to the largest that fits.
 import { describe, expect, it } from 'vitest';
 import { StepCostModel, attendedPositions, type StepCostCoefficients } from './step-cost';
+import { RECORDED_JOIN_STEPS } from './testing/recorded-join-steps';
 import { makeRandom } from './testing/test-support';
 
 const TRUE: StepCostCoefficients = { fixedMs: 4, perTokenMs: 0.3, perRowMs: 0.8, perAttendedMs: 0.0004 };
@@ -89,11 +90,32 @@ describe('StepCostModel', () => {
     const model = new StepCostModel();
     const rnd = makeRandom(5);
     const slow: StepCostCoefficients = { fixedMs: 8, perTokenMs: 0.9, perRowMs: 1.6, perAttendedMs: 0.0012 };
-    for (let i = 0; i < 600; i++) {
+    // each kind of step (decode-only, with a chunk) forgets on its own steps: ~300 of each after the change
+    for (let i = 0; i < 800; i++) {
       const s = randomStep(rnd);
       model.observe(s.tokens, s.rows, s.attended, cost(i < 200 ? TRUE : slow, s.tokens, s.rows, s.attended));
     }
     expectClose(model.coefficients(), slow, 0.02);
+  });
+
+  it('keeps knowing the decode-only step through a long run of steps that all carry a chunk (recorded on SwiftShader)', () => {
+    // every step of a join carries a chunk; the decode-only steps before it must still anchor the fit,
+    // or the budget's multiple multiplies an inflated decode step (this trace: 2x too high before)
+    const model = new StepCostModel();
+    let decodeOnly: readonly [number, number, number, number] | null = null;
+    let checked = 0;
+    RECORDED_JOIN_STEPS.forEach((step, i) => {
+      const [tokens, rows, attended, elapsedMs] = step;
+      if (tokens === rows) decodeOnly = step;
+      else if (decodeOnly && i > RECORDED_JOIN_STEPS.length / 2) {
+        // the second run: its decode-only steps were measured on a warm runner
+        const [dTokens, dRows, dAttended, dMs] = decodeOnly;
+        expect(Math.abs(model.predict(dTokens, dRows, dAttended) - dMs), `step ${i}`).toBeLessThanOrEqual(0.3 * dMs);
+        checked++;
+      }
+      model.observe(tokens, rows, attended, elapsedMs);
+    });
+    expect(checked).toBeGreaterThan(40);
   });
 
   it('keeps every coefficient >= 0 where least squares would go negative', () => {

@@ -29,8 +29,17 @@ export function attendedPositions(startPos: number, numTokens: number): number {
 }
 
 const N = 4; // features: 1, tokens, rows, attended
-/** Weight kept by past steps per new one: ~50 steps of memory, so a device that slows is followed within a second or two. */
+/**
+ * Weight kept by past steps of a kind (decode-only, or with a chunk) per new step of that kind:
+ * ~50 steps of memory, so a device that slows is followed within a second or two. Each kind decays
+ * only on its own steps: a long prompt prefilling beside decoders (every step mixed) would
+ * otherwise wash the decode-only steps out of the fit, leaving the intercept free to absorb the
+ * chunk's cost, and the decode-only step the budget multiplies would be overestimated (by 1.5-2x,
+ * measured on SwiftShader), letting chunks grow to 3-4x the real decode step.
+ */
 const FORGET = 0.98;
+/** Steps shorter than this weigh as if they took it (relative weights would grow without bound). */
+const MIN_WEIGHTED_MS = 1e-3;
 /**
  * Ridge on the normalized normal equations (their diagonal is 1). It only decides directions the
  * data never varied (e.g. tokens vs rows while every row decodes one token), and is small enough
@@ -47,10 +56,13 @@ const MIN_RELATIVE_SCALE = 0.1;
 const SCALE_DECAY = 0.9;
 
 export class StepCostModel {
-  /** [N*N] decayed X^T W X, row-major. */
+  /** [N*N] X^T W X of both kinds of step, row-major: what solve() fits. */
   private readonly gram = new Float64Array(N * N);
-  /** [N] decayed X^T W y. */
+  /** [N] X^T W y of both kinds of step. */
   private readonly moment = new Float64Array(N);
+  /** [2, N*N] and [2, N]: each kind's decayed sums (0: decode-only steps, 1: steps with a chunk). */
+  private readonly kindGram = new Float64Array(2 * N * N);
+  private readonly kindMoment = new Float64Array(2 * N);
   /** [N] fitted coefficients, each >= 0 (order: fixed, per token, per row, per attended). */
   private readonly coef = new Float64Array(N);
   // scratch for solve(), kept to avoid allocating per step
@@ -75,6 +87,8 @@ export class StepCostModel {
   reset(): void {
     this.gram.fill(0);
     this.moment.fill(0);
+    this.kindGram.fill(0);
+    this.kindMoment.fill(0);
     this.coef.fill(0);
     this.numObserved = 0;
     this.numChunkObserved = 0;
@@ -109,14 +123,24 @@ export class StepCostModel {
       if (this.calibrated && residual > limit) weight = limit / residual;
       this.residualScale = SCALE_DECAY * this.residualScale + (1 - SCALE_DECAY) * Math.min(residual, limit);
     }
+    // relative least squares: the budget is a multiple of a step, so a 20 ms decode step's 10 ms
+    // error matters as much as a 2 s chunk's 1 s one, which plain least squares would not see
+    weight /= Math.max(elapsedMs, MIN_WEIGHTED_MS) ** 2;
     const x = this.x;
     x[0] = 1;
     x[1] = numTokens;
     x[2] = numRows;
     x[3] = attended;
+    const kind = numTokens > numRows ? 1 : 0;
+    const gramAt = kind * N * N;
+    const momentAt = kind * N;
     for (let i = 0; i < N; i++) {
-      this.moment[i] = FORGET * this.moment[i] + weight * x[i] * elapsedMs;
-      for (let j = 0; j < N; j++) this.gram[i * N + j] = FORGET * this.gram[i * N + j] + weight * x[i] * x[j];
+      this.kindMoment[momentAt + i] = FORGET * this.kindMoment[momentAt + i] + weight * x[i] * elapsedMs;
+      for (let j = 0; j < N; j++) this.kindGram[gramAt + i * N + j] = FORGET * this.kindGram[gramAt + i * N + j] + weight * x[i] * x[j];
+    }
+    for (let i = 0; i < N; i++) {
+      this.moment[i] = this.kindMoment[i] + this.kindMoment[N + i];
+      for (let j = 0; j < N; j++) this.gram[i * N + j] = this.kindGram[i * N + j] + this.kindGram[N * N + i * N + j];
     }
     this.numObserved++;
     if (numTokens > numRows) this.numChunkObserved++;
