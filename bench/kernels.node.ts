@@ -29,7 +29,8 @@ const PROMPT_TOKENS = 4;
 const PREFILL_TOKENS = 512;
 const PREFILL_CONTEXT = 1200;
 const DECODE_CONTEXT = 1230;
-const MATMUL_OPS = new Set(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj', 'lm_head']);
+/** Matmul dispatches: every projection, fused or not (q/k/v runs, gate_up with its SwiGLU store), and lm_head. */
+const isMatmulOp = (op: string): boolean => op.endsWith('_proj') || op === 'lm_head';
 
 async function loadModel(spec: string): Promise<ModelDesc> {
   if (spec === 'cohort-tiny') {
@@ -157,7 +158,7 @@ async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
       for (let i = 0; i < REPEATS; i++) {
         const ops = opTotals(await runner.profileStep({ ...plan, stepIndex: stepIndex++ }));
         attentionMs.push(ops.attention ?? 0);
-        matmulMs.push(Object.entries(ops).reduce((n, [op, ms]) => n + (MATMUL_OPS.has(op) ? ms : 0), 0));
+        matmulMs.push(Object.entries(ops).reduce((n, [op, ms]) => n + (isMatmulOp(op) ? ms : 0), 0));
       }
       const tokens = rows.reduce((n, r) => n + r.tokenIds.length, 0);
       const attention = { ms: median(attentionMs), ...attentionWork(shape, rows.map((r) => ({ startPos: r.startPos, numTokens: r.tokenIds.length })), attentionGeometry(model.config.numHeads, model.config.numKvHeads).queriesPerItem) };

@@ -1,5 +1,10 @@
 // Matmul with the weights' stored dtype decoded in registers: y[t, n] = sum_k x[t, k] * w[n, k]
 // (+ bias[n]) (+ y[t, n] if ACCUMULATE). Not a large-batch GEMM. Twin: reference matmulQuant.
+// Two stores save whole dispatches (the step's cost on small models is mostly per dispatch):
+// - rows split into up to three outputs: rows [0, splitA) to y, [splitA, splitB) to y2 and
+//   [splitB, n) to y3, each [numTokens, its rows] (q, k and v from one fused weight matrix);
+// - GLU: rows interleaved (gate_i, up_i), and y[t, i] = silu(gate_i) * up_i, y [numTokens, n / 2]
+//   (gate_proj, up_proj and SwiGLU as one dispatch; twin: matmulQuant then swiglu).
 //
 // Why this shape: one invocation owns ROWS weight rows x up to TILE tokens, so every weight
 // element is read once per TILE tokens (once per step for decode cohorts of up to TILE rows),
@@ -16,6 +21,8 @@ override DTYPE: u32 = 0u;
 override HAS_BIAS: bool = false;
 // Adds the result into y instead of overwriting it: the residual add fused into o_proj/down_proj.
 override ACCUMULATE: bool = false;
+// Interleaved gate/up rows, stored as silu(gate) * up (see the top).
+override GLU: bool = false;
 
 // const, not override: TILE sizes a private array and ROWS is the 4 lanes of every accumulator,
 // which WGSL only allows for const-expressions. The host's copies are checked against these.
@@ -24,16 +31,22 @@ const TILE: u32 = 8u;  // tokens per invocation (grid y covers numTokens / TILE)
 
 struct Params {
   numTokens: u32,
-  n: u32,  // weight rows = outputs per token
-  k: u32,  // weight cols = inputs per token
-  pad: u32,
+  n: u32,       // weight rows = outputs per token
+  k: u32,       // weight cols = inputs per token
+  splitA: u32,  // first row stored to y2 (n: none)
+  splitB: u32,  // first row stored to y3 (n: none)
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;       // [numTokens, k / 4]
 @group(0) @binding(2) var<storage, read> w: array<u32>;             // [n, stored bytes of k] (ggml layout)
 @group(0) @binding(3) var<storage, read> bias: array<f32>;          // [n] (HAS_BIAS)
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;       // [numTokens, n]
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;       // [numTokens, splitA] (GLU: [numTokens, n / 2])
+@group(0) @binding(5) var<storage, read_write> y2: array<f32>;      // [numTokens, splitB - splitA]
+@group(0) @binding(6) var<storage, read_write> y3: array<f32>;      // [numTokens, n - splitB]
 
 // acc[t][r]: token t0 + t against weight row row0 + r.
 var<private> acc: array<vec4<f32>, TILE>;
@@ -52,16 +65,35 @@ fn accumulate(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, i: u32
 }
 
 fn store(t0: u32, row0: u32) {
+  let splitA = params.splitA;
+  let splitB = params.splitB;
   for (var t = 0u; t < TILE; t++) {
     if (t < numT) {
+      let token = t0 + t;
+      if (GLU) {
+        // rows (gate_i, up_i) pairs; row0 is even, so pairs never straddle invocations
+        for (var r = 0u; r < ROWS; r += 2u) {
+          if (row0 + r + 1u < params.n) {
+            let g = acc[t][r];
+            y[token * (params.n / 2u) + (row0 + r) / 2u] = (g / (1.0 + exp(-g))) * acc[t][r + 1u];
+          }
+        }
+        continue;
+      }
       for (var r = 0u; r < ROWS; r++) {
         let n = row0 + r;
         if (n < params.n) {
           var value = acc[t][r];
           if (HAS_BIAS) { value += bias[n]; }
-          let at = (t0 + t) * params.n + n;
-          if (ACCUMULATE) { value = y[at] + value; }
-          y[at] = value;
+          if (n < splitA) {
+            let at = token * splitA + n;
+            if (ACCUMULATE) { value = y[at] + value; }
+            y[at] = value;
+          } else if (n < splitB) {
+            y2[token * (splitB - splitA) + n - splitA] = value;
+          } else {
+            y3[token * (params.n - splitB) + n - splitB] = value;
+          }
         }
       }
     }

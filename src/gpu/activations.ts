@@ -22,8 +22,6 @@ export class Activations {
   readonly k: GPUBuffer; // [maxTokens, kvDim]
   readonly v: GPUBuffer; // [maxTokens, kvDim]
   readonly attn: GPUBuffer; // [maxTokens, numHeads * headDim]
-  readonly gate: GPUBuffer; // [maxTokens, intermediate]
-  readonly up: GPUBuffer; // [maxTokens, intermediate]
   readonly act: GPUBuffer; // [maxTokens, intermediate] silu(gate) * up
   readonly hLast: GPUBuffer; // [maxRows, hidden] normed last token of each sampling row
   readonly logits: GPUBuffer; // [maxRows, vocab]
@@ -36,6 +34,9 @@ export class Activations {
   readonly sampleInfo: GPUBuffer; // [maxRows, SampleInfo]
   readonly sampleTokens: GPUBuffer; // [maxRows] u32 last token index of each sampling row
   readonly unused: GPUBuffer; // [4] f32 bound where a kernel's optional input is off (no bias)
+  /** [4] f32 each, bound where a kernel's optional outputs are off (matmul's y2, y3): two, as writable bindings may not alias */
+  readonly unusedOut: readonly [GPUBuffer, GPUBuffer];
+  private gateUpBuffers: { gate: GPUBuffer; up: GPUBuffer } | null = null; // see gateUp()
   readonly timestamps: GPUBuffer | null; // [2] u64 resolved pass timestamps
   readonly readback: GPUBuffer; // [READBACK_TIMESTAMP_BYTES + maxRows * 4] MAP_READ
   private logitsReadbackBuffer: GPUBuffer | null = null; // [maxRows, vocab] MAP_READ, see logitsReadback()
@@ -65,8 +66,6 @@ export class Activations {
     this.k = f32('k', T * kvDim);
     this.v = f32('v', T * kvDim);
     this.attn = f32('attn', T * qDim);
-    this.gate = f32('gate', T * c.intermediateSize);
-    this.up = f32('up', T * c.intermediateSize);
     this.act = f32('act', T * c.intermediateSize);
     this.hLast = f32('hLast', s.maxRows * c.hiddenSize);
     this.logits = f32('logits', s.maxRows * c.vocabSize);
@@ -79,8 +78,23 @@ export class Activations {
     this.sampleInfo = make('sampleInfo', s.maxRows * SAMPLE_INFO_WORDS * 4);
     this.sampleTokens = make('sampleTokens', s.maxRows * 4);
     this.unused = f32('unused', 4);
+    this.unusedOut = [f32('unusedOut2', 4), f32('unusedOut3', 4)];
     this.timestamps = withTimestamps ? make('timestamps', READBACK_TIMESTAMP_BYTES, GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC) : null;
     this.readback = make('readback', READBACK_TIMESTAMP_BYTES + s.maxRows * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  }
+
+  /**
+   * [maxTokens, intermediate] each: gate_proj and up_proj apart, for a model whose gate and up are
+   * stored in different dtypes (no GLU store); made on first use so other models never hold them.
+   */
+  gateUp(): { gate: GPUBuffer; up: GPUBuffer } {
+    if (!this.gateUpBuffers) {
+      const bytes = Math.ceil((4 * this.s.maxTokens * this.c.intermediateSize) / 16) * 16;
+      const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+      this.gateUpBuffers = { gate: this.device.createBuffer({ label: 'gate', size: bytes, usage }), up: this.device.createBuffer({ label: 'up', size: bytes, usage }) };
+      this.all.push(this.gateUpBuffers.gate, this.gateUpBuffers.up);
+    }
+    return this.gateUpBuffers;
   }
 
   /**

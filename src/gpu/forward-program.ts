@@ -6,7 +6,7 @@ import type { Activations } from './activations';
 import { attentionGeometry, DTYPE_CODE, KERNELS, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type KernelName, type ParamValues } from './kernels';
 import type { KvArena } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
-import type { GpuMatrix, GpuWeights } from './weights';
+import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 
 /** Step sizes a dispatch depends on: tokens fed, rows sampling, paged attention's work items. */
 export type Counts = { numTokens: number; numSampled: number; numAttentionItems: number };
@@ -81,14 +81,29 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const sampledRows = (cnt: Counts) => cnt.numSampled;
   const slotEmbed = slot('embedding', (cnt) => ({ numTokens: cnt.numTokens, hidden: c.hiddenSize }));
   const norm = (count: (cnt: Counts) => number, rowLen: number) => slot('rms_norm', (cnt) => ({ numVecs: count(cnt), rowLen, eps: c.rmsNormEps }));
-  const mm = (count: (cnt: Counts) => number, n: number, k: number) => slot('matmul', (cnt) => ({ numTokens: count(cnt), n, k }));
+  /** A matmul's params: n rows, every row to y unless split at splitA / splitB (y2, y3). */
+  const mm = (count: (cnt: Counts) => number, n: number, k: number, splitA = n, splitB = n) => slot('matmul', (cnt) => ({ numTokens: count(cnt), n, k, splitA, splitB }));
   const slotNormHidden = norm(tokens(1), c.hiddenSize);
   const slotQNorm = norm(tokens(c.numHeads), c.headDim);
   const slotKNorm = norm(tokens(c.numKvHeads), c.headDim);
   const slotFinalNorm = norm(sampledRows, c.hiddenSize);
-  const slotMmQ = mm(tokens(1), qDim, c.hiddenSize);
-  const slotMmKv = mm(tokens(1), kvDim, c.hiddenSize);
+  const qkvDims = { q: qDim, k: kvDim, v: kvDim };
+  // one slot per q/k/v grouping the layers use (every layer usually has the same)
+  const qkvSlots = new Map<string, Slot>();
+  const slotMmQkv = (outputs: QkvOutput[]): Slot => {
+    const key = outputs.join('');
+    let s = qkvSlots.get(key);
+    if (!s) {
+      const sizes = outputs.map((o) => qkvDims[o]);
+      const n = sizes.reduce((a, b) => a + b, 0);
+      s = mm(tokens(1), n, c.hiddenSize, sizes[0], sizes.length > 2 ? sizes[0]! + sizes[1]! : n);
+      qkvSlots.set(key, s);
+    }
+    return s;
+  };
+  for (const L of w.layers) for (const part of L.qkv) slotMmQkv(part.outputs); // every slot before the buffer is sized
   const slotMmO = mm(tokens(1), c.hiddenSize, qDim);
+  const slotMmGlu = mm(tokens(1), 2 * c.intermediateSize, c.hiddenSize);
   const slotMmGateUp = mm(tokens(1), c.intermediateSize, c.hiddenSize);
   const slotMmDown = mm(tokens(1), c.hiddenSize, c.intermediateSize);
   const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize);
@@ -129,7 +144,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     wanted.set(JSON.stringify([kernel, overrides]), [kernel, overrides]);
     return [kernel, overrides];
   };
-  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean) => want('matmul', matmulOverrides(m.dtype, { hasBias, accumulate }));
+  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu = false) => want('matmul', matmulOverrides(m.dtype, { hasBias, accumulate, glu }));
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
   /** A dispatch of pipe's kernel: binding 0 is its params slot, then `buffers` in binding order. */
@@ -139,8 +154,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
-  const matmulOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, m: GpuMatrix, bias: GPUBuffer | null, y: GPUBuffer, accumulate: boolean, count = tokens(1)) =>
-    add(list, label, matmulPipe(m, bias !== null, accumulate), slotB, [buf(x), buf(m.buffer), buf(bias ?? act.unused), buf(y)], (cnt, out) => matmulGrid(m.rows, count(cnt), ELEMENTWISE_WORKGROUP, out));
+  /** y = x m^T (+ bias) (+ y); `ys` gives y2 and y3 for a split store, `glu` the GLU store. */
+  const matmulOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, m: GpuMatrix, bias: GPUBuffer | null, y: GPUBuffer, accumulate: boolean, count = tokens(1), ys: GPUBuffer[] = [], glu = false) =>
+    add(list, label, matmulPipe(m, bias !== null, accumulate, glu), slotB, [buf(x), buf(m.buffer), buf(bias ?? act.unused), buf(y), buf(ys[0] ?? act.unusedOut[0]), buf(ys[1] ?? act.unusedOut[1])], (cnt, out) =>
+      matmulGrid(m.rows, count(cnt), ELEMENTWISE_WORKGROUP, out),
+    );
   const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false) =>
     add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0 }), slotB, [buf(x), buf(weight), buf(gather ? act.sampleTokens : act.unused), buf(out)], (cnt, out2) => spread(count(cnt), out2));
   const perToken = (width: number): Dispatch['grid'] => (cnt, out) => {
@@ -154,9 +172,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     const qOut = act.qPre ?? act.q;
     const kOut = act.kPre ?? act.k;
     normOp(specs, `L${l}.input_norm`, slotNormHidden, act.x, L.inputNorm, act.h, tokens(1));
-    matmulOp(specs, `L${l}.q_proj`, slotMmQ, act.h, L.q, L.qBias, qOut, false);
-    matmulOp(specs, `L${l}.k_proj`, slotMmKv, act.h, L.k, L.kBias, kOut, false);
-    matmulOp(specs, `L${l}.v_proj`, slotMmKv, act.h, L.v, L.vBias, act.v, false);
+    const qkvOut = { q: qOut, k: kOut, v: act.v };
+    for (const part of L.qkv) {
+      const [y, ...ys] = part.outputs.map((o) => qkvOut[o]);
+      matmulOp(specs, `L${l}.${part.outputs.join('')}_proj`, slotMmQkv(part.outputs), act.h, part.matrix, part.bias, y!, false, tokens(1), ys);
+    }
     if (act.qPre && act.kPre && L.qNorm && L.kNorm) {
       normOp(specs, `L${l}.q_norm`, slotQNorm, act.qPre, L.qNorm, act.q, tokens(c.numHeads));
       normOp(specs, `L${l}.k_norm`, slotKNorm, act.kPre, L.kNorm, act.k, tokens(c.numKvHeads));
@@ -170,11 +190,16 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     });
     matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
-    matmulOp(specs, `L${l}.gate_proj`, slotMmGateUp, act.h, L.gate, null, act.gate, false);
-    matmulOp(specs, `L${l}.up_proj`, slotMmGateUp, act.h, L.up, null, act.up, false);
-    add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, [buf(act.gate), buf(act.up), buf(act.act)], (cnt, out) =>
-      spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
-    );
+    if (L.mlp.kind === 'glu') {
+      matmulOp(specs, `L${l}.gate_up_proj`, slotMmGlu, act.h, L.mlp.gateUp, null, act.act, false, tokens(1), [], true); // act = silu(gate) * up
+    } else {
+      const { gate, up } = act.gateUp();
+      matmulOp(specs, `L${l}.gate_proj`, slotMmGateUp, act.h, L.mlp.gate, null, gate, false);
+      matmulOp(specs, `L${l}.up_proj`, slotMmGateUp, act.h, L.mlp.up, null, up, false);
+      add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, [buf(gate), buf(up), buf(act.act)], (cnt, out) =>
+        spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
+      );
+    }
     matmulOp(specs, `L${l}.down_proj`, slotMmDown, act.act, L.down, null, act.x, true); // x += down(act)
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);

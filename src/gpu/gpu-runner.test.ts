@@ -2,6 +2,7 @@
 // quantized), and the cohort properties: a row's logits and draws do not depend on its neighbours.
 import { describe, expect, it } from 'vitest';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
+import { encodeTensor } from '../../tools/models/quantize';
 import { hfFiles, syntheticModel, type SynthDims } from '../../tools/models/synth';
 import type { Arch, DType, ModelDesc } from '../model/desc';
 import { bytesSource, mapOpener } from '../model/byte-source';
@@ -85,6 +86,26 @@ describe('GpuRunner vs CpuRunner', () => {
       expect(worst).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
     });
   }
+
+  // as in Q4_K_M files, v_proj and up_proj stored unlike their neighbours: q and k fuse, v runs
+  // alone, and gate and up run apart with a swiglu dispatch instead of the GLU store
+  it('qwen2 with mixed dtypes (v_proj, up_proj in q8_0): greedy tokens identical through the unfused paths', async () => {
+    const model = await hfModel('qwen2', SMALL_DIMS);
+    for (const [name, t] of model.tensors) {
+      if (!/(v_proj|up_proj)\.weight$/.test(name)) continue;
+      const values = new Float32Array(t.data.slice().buffer);
+      model.tensors.set(name, { ...t, dtype: 'q8_0', data: encodeTensor(values, t.shape[1]!, 'q8_0') });
+    }
+    const gpu = await gpuRunner(model);
+    try {
+      expect(gpu.dispatchLabels).toEqual(expect.arrayContaining(['L0.qk_proj', 'L0.v_proj', 'L0.gate_proj', 'L0.up_proj', 'L0.swiglu']));
+    } finally {
+      gpu.dispose();
+    }
+    const vocab = model.config.vocabSize;
+    const sessions = () => [drivenSession('a', promptOf(7, 9, vocab), greedy()), drivenSession('b', promptOf(8, 20, vocab), greedy(), 2)];
+    expect(await compareRunners(model, sessions, 16, 8)).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+  });
 
   for (const dtype of ['q8_0', 'q4_0', 'q4_K', 'q6_K', 'f16', 'bf16'] as DType[]) {
     it(`GGUF ${dtype} llama: greedy tokens identical for 12 steps`, async () => {
@@ -195,7 +216,7 @@ describe('GpuRunner.profileStep', () => {
       const plan = new StepDriver(sessions, BLOCK_SIZE, 16).nextPlan();
       const timings = await gpu.profileStep(plan);
       expect(timings).toHaveLength(gpu.dispatchesPerStep);
-      expect(timings.map((t) => t.label)).toEqual(expect.arrayContaining(['embedding', 'L0.q_proj', 'L1.attention', 'lm_head', 'sample']));
+      expect(timings.map((t) => t.label)).toEqual(expect.arrayContaining(['embedding', 'L0.qkv_proj', 'L0.gate_up_proj', 'L1.attention', 'lm_head', 'sample']));
       for (const t of timings) expect(t.ms, t.label).toBeGreaterThanOrEqual(0);
       expect(timings.reduce((n, t) => n + t.ms, 0)).toBeGreaterThan(0);
       // The split passes compute the same step: the KV it wrote and the ids it drew match a plain run.

@@ -63,6 +63,10 @@ export class GpuRunner implements ModelRunner {
   get dispatchesPerStep(): number {
     return this.program.body.length + this.program.tail.length;
   }
+  /** Every dispatch's label in step order (e.g. 'L0.qkv_proj'): which fused paths the model took. */
+  get dispatchLabels(): string[] {
+    return [...this.program.body, ...this.program.tail].map((d) => d.label);
+  }
   /** GPU bytes held: weights, KV pool, activations; and how many buffers hold the KV pool. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
   private readonly grid = new Uint32Array(2);

@@ -32,11 +32,20 @@ export const KERNELS = {
     bindings: ['uniform', 'read', 'read', 'read', 'write'],
     params: [['numVecs', 'u32'], ['rowLen', 'u32'], ['eps', 'f32'], ['pad', 'u32']],
   },
-  // params, x, w, bias, y
+  // params, x, w, bias, y, y2, y3
   matmul: {
     file: 'matmul',
-    bindings: ['uniform', 'read', 'read', 'read', 'write'],
-    params: [['numTokens', 'u32'], ['n', 'u32'], ['k', 'u32'], ['pad', 'u32']],
+    bindings: ['uniform', 'read', 'read', 'read', 'write', 'write', 'write'],
+    params: [
+      ['numTokens', 'u32'],
+      ['n', 'u32'],
+      ['k', 'u32'],
+      ['splitA', 'u32'],
+      ['splitB', 'u32'],
+      ['pad0', 'u32'],
+      ['pad1', 'u32'],
+      ['pad2', 'u32'],
+    ],
   },
   // params, tokens, table, blockTables, q, k, v, kv
   rope_kv_write: {
@@ -162,8 +171,8 @@ export function attentionGeometry(numHeads: number, numKvHeads: number): Attenti
 export const ATTENTION_MAX_HEAD_DIM = 128;
 
 /** matmul.wgsl's overrides for weights stored as `dtype`. */
-export function matmulOverrides(dtype: DType, options: { hasBias?: boolean; accumulate?: boolean; workgroupSize?: number } = {}): Overrides {
-  const overrides: Record<string, number> = { DTYPE: DTYPE_CODE[dtype], HAS_BIAS: options.hasBias ? 1 : 0, ACCUMULATE: options.accumulate ? 1 : 0 };
+export function matmulOverrides(dtype: DType, options: { hasBias?: boolean; accumulate?: boolean; glu?: boolean; workgroupSize?: number } = {}): Overrides {
+  const overrides: Record<string, number> = { DTYPE: DTYPE_CODE[dtype], HAS_BIAS: options.hasBias ? 1 : 0, ACCUMULATE: options.accumulate ? 1 : 0, GLU: options.glu ? 1 : 0 };
   if (options.workgroupSize !== undefined) overrides.WORKGROUP_SIZE = options.workgroupSize;
   return overrides;
 }

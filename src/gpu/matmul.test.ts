@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, TensorDesc } from '../model/desc';
-import { matmulQuant } from '../reference/ops';
+import { matmulQuant, swiglu } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
 import { matmulGrid, matmulOverrides } from './kernels';
 import { bits, scaledError, seededFloats } from './testing/test-util';
@@ -33,21 +33,36 @@ interface MatmulRun {
   bias?: Float32Array;
   /** Initial y, added to when given (ACCUMULATE). */
   y0?: Float32Array;
+  /** Rows from which outputs go to y2 and y3 (default: none). */
+  splits?: [number, number];
+  glu?: boolean;
 }
 
-async function matmulOnGpu({ x, numTokens, w, bias, y0 }: MatmulRun): Promise<Float32Array> {
-  const [n, k] = w.shape;
-  const y = y0 ? Float32Array.from(y0) : new Float32Array(numTokens * n); // [numTokens, n]
+/** y, y2 and y3 after one matmul dispatch. */
+async function matmulOutputs({ x, numTokens, w, bias, y0, splits, glu }: MatmulRun): Promise<Float32Array[]> {
+  const [n, k] = w.shape as [number, number];
+  const [splitA, splitB] = splits ?? [n, n];
+  const y = y0 ? Float32Array.from(y0) : new Float32Array(numTokens * (glu ? n / 2 : splitA)); // [numTokens, splitA]
   const grid: [number, number] = [0, 0];
   matmulGrid(n, numTokens, WORKGROUP_SIZE, grid);
   const result = await runKernel(
     'matmul',
-    matmulOverrides(w.dtype, { hasBias: bias !== undefined, accumulate: y0 !== undefined, workgroupSize: WORKGROUP_SIZE }),
-    [new Uint32Array([numTokens, n, k, 0]), x, wordBytes(w.data), bias ?? new Float32Array(4), y],
+    matmulOverrides(w.dtype, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, workgroupSize: WORKGROUP_SIZE }),
+    [new Uint32Array([numTokens, n, k, splitA, splitB, 0, 0, 0]), x, wordBytes(w.data), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB))],
     grid,
-    [4],
+    [4, 5, 6],
   );
-  return new Float32Array(result.get(4)!);
+  return [4, 5, 6].map((b) => new Float32Array(result.get(b)!));
+}
+
+async function matmulOnGpu(run: MatmulRun): Promise<Float32Array> {
+  return (await matmulOutputs(run))[0]!;
+}
+
+/** Rows [from, to) of w as a tensor of their own. */
+function rowsOf(w: TensorDesc, from: number, to: number): TensorDesc {
+  const stride = w.data.byteLength / w.shape[0]!;
+  return { ...w, shape: [to - from, w.shape[1]!], data: w.data.subarray(from * stride, to * stride) };
 }
 
 function matmulOnCpu({ x, numTokens, w, bias, y0 }: MatmulRun): Float32Array {
@@ -82,6 +97,49 @@ describe('matmul.wgsl', () => {
     const run = { x: seededFloats(9, numTokens * 64), numTokens, w, bias: seededFloats(4, 21), y0: seededFloats(6, numTokens * 21, 4) };
     expect(scaledError(await matmulOnGpu(run), matmulOnCpu(run))).toBeLessThanOrEqual(MATMUL_TOLERANCE);
   });
+
+  // q, k and v from one matrix: rows split 20 / 8 / 9 (a ragged row group straddles each split)
+  for (const dtype of ['f32', 'q4_0'] as DType[]) {
+    it(`${dtype}: a split store gives each part bitwise what its own matmul gives`, async () => {
+      const k = colsFor(dtype);
+      const numTokens = 11;
+      const w = weightTensor(dtype, 37, k, 17);
+      const bias = seededFloats(18, 37);
+      const x = seededFloats(19, numTokens * k);
+      const [y, y2, y3] = await matmulOutputs({ x, numTokens, w, bias, splits: [20, 28] });
+      const parts: Array<[number, number, Float32Array]> = [[0, 20, y!], [20, 28, y2!], [28, 37, y3!]];
+      for (const [from, to, got] of parts) {
+        const alone = await matmulOnGpu({ x, numTokens, w: rowsOf(w, from, to), bias: bias.slice(from, to) });
+        expect(bits(got)).toEqual(bits(alone));
+      }
+    });
+  }
+
+  // gate_proj and up_proj interleaved row by row, stored as silu(gate) * up
+  for (const dtype of ['f32', 'q8_0', 'q4_K'] as DType[]) {
+    it(`${dtype}: the GLU store equals gate and up matmuls then SwiGLU`, async () => {
+      const k = colsFor(dtype);
+      const numTokens = 11;
+      const intermediate = 19; // odd: the last row group holds one pair
+      const gate = weightTensor(dtype, intermediate, k, 23);
+      const up = weightTensor(dtype, intermediate, k, 24);
+      const stride = gate.data.byteLength / intermediate;
+      const data = new Uint8Array(2 * gate.data.byteLength);
+      for (let i = 0; i < intermediate; i++) {
+        data.set(gate.data.subarray(i * stride, (i + 1) * stride), 2 * i * stride);
+        data.set(up.data.subarray(i * stride, (i + 1) * stride), (2 * i + 1) * stride);
+      }
+      const x = seededFloats(25, numTokens * k);
+      const fused = await matmulOnGpu({ x, numTokens, w: { ...gate, shape: [2 * intermediate, k], data }, glu: true });
+      const g = await matmulOnGpu({ x, numTokens, w: gate });
+      const u = await matmulOnGpu({ x, numTokens, w: up });
+      const onGpu = (await runKernel('swiglu', {}, [new Uint32Array([g.length, 0, 0, 0]), g, u, new Float32Array(g.length)], [Math.ceil(g.length / 64)], [3])).get(3)!;
+      expect(bits(fused)).toEqual(bits(new Float32Array(onGpu)));
+      const cpu = new Float32Array(g.length);
+      swiglu(matmulOnCpu({ x, numTokens, w: gate }), matmulOnCpu({ x, numTokens, w: up }), g.length, cpu);
+      expect(scaledError(fused, cpu)).toBeLessThanOrEqual(MATMUL_TOLERANCE);
+    });
+  }
 
   for (const dtype of ['f32', 'q6_K'] as DType[]) {
     it(`${dtype}: a token's outputs are bitwise the same alone and in cohorts of 2, 5, 8, 16`, async () => {

@@ -2,7 +2,7 @@
 // embedding kernels decode in place), vectors (norms, biases) widened to f32. Not a loader.
 import type { DType, ModelConfig, ModelDesc, TensorDesc } from '../model/desc';
 import { bf16ToF32, f16ToF32 } from '../model/half';
-import { tensorBytes } from '../model/quant-layout';
+import { rowBytes, tensorBytes } from '../model/quant-layout';
 
 export interface GpuMatrix {
   buffer: GPUBuffer;
@@ -12,20 +12,32 @@ export interface GpuMatrix {
   cols: number;
 }
 
+/** Which of q, k, v a projection part computes, in row order. */
+export type QkvOutput = 'q' | 'k' | 'v';
+
+/**
+ * Consecutive projections of q_proj, k_proj, v_proj stored in one dtype, multiplied as one
+ * matrix whose store splits the rows (matmul.wgsl): all three in one part unless a quantized
+ * file mixes dtypes (e.g. Q4_K_M's q6_K v_proj), which costs a dispatch per extra part.
+ */
+export interface QkvPart {
+  outputs: QkvOutput[];
+  matrix: GpuMatrix; // [sum of the outputs' dims, hidden]
+  bias: GPUBuffer | null; // [rows] f32 (qwen2)
+}
+
+/** The MLP's gate and up: interleaved for matmul.wgsl's GLU store, or apart (mixed dtypes) with a swiglu dispatch. */
+export type GpuGateUp = { kind: 'glu'; gateUp: GpuMatrix } | { kind: 'separate'; gate: GpuMatrix; up: GpuMatrix };
+
 export interface GpuLayerWeights {
   inputNorm: GPUBuffer; // [hidden] f32
-  q: GpuMatrix; // [numHeads * headDim, hidden]
-  k: GpuMatrix; // [numKvHeads * headDim, hidden]
-  v: GpuMatrix; // [numKvHeads * headDim, hidden]
-  qBias: GPUBuffer | null; // [numHeads * headDim] f32 (qwen2)
-  kBias: GPUBuffer | null; // [numKvHeads * headDim] f32 (qwen2)
-  vBias: GPUBuffer | null; // [numKvHeads * headDim] f32 (qwen2)
+  qkv: QkvPart[];
   qNorm: GPUBuffer | null; // [headDim] f32 (qwen3)
   kNorm: GPUBuffer | null; // [headDim] f32 (qwen3)
   o: GpuMatrix; // [hidden, numHeads * headDim]
   postNorm: GPUBuffer; // [hidden] f32
-  gate: GpuMatrix; // [intermediate, hidden]
-  up: GpuMatrix; // [intermediate, hidden]
+  /** glu: [2 * intermediate, hidden], rows gate_0, up_0, gate_1, ...; separate: each [intermediate, hidden] */
+  mlp: GpuGateUp;
   down: GpuMatrix; // [hidden, intermediate]
 }
 
@@ -75,41 +87,99 @@ export function uploadWeights(device: GPUDevice, model: ModelDesc): GpuWeights {
     bytes += size;
     return buffer;
   };
-  const matrix = (name: string, rows: number, cols: number): GpuMatrix => {
+  /** The checked tensor of a [rows, cols] matrix. */
+  const matrixTensor = (name: string, rows: number, cols: number): TensorDesc => {
     const t = need(name);
     if (t.shape.length !== 2 || t.shape[0] !== rows || t.shape[1] !== cols) {
       throw new Error(`${model.source}: ${name} has shape [${t.shape.join(', ')}], expected [${rows}, ${cols}]`);
     }
     if (cols % MATMUL_COL_MULTIPLE[t.dtype] !== 0) throw new Error(`${name}: ${t.dtype} matmul needs cols % ${MATMUL_COL_MULTIPLE[t.dtype]} == 0, got ${cols}`);
     if (t.data.byteLength < tensorBytes(t.dtype, t.shape)) throw new Error(`${name}: ${t.data.byteLength} bytes is short for its shape`);
+    return t;
+  };
+  const matrix = (name: string, rows: number, cols: number): GpuMatrix => {
+    const t = matrixTensor(name, rows, cols);
     return { buffer: upload(name, t.data), dtype: t.dtype, rows, cols };
   };
-  const vector = (name: string, n: number): GPUBuffer => {
+  /**
+   * Several [rows_i, cols] matrices of one dtype as one: whole rows in order (`interleave`: row j of
+   * each in turn). Rows are independent in every stored encoding, so the bytes are just moved.
+   */
+  const fused = (label: string, tensors: TensorDesc[], interleave = false): GpuMatrix => {
+    const [first] = tensors;
+    const dtype = first!.dtype;
+    const cols = first!.shape[1]!;
+    if (tensors.some((t) => t.dtype !== dtype)) throw new Error(`${label}: fused matrices must share one dtype`);
+    const stride = rowBytes(dtype, cols);
+    const rows = tensors.reduce((n, t) => n + t.shape[0]!, 0);
+    const data = new Uint8Array(rows * stride);
+    if (interleave) {
+      for (let j = 0; j < first!.shape[0]!; j++) tensors.forEach((t, i) => data.set(t.data.subarray(j * stride, (j + 1) * stride), (j * tensors.length + i) * stride));
+    } else {
+      let at = 0;
+      for (const t of tensors) {
+        data.set(t.data.subarray(0, t.shape[0]! * stride), at);
+        at += t.shape[0]! * stride;
+      }
+    }
+    return { buffer: upload(label, data), dtype, rows, cols };
+  };
+  const vectorValues = (name: string, n: number): Float32Array => {
     const values = vectorToF32(need(name));
     if (values.length !== n) throw new Error(`${model.source}: ${name} has ${values.length} elements, expected ${n}`);
-    return upload(name, new Uint8Array(values.buffer));
+    return values;
   };
-  const optionalVector = (name: string, n: number): GPUBuffer | null => (model.tensors.has(name) ? vector(name, n) : null);
+  const vector = (name: string, n: number): GPUBuffer => upload(name, new Uint8Array(vectorValues(name, n).buffer));
 
   const qDim = c.numHeads * c.headDim;
   const kvDim = c.numKvHeads * c.headDim;
+  const dims: Record<QkvOutput, number> = { q: qDim, k: kvDim, v: kvDim };
+  /** q, k, v projections grouped into runs of one dtype, each run one matrix (and one bias). */
+  const qkvParts = (attn: string): QkvPart[] => {
+    const outputs: QkvOutput[] = ['q', 'k', 'v'];
+    const tensors = outputs.map((o) => matrixTensor(`${attn}${o}_proj.weight`, dims[o], c.hiddenSize));
+    // biases: all three or none (a model may carry them without saying attention_bias)
+    const hasBias = c.attentionBias || outputs.some((o) => model.tensors.has(`${attn}${o}_proj.bias`));
+    const parts: QkvPart[] = [];
+    for (let i = 0; i < 3; ) {
+      let j = i + 1;
+      while (j < 3 && tensors[j]!.dtype === tensors[i]!.dtype) j++;
+      const run = outputs.slice(i, j);
+      const label = `${attn}${run.join('')}_proj`;
+      const matrix = fused(`${label}.weight`, tensors.slice(i, j));
+      let bias: GPUBuffer | null = null;
+      if (hasBias) {
+        const values = new Float32Array(matrix.rows);
+        let at = 0;
+        for (const o of run) {
+          values.set(vectorValues(`${attn}${o}_proj.bias`, dims[o]), at);
+          at += dims[o];
+        }
+        bias = upload(`${label}.bias`, new Uint8Array(values.buffer));
+      }
+      parts.push({ outputs: run, matrix, bias });
+      i = j;
+    }
+    return parts;
+  };
+  const gateUp = (mlp: string): GpuGateUp => {
+    const gate = matrixTensor(`${mlp}gate_proj.weight`, c.intermediateSize, c.hiddenSize);
+    const up = matrixTensor(`${mlp}up_proj.weight`, c.intermediateSize, c.hiddenSize);
+    if (gate.dtype === up.dtype) return { kind: 'glu', gateUp: fused(`${mlp}gate_up_proj.weight`, [gate, up], true) };
+    return { kind: 'separate', gate: matrix(gate.name, c.intermediateSize, c.hiddenSize), up: matrix(up.name, c.intermediateSize, c.hiddenSize) };
+  };
   const layers: GpuLayerWeights[] = [];
   for (let l = 0; l < c.numLayers; l++) {
     const p = `model.layers.${l}.`;
+    const attn = `${p}self_attn.`;
     layers.push({
       inputNorm: vector(`${p}input_layernorm.weight`, c.hiddenSize),
-      q: matrix(`${p}self_attn.q_proj.weight`, qDim, c.hiddenSize),
-      k: matrix(`${p}self_attn.k_proj.weight`, kvDim, c.hiddenSize),
-      v: matrix(`${p}self_attn.v_proj.weight`, kvDim, c.hiddenSize),
-      qBias: c.attentionBias ? vector(`${p}self_attn.q_proj.bias`, qDim) : optionalVector(`${p}self_attn.q_proj.bias`, qDim),
-      kBias: c.attentionBias ? vector(`${p}self_attn.k_proj.bias`, kvDim) : optionalVector(`${p}self_attn.k_proj.bias`, kvDim),
-      vBias: c.attentionBias ? vector(`${p}self_attn.v_proj.bias`, kvDim) : optionalVector(`${p}self_attn.v_proj.bias`, kvDim),
-      qNorm: c.qkNorm ? vector(`${p}self_attn.q_norm.weight`, c.headDim) : null,
-      kNorm: c.qkNorm ? vector(`${p}self_attn.k_norm.weight`, c.headDim) : null,
-      o: matrix(`${p}self_attn.o_proj.weight`, c.hiddenSize, qDim),
+      qkv: qkvParts(attn),
+      qNorm: c.qkNorm ? vector(`${attn}q_norm.weight`, c.headDim) : null,
+      kNorm: c.qkNorm ? vector(`${attn}k_norm.weight`, c.headDim) : null,
+      o: matrix(`${attn}o_proj.weight`, c.hiddenSize, qDim),
       postNorm: vector(`${p}post_attention_layernorm.weight`, c.hiddenSize),
-      gate: matrix(`${p}mlp.gate_proj.weight`, c.intermediateSize, c.hiddenSize),
-      up: matrix(`${p}mlp.up_proj.weight`, c.intermediateSize, c.hiddenSize),
+      mlp: gateUp(`${p}mlp.`),
       down: matrix(`${p}mlp.down_proj.weight`, c.hiddenSize, c.intermediateSize),
     });
   }
@@ -125,9 +195,13 @@ export function uploadWeights(device: GPUDevice, model: ModelDesc): GpuWeights {
 export function destroyWeights(w: GpuWeights): void {
   const buffers = new Set<GPUBuffer>([w.embed.buffer, w.lmHead.buffer, w.finalNorm]);
   for (const layer of w.layers) {
-    for (const value of Object.values(layer) as Array<GpuMatrix | GPUBuffer | null>) {
-      if (value) buffers.add('buffer' in value && 'dtype' in value ? value.buffer : (value as GPUBuffer));
+    for (const b of [layer.inputNorm, layer.qNorm, layer.kNorm, layer.o.buffer, layer.postNorm, layer.down.buffer]) if (b) buffers.add(b);
+    for (const part of layer.qkv) {
+      buffers.add(part.matrix.buffer);
+      if (part.bias) buffers.add(part.bias);
     }
+    if (layer.mlp.kind === 'glu') buffers.add(layer.mlp.gateUp.buffer);
+    else buffers.add(layer.mlp.gate.buffer).add(layer.mlp.up.buffer);
   }
   for (const buffer of buffers) buffer.destroy();
 }
