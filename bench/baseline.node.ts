@@ -2,13 +2,14 @@
 // benchmark on this tree and on an earlier commit (a git worktree outside the repository), interleaved,
 // then new/old ratios. COHORT_BENCH_* variables and grid options pass through to both. Asserts nothing.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../src/gpu/testing/node-gpu';
 import { compareGridReports, compareKernelReports, renderBaselineMarkdown, renderGridBaselineMarkdown } from './baseline-report';
 import type { KernelBenchReport } from './kernel-report';
 import type { BenchReport } from './report';
+import { baseWorktree, git } from './worktree';
 
 const OWN_OPTIONS = ['base', 'rounds', 'bench'];
 const argv = process.argv.slice(2);
@@ -22,23 +23,6 @@ if (!baseRev || (bench !== 'kernels' && bench !== 'headless')) {
 const rounds = Number(args.get('rounds') ?? 3);
 /** Grid options (--sessions=..., --workloads=...) go to both sides' bench:headless. */
 const gridArgs = argv.filter((a) => !OWN_OPTIONS.includes(a.replace(/^--/, '').split('=')[0]!));
-
-function git(...gitArgs: string[]): string {
-  const r = spawnSync('git', gitArgs, { cwd: repoPath('.'), encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`git ${gitArgs.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-/** The earlier commit checked out once under the temp folder, with its own locked dependencies. */
-function baseWorktree(sha: string): string {
-  const dir = join(tmpdir(), `cohort-baseline-${sha.slice(0, 12)}`);
-  if (!existsSync(join(dir, 'package.json'))) git('worktree', 'add', '--force', '--detach', dir, sha);
-  if (!existsSync(join(dir, 'node_modules', '.bin', 'tsx'))) {
-    const r = spawnSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
-    if (r.status !== 0) throw new Error(`npm ci failed in ${dir}`);
-  }
-  return dir;
-}
 
 /** One side's run of the chosen benchmark, reading back the JSON report it wrote to outDir. */
 function runBench<T>(cwd: string, outDir: string): T {

@@ -1,0 +1,129 @@
+// `npm run bench:preset -- --base=REV [--rounds=2] [--count=8] [--tokens=1200]`: the page's NIAH x N
+// preset in Chromium, timed from the click until every pane is done, on this tree's production
+// build and on REV's (a git worktree), in alternating rounds of one sitting. Asserts nothing.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from '@playwright/test';
+import { chromiumLaunchOptions } from '../testing/chromium.node';
+import { median } from '../src/protocol/metrics';
+import { repoPath } from '../src/gpu/testing/node-gpu';
+import { baseWorktree, git } from './worktree';
+
+const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
+const baseRev = args.get('base');
+if (!baseRev) {
+  console.error('Usage: npm run bench:preset -- --base=REV [--rounds=2] [--count=8] [--tokens=1200]');
+  process.exit(2);
+}
+const rounds = Number(args.get('rounds') ?? 2);
+const count = Number(args.get('count') ?? 8);
+const tokens = args.get('tokens') ?? '1200';
+/** The preset's whole run on SwiftShader took minutes before the attention rewrite. */
+const RUN_TIMEOUT_MS = 40 * 60_000;
+
+interface PresetRun {
+  side: 'base' | 'new';
+  round: number;
+  elapsedMs: number;
+  /** The page's own recall figure (passing panes / panes). */
+  recall: number;
+  codes: string[];
+}
+
+/** The production build of the tree at `dir`, served by vite preview on `port`. */
+async function serve(dir: string, port: number): Promise<ChildProcess> {
+  const vite = join(dir, 'node_modules', '.bin', 'vite');
+  const build = spawnSync(vite, ['build', '--logLevel', 'warn'], { cwd: dir, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error(`vite build failed in ${dir}`);
+  const server = spawn(vite, ['preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], { cwd: dir, stdio: 'ignore' });
+  for (let i = 0; i < 120; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/`)).ok) return server;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  server.kill();
+  throw new Error(`vite preview did not answer on port ${port}`);
+}
+
+/** One fresh browser: load the embedded model, click the preset, wait for every pane to finish. */
+async function runPreset(url: string): Promise<Omit<PresetRun, 'side' | 'round'>> {
+  const browser = await chromium.launch({ ...chromiumLaunchOptions(), headless: true });
+  try {
+    const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    await page.goto(url);
+    await page.locator('[data-testid=model-info][data-state=ready]').waitFor({ timeout: 300_000 });
+    await page.getByTestId('niah-count').fill(String(count));
+    await page.getByTestId('niah-length').selectOption(tokens);
+    const startMs = Date.now();
+    await page.getByTestId('niah-preset').click();
+    await page.waitForFunction(
+      (n) => {
+        const panes = [...document.querySelectorAll('[data-testid=session-pane]')];
+        return panes.length === n && panes.every((p) => p.getAttribute('data-state') === 'done') && document.querySelectorAll('[data-testid=niah-result]').length === n;
+      },
+      count,
+      { timeout: RUN_TIMEOUT_MS, polling: 250 },
+    );
+    const elapsedMs = Date.now() - startMs;
+    const recall = Number((await page.getByTestId('niah-recall').getAttribute('data-recall')) ?? NaN);
+    const codes = await page.locator('[data-testid=niah-result]').evaluateAll((els) => els.map((el) => el.getAttribute('data-code') ?? ''));
+    return { elapsedMs, recall, codes };
+  } finally {
+    await browser.close();
+  }
+}
+
+const baseSha = git('rev-parse', baseRev);
+const newSha = git('rev-parse', 'HEAD');
+const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+const sides = { base: { dir: baseWorktree(baseSha), port: 4191 }, new: { dir: repoPath('.'), port: 4192 } };
+const servers = [await serve(sides.base.dir, sides.base.port), await serve(sides.new.dir, sides.new.port)];
+const runs: PresetRun[] = [];
+try {
+  for (let round = 0; round < rounds; round++) {
+    // alternate which side goes first so drift hits both alike
+    for (const side of round % 2 === 0 ? (['base', 'new'] as const) : (['new', 'base'] as const)) {
+      const run = { side, round, ...(await runPreset(`http://127.0.0.1:${sides[side].port}/`)) };
+      console.log(JSON.stringify(run));
+      runs.push(run);
+    }
+  }
+} finally {
+  for (const server of servers) server.kill();
+}
+
+const medianMs = (side: 'base' | 'new'): number => median(runs.filter((r) => r.side === side).map((r) => r.elapsedMs));
+const date = new Date().toISOString().slice(0, 10);
+const report = {
+  schema: 1,
+  date,
+  baseCommit: baseSha.slice(0, 7),
+  newCommit: newSha.slice(0, 7) + (dirty ? '+changes' : ''),
+  preset: { sessions: count, haystackTokens: Number(tokens) },
+  ...(process.env.COHORT_BENCH_NOTE ? { note: process.env.COHORT_BENCH_NOTE } : {}),
+  runs,
+  medianMs: { base: medianMs('base'), new: medianMs('new') },
+  ratio: medianMs('new') / medianMs('base'),
+};
+const lines = [
+  `# The page's NIAH x ${count} preset, ${report.newCommit} vs ${report.baseCommit}, ${date}`,
+  '',
+  `Production builds of both commits in headless Chromium (SwiftShader), one fresh browser per run, timed from the preset's click until all ${count} panes are done (each prompt ~${tokens} tokens, 24 new tokens, greedy); ${rounds} alternating rounds (\`npm run bench:preset -- --base=${report.baseCommit} --rounds=${rounds}\`).${report.note ? `\n\nConditions: ${report.note}` : ''}`,
+  '',
+  '| round | side | seconds | recall |',
+  '|---:|---|---:|---:|',
+  ...runs.map((r) => `| ${r.round + 1} | ${r.side} | ${(r.elapsedMs / 1000).toFixed(1)} | ${r.recall} |`),
+  '',
+  `Median: base ${(report.medianMs.base / 1000).toFixed(1)} s, new ${(report.medianMs.new / 1000).toFixed(1)} s; new / base = ${report.ratio.toFixed(2)}.`,
+  '',
+];
+const out = repoPath(`bench/results/${date}-preset-vs-${report.baseCommit}`);
+mkdirSync(repoPath('bench/results'), { recursive: true });
+writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + '\n');
+writeFileSync(`${out}.md`, lines.join('\n'));
+console.log(lines.join('\n'));
+console.log(`wrote ${out}.{json,md}`);
