@@ -2,7 +2,7 @@
 // test build (the app plus testing/harness.html) served by `vite preview --mode test` from dist-test/.
 import { existsSync } from 'node:fs';
 import { defineConfig } from '@playwright/test';
-import { chromiumLaunchOptions } from './testing/chromium.node';
+import { chromiumLaunchOptions } from './testing/chromium-fixtures';
 
 const port = Number(process.env.COHORT_PORT ?? 4173);
 const launchOptions = chromiumLaunchOptions();

@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
-import { chromiumLaunchOptions } from '../testing/chromium.node';
+import { chromiumLaunchOptions } from '../testing/chromium-fixtures';
 import { median } from '../src/protocol/metrics';
 import { repoPath } from '../src/gpu/testing/node-gpu';
 import { baseWorktree, git } from './worktree';

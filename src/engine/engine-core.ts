@@ -62,6 +62,7 @@ export class EngineCore {
       maxContextTokens: runner.maxContext,
     });
     this.scheduler.stepBudget = validateStepBudget(options.stepBudget ?? null);
+    this.scheduler.stepCost.reset(runner.tokenTile);
     this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate, this.now);
   }
 
@@ -152,7 +153,7 @@ export class EngineCore {
     this.runner = runner;
     this.scheduler.evictAll();
     this.pool.clearCache();
-    this.scheduler.stepCost.reset(); // a new device need not be as fast, and its first step compiles
+    this.scheduler.stepCost.reset(runner.tokenTile); // a new device need not be as fast, and its first step compiles
     this.suspended = false;
     this.wake();
   }

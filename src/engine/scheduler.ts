@@ -4,7 +4,7 @@
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
-import { MIN_PREFILL_TOKENS, UNCALIBRATED_PREFILL_TOKENS, stepTargetMs, type StepBudget } from './step-budget';
+import { MIN_PREFILL_TOKENS, stepTargetMs, uncalibratedPrefillTokens, type StepBudget } from './step-budget';
 import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
 import { NON_FINITE_LOGITS, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
@@ -157,7 +157,7 @@ export class Scheduler {
     /** Tokens a chunk from `startPos` may feed under the time budget (Infinity when it is off). */
     const chunkLimit = (startPos: number): number => {
       if (targetMs === Infinity) return Infinity;
-      const limit = calibrated ? this.stepCost.maxChunkTokens(this.shapeOf(scheduled), startPos, targetMs) : UNCALIBRATED_PREFILL_TOKENS - prefillTokens;
+      const limit = calibrated ? this.stepCost.maxChunkTokens(this.shapeOf(scheduled), startPos, targetMs) : uncalibratedPrefillTokens(this.stepCost.numChunkSteps) - prefillTokens;
       return prefillTokens === 0 ? Math.max(limit, MIN_PREFILL_TOKENS) : Math.max(limit, 0);
     };
 

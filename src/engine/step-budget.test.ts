@@ -19,7 +19,11 @@ class TimedRunner implements ModelRunner {
   readonly maxRows: number;
   nowMs = 0;
 
-  constructor(readonly cost: StepCostCoefficients, numBlocks = 400) {
+  constructor(
+    readonly cost: StepCostCoefficients,
+    numBlocks = 400,
+    readonly tokenTile = 1,
+  ) {
     this.inner = new FakeRunner({ numBlocks, blockSize: 16 });
     this.blockSize = this.inner.blockSize;
     this.numBlocks = this.inner.numBlocks;
@@ -29,8 +33,9 @@ class TimedRunner implements ModelRunner {
 
   execute(plan: StepPlan): Promise<StepResult> {
     const k = this.cost;
-    let ms = k.fixedMs + k.perRowMs * plan.rows.length;
-    for (const row of plan.rows) ms += k.perTokenMs * row.tokenIds.length + k.perAttendedMs * attendedPositions(row.startPos, row.tokenIds.length);
+    const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
+    let ms = k.fixedMs + k.perRowMs * plan.rows.length + k.perTokenTileMs * Math.ceil(numTokens / this.tokenTile);
+    for (const row of plan.rows) ms += k.perAttendedMs * attendedPositions(row.startPos, row.tokenIds.length);
     this.nowMs += ms;
     return this.inner.execute(plan);
   }
@@ -38,11 +43,11 @@ class TimedRunner implements ModelRunner {
   dispose(): void {}
 }
 
-const SYNTHETIC: StepCostCoefficients = { fixedMs: 5, perTokenMs: 0.2, perRowMs: 1, perAttendedMs: 0.0001 };
+const SYNTHETIC: StepCostCoefficients = { fixedMs: 5, perTokenTileMs: 0.2, perRowMs: 1, perAttendedMs: 0.0001 };
 const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => 32 + ((i * 7 + salt * 13) % 90));
 
-function makeEngine(stepBudget: StepBudget | null, cost = SYNTHETIC): { engine: EngineCore; runner: TimedRunner } {
-  const runner = new TimedRunner(cost);
+function makeEngine(stepBudget: StepBudget | null, cost = SYNTHETIC, tokenTile = 1): { engine: EngineCore; runner: TimedRunner } {
+  const runner = new TimedRunner(cost, 400, tokenTile);
   const engine = new EngineCore({ runner, tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true, stepBudget, now: () => runner.nowMs });
   return { engine, runner };
 }
@@ -64,8 +69,8 @@ interface JoinRun {
 }
 
 /** 4 sessions decoding, then a 1,866-token prompt joins; runs until the prompt's turn ends, then to idle. */
-async function joinScenario(stepBudget: StepBudget | null): Promise<JoinRun & { engine: EngineCore }> {
-  const { engine } = makeEngine(stepBudget);
+async function joinScenario(stepBudget: StepBudget | null, tokenTile = 1): Promise<JoinRun & { engine: EngineCore }> {
+  const { engine } = makeEngine(stepBudget, SYNTHETIC, tokenTile);
   const decoders = [0, 1, 2, 3].map(() => engine.createSession({ maxNewTokens: 400 }));
   decoders.forEach((id, i) => engine.send(id, prompt(20 + i, i)));
   const before: StepEvent[] = [];
@@ -80,8 +85,10 @@ async function joinScenario(stepBudget: StepBudget | null): Promise<JoinRun & { 
 }
 
 describe('step-time budget', () => {
-  it('keeps every calibrated step within its target and decoders within 3x their gap while a long prompt joins', async () => {
-    const run = await joinScenario({ multiple: 2 });
+  // tokenTile 8: a runner whose cost steps every 8 fed tokens (GpuRunner's matmul tiles)
+  for (const tokenTile of [1, 8]) {
+  it(`keeps every calibrated step within its target and decoders within 3x their gap while a long prompt joins (token tile ${tokenTile})`, async () => {
+    const run = await joinScenario({ multiple: 2 }, tokenTile);
     // the decoders' prompts rode in the runner's first step, which the model skips (warm-up), so
     // it learns per-token cost from the prompt's first chunks, held to the uncalibrated size
     const calibrating = run.after.filter((e) => !e.stepBudget?.calibrated);
@@ -107,6 +114,7 @@ describe('step-time budget', () => {
     expect(Math.max(...chunks)).toBeGreaterThan(MIN_PREFILL_TOKENS);
     expect((await run.engine.waitForTurn(run.long)).finishReason).toBe('length');
   });
+  }
 
   it('gives the same tokens as the token budget alone, which stalls decoders', async () => {
     const off = await joinScenario(null);
@@ -124,7 +132,7 @@ describe('step-time budget', () => {
     const rnd = makeRandom(17);
     let numChunkier = 0;
     for (let trial = 0; trial < 12; trial++) {
-      const cost: StepCostCoefficients = { fixedMs: rnd.int(1, 20), perTokenMs: rnd.next(), perRowMs: rnd.next() * 3, perAttendedMs: rnd.next() * 0.001 };
+      const cost: StepCostCoefficients = { fixedMs: rnd.int(1, 20), perTokenTileMs: rnd.next(), perRowMs: rnd.next() * 3, perAttendedMs: rnd.next() * 0.001 };
       const budget: StepBudget = rnd.next() < 0.5 ? { multiple: 1 + rnd.next() * 3 } : { multiple: 2, maxStepMs: 5 + rnd.next() * 50 };
       const lengths = Array.from({ length: rnd.int(2, 7) }, () => rnd.int(1, 700));
       const arriveAt = lengths.map(() => rnd.int(0, 30));

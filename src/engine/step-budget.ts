@@ -31,8 +31,17 @@ export const MAX_STEP_MS = 60_000;
  * ~1,000 cost 3-5x a decode step), and a waiting prompt still advances every step.
  */
 export const MIN_PREFILL_TOKENS = 1;
-/** Prompt tokens per step, all chunks together, while the cost model is still calibrating. */
+/**
+ * Prompt tokens per step, all chunks together, while the cost model is still calibrating: this
+ * many in its first chunk step, then halved per chunk step seen (32, 16, 8), so the calibrating
+ * steps differ in fed tokens and the fit can tell per-token cost from per-row cost.
+ */
 export const UNCALIBRATED_PREFILL_TOKENS = 32;
+
+/** The calibration chunk size after `numChunkSteps` measured steps with a chunk. */
+export function uncalibratedPrefillTokens(numChunkSteps: number): number {
+  return UNCALIBRATED_PREFILL_TOKENS >> Math.min(numChunkSteps, 2);
+}
 
 /** Checks a budget from the API; returns a fresh copy (or null = off). Throws InvalidOptionError naming the option. */
 export function validateStepBudget(value: unknown): StepBudget | null {

@@ -10,10 +10,13 @@ export interface StepShape {
   attended: number;
 }
 
-/** predicted ms = fixedMs + perTokenMs * tokens + perRowMs * rows + perAttendedMs * attended. */
+/**
+ * predicted ms = fixedMs + perTokenTileMs * ceil(tokens / tokenTile) + perRowMs * rows +
+ * perAttendedMs * attended (tokenTile: the runner's, 1 for a runner that costs per token).
+ */
 export interface StepCostCoefficients {
   fixedMs: number;
-  perTokenMs: number;
+  perTokenTileMs: number;
   perRowMs: number;
   perAttendedMs: number;
 }
@@ -28,7 +31,7 @@ export function attendedPositions(startPos: number, numTokens: number): number {
   return numTokens * startPos + (numTokens * (numTokens + 1)) / 2;
 }
 
-const N = 4; // features: 1, tokens, rows, attended
+const N = 4; // features: 1, token tiles, rows, attended
 /**
  * Weight kept by past steps of a kind (decode-only, or with a chunk) per new step of that kind:
  * ~50 steps of memory, so a device that slows is followed within a second or two. Each kind decays
@@ -54,6 +57,8 @@ const HUBER_K = 3;
 /** The robust scale never drops below this share of the prediction, so a noise-free fit can still follow a real change. */
 const MIN_RELATIVE_SCALE = 0.1;
 const SCALE_DECAY = 0.9;
+/** Chunks this large fit any target only when tokens cost nothing: maxChunkTokens then says Infinity. */
+const MAX_CHUNK_SEARCH = 2 ** 24;
 
 export class StepCostModel {
   /** [N*N] X^T W X of both kinds of step, row-major: what solve() fits. */
@@ -78,13 +83,27 @@ export class StepCostModel {
   private residualScale = 0;
   private dirty = false;
 
+  /**
+   * Fed tokens per cost tile (the runner's `tokenTile`): on SwiftShader a step of 4 decode rows
+   * and a 4-token chunk cost 1.4x the decode step, with a 16-token chunk 2.9x, so a per-token fit
+   * both over- and under-sizes chunks. Set by reset().
+   */
+  private tokenTile = 1;
+
+  /** Measured steps that carried a prompt chunk since the last reset. */
+  get numChunkSteps(): number {
+    return this.numChunkObserved;
+  }
+
   /** Enough measured steps, some of them with prefill chunks, for predictions to size steps. */
   get calibrated(): boolean {
     return this.numObserved >= MIN_OBSERVATIONS && this.numChunkObserved >= MIN_CHUNK_OBSERVATIONS;
   }
 
-  /** Forgets every measurement (a new runner, e.g. a re-created GPU device). */
-  reset(): void {
+  /** Forgets every measurement (a new runner, e.g. a re-created GPU device) and takes its token tile. */
+  reset(tokenTile = 1): void {
+    if (!(Number.isInteger(tokenTile) && tokenTile >= 1)) throw new RangeError(`tokenTile ${tokenTile}: a whole number >= 1`);
+    this.tokenTile = tokenTile;
     this.gram.fill(0);
     this.moment.fill(0);
     this.kindGram.fill(0);
@@ -128,7 +147,7 @@ export class StepCostModel {
     weight /= Math.max(elapsedMs, MIN_WEIGHTED_MS) ** 2;
     const x = this.x;
     x[0] = 1;
-    x[1] = numTokens;
+    x[1] = Math.ceil(numTokens / this.tokenTile);
     x[2] = numRows;
     x[3] = attended;
     const kind = numTokens > numRows ? 1 : 0;
@@ -150,7 +169,7 @@ export class StepCostModel {
   predict(numTokens: number, numRows: number, attended: number): number {
     if (this.dirty) this.solve();
     const c = this.coef;
-    return c[0] + c[1] * numTokens + c[2] * numRows + c[3] * attended;
+    return c[0] + c[1] * Math.ceil(numTokens / this.tokenTile) + c[2] * numRows + c[3] * attended;
   }
 
   predictShape(shape: StepShape): number {
@@ -160,7 +179,7 @@ export class StepCostModel {
   coefficients(): StepCostCoefficients {
     if (this.dirty) this.solve();
     const c = this.coef;
-    return { fixedMs: c[0], perTokenMs: c[1], perRowMs: c[2], perAttendedMs: c[3] };
+    return { fixedMs: c[0], perTokenTileMs: c[1], perRowMs: c[2], perAttendedMs: c[3] };
   }
 
   /**
@@ -168,19 +187,22 @@ export class StepCostModel {
    * row is predicted to cost at most `targetMs` (0 when even an empty row would not fit).
    */
   maxChunkTokens(base: StepShape, startPos: number, targetMs: number): number {
-    if (this.dirty) this.solve();
-    const b = this.coef[1];
-    const c = this.coef[2];
-    const d = this.coef[3];
-    const headroom = targetMs - this.predictShape(base) - c;
-    if (!(headroom >= 0)) return 0;
-    // cost(n) - cost(0) = b*n + d*(n*startPos + n(n+1)/2) = (d/2) n^2 + (b + d*startPos + d/2) n
-    const qa = d / 2;
-    const qb = b + d * startPos + d / 2;
-    if (qb <= 0) return Infinity; // neither tokens nor attention cost anything: only the token budget bounds it
-    let n = Math.floor((2 * headroom) / (qb + Math.sqrt(qb * qb + 4 * qa * headroom))); // the stable root form
-    while (n > 0 && qa * n * n + qb * n > headroom) n--; // rounding in the root must not overshoot
-    return n;
+    const cost = (n: number): number => this.predict(base.numTokens + n, base.numRows + 1, base.attended + attendedPositions(startPos, n));
+    if (!(cost(0) <= targetMs)) return 0;
+    // cost grows with n (every coefficient >= 0) but in tile steps, so search: double, then bisect
+    let fits = 0;
+    let over = 1;
+    while (cost(over) <= targetMs) {
+      fits = over;
+      over *= 2;
+      if (over > MAX_CHUNK_SEARCH) return Infinity; // nothing per token costs anything: only the token budget bounds it
+    }
+    while (over - fits > 1) {
+      const mid = Math.floor((fits + over) / 2);
+      if (cost(mid) <= targetMs) fits = mid;
+      else over = mid;
+    }
+    return fits;
   }
 
   /**

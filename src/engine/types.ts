@@ -58,6 +58,12 @@ export interface ModelRunner {
   readonly maxRows: number;
   /** Positions one session may reach (the model's context); none: only the KV pool limits it. */
   readonly maxContext?: number;
+  /**
+   * Fed tokens the runner computes together (GpuRunner: its matmul's 8-token tiles): a step costs
+   * about the same for 1 or 8 tokens, twice that for 9. The step cost model counts tiles of this
+   * many tokens; none or 1: cost grows per token.
+   */
+  readonly tokenTile?: number;
   execute(plan: StepPlan): Promise<StepResult>;
   dispose(): void;
 }
