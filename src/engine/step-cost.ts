@@ -37,8 +37,8 @@ const N = 4; // features: 1, token tiles, rows, attended
  * ~50 steps of memory, so a device that slows is followed within a second or two. Each kind decays
  * only on its own steps: a long prompt prefilling beside decoders (every step mixed) would
  * otherwise wash the decode-only steps out of the fit, leaving the intercept free to absorb the
- * chunk's cost, and the decode-only step the budget multiplies would be overestimated (by 1.5-2x,
- * measured on SwiftShader), letting chunks grow to 3-4x the real decode step.
+ * chunk's cost, and the decode-only step the budget multiplies would be overestimated (2x on the
+ * SwiftShader trace in testing/recorded-join-steps.ts, which step-cost.test.ts replays).
  */
 const FORGET = 0.98;
 /** Steps shorter than this weigh as if they took it (relative weights would grow without bound). */
@@ -84,9 +84,9 @@ export class StepCostModel {
   private dirty = false;
 
   /**
-   * Fed tokens per cost tile (the runner's `tokenTile`): on SwiftShader a step of 4 decode rows
-   * and a 4-token chunk cost 1.4x the decode step, with a 16-token chunk 2.9x, so a per-token fit
-   * both over- and under-sizes chunks. Set by reset().
+   * Fed tokens per cost tile (the runner's `tokenTile`): GpuRunner's matmul computes tokens in
+   * tiles of 8, so a chunk that fills the decode rows' tile costs little and one that opens a new
+   * tile costs a tile's worth, which a per-token fit both over- and under-sizes. Set by reset().
    */
   private tokenTile = 1;
 

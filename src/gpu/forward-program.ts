@@ -103,8 +103,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   };
   for (const L of w.layers) for (const part of L.qkv) slotMmQkv(part.outputs); // every slot before the buffer is sized
   const slotMmO = mm(tokens(1), c.hiddenSize, qDim);
-  const slotMmGlu = mm(tokens(1), 2 * c.intermediateSize, c.hiddenSize);
-  const slotMmGateUp = mm(tokens(1), c.intermediateSize, c.hiddenSize);
+  // the GLU slot for layers whose gate/up fused, the plain one for layers that run them apart
+  const slotMmGlu = w.layers.some((L) => L.mlp.kind === 'glu') ? mm(tokens(1), 2 * c.intermediateSize, c.hiddenSize) : null;
+  const slotMmGateUp = w.layers.some((L) => L.mlp.kind === 'separate') ? mm(tokens(1), c.intermediateSize, c.hiddenSize) : null;
   const slotMmDown = mm(tokens(1), c.hiddenSize, c.intermediateSize);
   const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize);
   const slotRopeKv = slot('rope_kv_write', (cnt) => ({
@@ -191,11 +192,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
     if (L.mlp.kind === 'glu') {
-      matmulOp(specs, `L${l}.gate_up_proj`, slotMmGlu, act.h, L.mlp.gateUp, null, act.act, false, tokens(1), [], true); // act = silu(gate) * up
+      matmulOp(specs, `L${l}.gate_up_proj`, slotMmGlu!, act.h, L.mlp.gateUp, null, act.act, false, tokens(1), [], true); // act = silu(gate) * up
     } else {
       const { gate, up } = act.gateUp();
-      matmulOp(specs, `L${l}.gate_proj`, slotMmGateUp, act.h, L.mlp.gate, null, gate, false);
-      matmulOp(specs, `L${l}.up_proj`, slotMmGateUp, act.h, L.mlp.up, null, up, false);
+      matmulOp(specs, `L${l}.gate_proj`, slotMmGateUp!, act.h, L.mlp.gate, null, gate, false);
+      matmulOp(specs, `L${l}.up_proj`, slotMmGateUp!, act.h, L.mlp.up, null, up, false);
       add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, [buf(gate), buf(up), buf(act.act)], (cnt, out) =>
         spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
       );
