@@ -13,7 +13,12 @@
 // - decode (a row feeding one token): the lanes are the quad's heads of the one query, its keys
 //   cut into splits, invocation s taking splits s, s + SLOTS, ...: each hands its split's (max,
 //   sum, acc) over in workgroup memory and the workgroup merges them in ascending split order (a
-//   context that fits one split runs on invocation 0 alone, as a prefill lane would).
+//   context that fits one split runs on invocation 0 alone, as a prefill lane would);
+// - decode partition (split-KV across workgroups, for a row past one round of splits): each item
+//   computes one round's SLOTS splits and writes their states to `states`; the `merge` entry point
+//   then merges all of the row's splits in ascending order, one workgroup per (row, quad). Same
+//   formula, same order: the row's output is bitwise what the one-workgroup decode item gives, so
+//   step-meta may pick either (it does by scratch space left) without changing a bit.
 // Every lane's arithmetic is fixed by its own position: keys in splits of SPLIT at absolute
 // boundaries, each split an online softmax over tiles of TILE keys from a fresh state, the splits
 // merged in ascending order by the same formula in both kinds of item; keys past a lane's own
@@ -56,8 +61,16 @@ struct WorkItem {
   row: u32,
   firstQuery: u32,  // index of its first query among the row's tokens
   numQueries: u32,  // <= queriesPerItem; 1 for decode
-  decode: u32,      // 1: invocations take splits of one query's keys
+  kind: u32,        // ITEM_PREFILL, ITEM_DECODE or ITEM_PARTITION (merge items: ITEM_DECODE)
+  firstSplit: u32,  // ITEM_PARTITION: the round's first split
+  stateBase: u32,   // ITEM_PARTITION and merge items: the row's split 0 in `states`
+  pad0: u32,
+  pad1: u32,
 }
+
+const ITEM_PREFILL: u32 = 0u;
+const ITEM_DECODE: u32 = 1u;     // all of one query's splits, in rounds within the workgroup
+const ITEM_PARTITION: u32 = 2u;  // one round of one query's splits, states to `states`
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> rows: array<RowInfo>;      // [numRows]
@@ -67,6 +80,9 @@ struct WorkItem {
 // One layer: K [numBlocks, blockSize, kvDim] then V at vOffset, same shape.
 @group(0) @binding(5) var<storage, read> kv: array<f32>;
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;     // [numTokens, numHeads, headDim]
+// Split states of partitioned decode rows: [split states, quads, 2 + headDim] of lanes, each
+// (max, sum, acc[headDim]); a row's split s at stateBase + s, the quad's slice at wid.x.
+@group(0) @binding(7) var<storage, read_write> states: array<vec4<f32>>;
 
 // One decode round's split states (max, sum, CHUNK dims of acc at a time) for the four lanes, by split slot.
 var<workgroup> splitMax: array<vec4<f32>, SLOTS>;
@@ -169,23 +185,22 @@ fn mergeWeights(rm: vec4<f32>, m2: vec4<f32>) -> array<vec4<f32>, 3> {
   return array<vec4<f32>, 3>(newMax, exp(rm - newMax), exp(m2 - newMax));
 }
 
-@compute @workgroup_size(SLOTS)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  if (wid.y >= params.numItems) { return; }
-  let item = items[wid.y];
-  let row = rows[item.row];
-  let decode = item.decode != 0u;
-  let headDim = params.headDim;
+// An invocation's four lanes in a work item: each one's first q/out element and the keys it sees
+// (0: an unused lane).
+struct Lanes {
+  qBase: vec4<u32>,
+  keys: vec4<u32>,
+}
+
+fn itemLanes(item: WorkItem, row: RowInfo, quad: u32, lid: u32) -> Lanes {
+  let decode = item.kind != ITEM_PREFILL;
   let hq = params.headsPerQuad;
   let groupSize = params.numHeads / params.numKvHeads;
-  let kvHead = wid.x / params.quadsPerKvHead;
-  let firstGroupHead = (wid.x % params.quadsPerKvHead) * hq;  // the quad's first head within its kv group
-  let kvHeadBase = kvHead * headDim;
-
-  // lane i: (query index among the row's tokens, head, number of keys it sees; 0 = unused lane)
-  var laneQuery = vec4<u32>(0u);
+  let kvHead = quad / params.quadsPerKvHead;
+  let firstGroupHead = (quad % params.quadsPerKvHead) * hq;  // the quad's first head within its kv group
+  var laneQuery = vec4<u32>(0u);  // index among the row's tokens
   var laneHead = vec4<u32>(0u);
-  var laneKeys = vec4<u32>(0u);
+  var lanes: Lanes;
   for (var i = 0u; i < 4u; i++) {
     let lane = select(lid * 4u + i, i, decode);
     let qi = select(lane / hq, 0u, decode);
@@ -193,10 +208,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let used = qi < item.numQueries && groupHead < groupSize && (!decode || i < hq);
     laneQuery[i] = item.firstQuery + min(qi, item.numQueries - 1u);
     laneHead[i] = kvHead * groupSize + min(groupHead, groupSize - 1u);
-    laneKeys[i] = select(0u, row.startPos + item.firstQuery + qi + 1u, used);
+    lanes.keys[i] = select(0u, row.startPos + item.firstQuery + qi + 1u, used);
   }
+  lanes.qBase = ((row.firstToken + laneQuery) * params.numHeads + laneHead) * params.headDim;
+  return lanes;
+}
+
+/** Index in `states` of split `split`'s state for quad `quad` of the row whose split 0 is at stateBase. */
+fn stateAt(stateBase: u32, split: u32, quad: u32) -> u32 {
+  let numQuads = params.numKvHeads * params.quadsPerKvHead;
+  return ((stateBase + split) * numQuads + quad) * (2u + params.headDim);
+}
+
+@compute @workgroup_size(SLOTS)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  if (wid.y >= params.numItems) { return; }
+  let item = items[wid.y];
+  let row = rows[item.row];
+  let decode = item.kind != ITEM_PREFILL;
+  let headDim = params.headDim;
+  let kvHeadBase = (wid.x / params.quadsPerKvHead) * headDim;
+  let lanes = itemLanes(item, row, wid.x, lid);
+  let laneKeys = lanes.keys;
+  let qBase = lanes.qBase;
   let walkKeys = max(max(laneKeys.x, laneKeys.y), max(laneKeys.z, laneKeys.w));
-  let qBase = ((row.firstToken + laneQuery) * params.numHeads + laneHead) * headDim;
 
   var qv: array<vec4<f32>, MAX_HEAD_DIM>;   // [headDim] of lanes: the lanes' queries
   var acc: array<vec4<f32>, MAX_HEAD_DIM>;  // [headDim] of lanes: one split's weighted V sum
@@ -211,7 +246,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var d = 0u; d < headDim; d++) { qv[d] = vec4<f32>(q[qBase.x + d], q[qBase.y + d], q[qBase.z + d], q[qBase.w + d]); }
   }
 
-  if (!decode || decodeSplits == 1u) {
+  if (item.kind == ITEM_PARTITION) {
+    // one round of the row's splits; `merge` folds them with the rest in ascending order
+    let split = item.firstSplit + lid;
+    if (split < decodeSplits) {
+      let ml = splitState(row, kvHeadBase, laneKeys, walkKeys, split, &qv, &acc);
+      let at = stateAt(item.stateBase, split, wid.x);
+      states[at] = ml[0];
+      states[at + 1u] = ml[1];
+      for (var d = 0u; d < headDim; d++) { states[at + 2u + d] = acc[d]; }
+    }
+  } else if (!decode || decodeSplits == 1u) {
     // one invocation walks its lanes' splits in order (a one-split decode row: invocation 0)
     if (walking) {
       let numSplits = (walkKeys + SPLIT - 1u) / SPLIT;
@@ -280,6 +325,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
           }
         }
       }
+    }
+  }
+}
+// A partitioned decode row's split states merged in ascending split order, one workgroup per
+// (merge item, quad), invocation lid taking dims lid, lid + SLOTS, ...: the formula and order of
+// the decode rounds above, so the output is bitwise theirs.
+@compute @workgroup_size(SLOTS)
+fn merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  if (wid.y >= params.numItems) { return; }
+  let item = items[wid.y];
+  let row = rows[item.row];
+  let lanes = itemLanes(item, row, wid.x, 0u);
+  let numSplits = (row.startPos + item.firstQuery + 1u + SPLIT - 1u) / SPLIT;
+  for (var d = lid; d < params.headDim; d += SLOTS) {
+    var m = vec4<f32>(MASKED);
+    var l = vec4<f32>(0.0);
+    var a = vec4<f32>(0.0);
+    for (var s = 0u; s < numSplits; s++) {
+      let at = stateAt(item.stateBase, s, wid.x);
+      let w = mergeWeights(m, states[at]);
+      l = l * w[1] + states[at + 1u] * w[2];
+      a = a * w[1] + states[at + 2u + d] * w[2];
+      m = w[0];
+    }
+    for (var i = 0u; i < 4u; i++) {
+      if (lanes.keys[i] > 0u) { out[lanes.qBase[i] + d] = a[i] / l[i]; }
     }
   }
 }

@@ -8,6 +8,12 @@ export interface ActivationSizes {
   maxRows: number;
   /** Entries of the concatenated block tables (maxRows * blocks per row) */
   maxBlockTableEntries: number;
+  /** Attention work items a step may hold (StepMeta.maxItems) */
+  maxAttentionItems: number;
+  /** Split states of partitioned decode rows a step may hold (StepMetaLimits.maxSplitStates) */
+  maxSplitStates: number;
+  /** Attention head quads (numKvHeads * quadsPerKvHead): a split state's slices */
+  numAttentionQuads: number;
 }
 
 /** Bytes at the start of the readback buffer for the pass's two u64 timestamps. */
@@ -29,7 +35,9 @@ export class Activations {
   readonly sampled: GPUBuffer; // [maxRows] u32 sampled ids
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
   readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
-  readonly attentionItems: GPUBuffer; // [maxTokens, WorkItem] paged attention's work items
+  readonly attentionItems: GPUBuffer; // [maxAttentionItems, WorkItem] paged attention's work items
+  readonly mergeItems: GPUBuffer; // [maxRows, WorkItem] the merge pass's items (partitioned decode rows)
+  readonly attentionStates: GPUBuffer; // [maxSplitStates, numAttentionQuads, 2 + headDim] vec4 split states
   readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
   readonly sampleInfo: GPUBuffer; // [maxRows, SampleInfo]
   readonly sampleTokens: GPUBuffer; // [maxRows] u32 last token index of each sampling row
@@ -73,7 +81,9 @@ export class Activations {
     this.sampled = f32('sampled', s.maxRows);
     this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
     this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);
-    this.attentionItems = make('attentionItems', T * ATTENTION_ITEM_WORDS * 4);
+    this.attentionItems = make('attentionItems', s.maxAttentionItems * ATTENTION_ITEM_WORDS * 4);
+    this.mergeItems = make('mergeItems', s.maxRows * ATTENTION_ITEM_WORDS * 4);
+    this.attentionStates = make('attentionStates', s.maxSplitStates * s.numAttentionQuads * (2 + c.headDim) * 16);
     this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
     this.sampleInfo = make('sampleInfo', s.maxRows * SAMPLE_INFO_WORDS * 4);
     this.sampleTokens = make('sampleTokens', s.maxRows * 4);

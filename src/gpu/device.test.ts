@@ -1,7 +1,7 @@
-// runnerDeviceDescriptor on the Node WebGPU adapter and on adapters that fall short.
-// Does not cover browsers' adapters, whose limits differ.
+// runnerDeviceDescriptor on the Node WebGPU adapter and on adapters that fall short; runsOnCpu on
+// described adapters. Does not cover browsers' adapters, whose limits differ.
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_MINIMUMS, runnerDeviceDescriptor } from './device';
+import { REQUIRED_MINIMUMS, runnerDeviceDescriptor, runsOnCpu } from './device';
 import { getNodeDevice } from './testing/node-gpu';
 
 describe('runnerDeviceDescriptor', () => {
@@ -24,5 +24,17 @@ describe('runnerDeviceDescriptor', () => {
     const descriptor = runnerDeviceDescriptor(adapter);
     expect(descriptor.requiredFeatures).toEqual(['timestamp-query']);
     expect(descriptor.requiredLimits).toMatchObject({ maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 });
+  });
+});
+
+describe('runsOnCpu', () => {
+  const described = (info?: Partial<GPUAdapterInfo>) => (info ? { adapterInfo: { vendor: '', architecture: '', description: '', isFallbackAdapter: false, ...info } } : {}) as unknown as GPUDevice;
+
+  it('tells SwiftShader and fallback adapters from GPUs', async () => {
+    expect(runsOnCpu(await getNodeDevice())).toBe(process.env.COHORT_GPU !== 'native'); // SwiftShader unless asked otherwise
+    expect(runsOnCpu(described({ isFallbackAdapter: true }))).toBe(true);
+    expect(runsOnCpu(described({ vendor: 'google', architecture: 'swiftshader' }))).toBe(true);
+    expect(runsOnCpu(described({ vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H200' }))).toBe(false);
+    expect(runsOnCpu(described())).toBe(false); // no adapterInfo: an older browser, taken as a GPU
   });
 });

@@ -36,3 +36,13 @@ export function runnerDeviceDescriptor(adapter: AdapterLike, label = 'cohort'): 
   for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];
   return { label, requiredFeatures: WANTED_FEATURES.filter((f) => adapter.features.has(f)), requiredLimits };
 }
+
+/**
+ * Whether the device runs on the CPU (SwiftShader, or any fallback adapter): there, work spread
+ * over more workgroups than the cores can run at once only adds dispatch cost, so GpuRunner
+ * leaves split-KV decode off. Old browsers without GPUDevice.adapterInfo count as GPUs.
+ */
+export function runsOnCpu(device: GPUDevice): boolean {
+  const info = (device as Partial<Pick<GPUDevice, 'adapterInfo'>>).adapterInfo;
+  return info !== undefined && (info.isFallbackAdapter === true || info.architecture === 'swiftshader' || /swiftshader/i.test(info.description));
+}

@@ -9,14 +9,16 @@ import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 
 /** Step sizes a dispatch depends on: tokens fed, rows sampling, paged attention's work items. */
-export type Counts = { numTokens: number; numSampled: number; numAttentionItems: number };
+export type Counts = { numTokens: number; numSampled: number; numAttentionItems: number; numMergeItems: number };
 
 export interface Dispatch {
   label: string;
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
-  /** Workgroup counts for the step into out[0..1]. */
+  /** Workgroup counts for the step into out[0..1]; a 0 skips the dispatch. */
   grid(counts: Counts, out: Uint32Array): void;
+  /** Runs only in steps that need it (paged attention's merge pass), so not counted in a step's shape. */
+  conditional?: boolean;
 }
 
 export interface ForwardProgram {
@@ -72,7 +74,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   /** Registers a slot of `kernel`'s Params, recomputed from each step's counts. */
   const slot = <K extends KernelName>(kernel: K, values: (cnt: Counts) => ParamValues<K>): Slot => {
     const fields: readonly (readonly [string, string])[] = KERNELS[kernel].params;
-    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numAttentionItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
+    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numAttentionItems: 0, numMergeItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
     if (stray.length > 0) throw new Error(`${kernel} Params has no field ${stray.join(', ')}`);
     fills.push((cnt, u, f, b) => packParams(kernel, values(cnt), u, f, b));
     return { kernel, offset: (fills.length - 1) * SLOT_BYTES };
@@ -119,8 +121,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     vOffset: kv.vOffsetFloats,
   }));
   const attention = attentionGeometry(c.numHeads, c.numKvHeads);
-  const slotAttention = slot('paged_attention', (cnt) => ({
-    numItems: cnt.numAttentionItems,
+  const attentionParams = (numItems: number) => ({
+    numItems,
     numHeads: c.numHeads,
     numKvHeads: c.numKvHeads,
     headDim: c.headDim,
@@ -130,7 +132,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     scale: 1 / Math.sqrt(c.headDim),
     headsPerQuad: attention.headsPerQuad,
     quadsPerKvHead: attention.quadsPerKvHead,
-  }));
+  });
+  const slotAttention = slot('paged_attention', (cnt) => attentionParams(cnt.numAttentionItems));
+  const slotAttentionMerge = slot('paged_attention_merge', (cnt) => attentionParams(cnt.numMergeItems));
   const slotSwiglu = slot('swiglu', (cnt) => ({ numElements: cnt.numTokens * c.intermediateSize }));
   const slotSample = slot('sample', (cnt) => ({ numRows: cnt.numSampled, vocab: c.vocabSize }));
 
@@ -149,10 +153,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
   /** A dispatch of pipe's kernel: binding 0 is its params slot, then `buffers` in binding order. */
-  const add = (list: Array<() => Dispatch>, label: string, pipe: [KernelName, Overrides], params: Slot, buffers: GPUBufferBinding[], grid: Dispatch['grid']) => {
+  const add = (list: Array<() => Dispatch>, label: string, pipe: [KernelName, Overrides], params: Slot, buffers: GPUBufferBinding[], grid: Dispatch['grid'], conditional = false) => {
     if (params.kernel !== pipe[0]) throw new Error(`${label}: ${pipe[0]} bound to a ${params.kernel} params slot`);
     const bindings = [{ buffer: paramsBuffer, offset: params.offset, size: MAX_PARAMS_BYTES }, ...buffers];
-    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid }));
+    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid, ...(conditional ? { conditional } : {}) }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
   /** y = x m^T (+ bias) (+ y); `ys` gives y2 and y3 for a split store, `glu` the GLU store. */
@@ -184,11 +188,17 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     }
     // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated)
     add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, [buf(act.tokens), buf(p.ropeTable), buf(act.blockTables), buf(act.q), buf(act.k), buf(act.v), kvLayer], perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
-    const attentionBuffers = [buf(act.rowInfo), buf(act.attentionItems), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn)];
-    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers, (cnt, out) => {
+    const attentionBuffers = (items: GPUBuffer) => [buf(act.rowInfo), buf(items), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn), buf(act.attentionStates)];
+    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers(act.attentionItems), (cnt, out) => {
       out[0] = c.numKvHeads * attention.quadsPerKvHead;
       out[1] = cnt.numAttentionItems;
     });
+    // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
+    const merge = (cnt: Counts, out: Uint32Array) => {
+      out[0] = c.numKvHeads * attention.quadsPerKvHead;
+      out[1] = cnt.numMergeItems;
+    };
+    add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), slotAttentionMerge, attentionBuffers(act.mergeItems), merge, true);
     matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
     if (L.mlp.kind === 'glu') {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { folderOpener } from '../../tools/models/node-files';
 import { CpuRunner } from '../reference/cpu-runner';
 import { DEFAULT_MAX_ROWS } from '../engine/engine-core';
+import { runsOnCpu } from './device';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader } from './testing/node-gpu';
@@ -259,5 +260,40 @@ describe('GpuRunner.create under memory pressure', () => {
     await expect(GpuRunner.create({ device, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 8, maxTokensPerStep: 16, maxRows: 2, maxContext: 64 })).rejects.toThrow(
       /GpuRunner setup failed: Not enough memory left for buffer "kv-0"/,
     );
+  });
+});
+
+describe('GpuRunner split-KV decode', () => {
+  it("a row decoding past 512 keys: logits bitwise the same with and without split scratch, tokens the CPU oracle's", async () => {
+    const model = await hfModel('llama', SMALL_DIMS);
+    const vocab = model.config.vocabSize;
+    const sessions = () => [drivenSession('long', promptOf(3, 530, vocab), greedy()), drivenSession('short', promptOf(4, 20, vocab), greedy(), 3)];
+    const sizes = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128 };
+    expect(await compareRunners(model, sessions, 16, 64, { ...sizes, splitKvBudgetBytes: 2 ** 20 })).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+    /** Every step's logits, and the labels of the dispatches a last decode step runs. */
+    const run = async (splitKvBudgetBytes?: number) => {
+      const gpu = await gpuRunner(model, { ...sizes, ...(splitKvBudgetBytes === undefined ? {} : { splitKvBudgetBytes }) });
+      const driver = new StepDriver(sessions(), BLOCK_SIZE, 64);
+      const logits: Float32Array[] = [];
+      try {
+        for (let step = 0; step < 16; step++) {
+          const plan = driver.nextPlan();
+          const result = await gpu.executeDetailed(plan);
+          logits.push(result.logits);
+          driver.update(plan, result.sampledIds);
+        }
+        return { logits, labels: (await gpu.profileStep(driver.nextPlan())).map((t) => t.label) };
+      } finally {
+        gpu.dispose();
+      }
+    };
+    const split = await run(2 ** 20);
+    const walked = await run(0);
+    expect(split.labels).toContain('L0.attention_merge');
+    expect(walked.labels).not.toContain('L0.attention_merge');
+    // by default only where it pays: a GPU, not a CPU adapter such as SwiftShader
+    const byDefault = await run();
+    expect(byDefault.labels.includes('L0.attention_merge')).toBe(!runsOnCpu((await testPipelineCache()).device));
+    split.logits.forEach((l, step) => expect(bits(l), `step ${step}`).toEqual(bits(walked.logits[step]!)));
   });
 });

@@ -5,9 +5,10 @@ import { DEFAULT_MAX_ROWS } from '../engine/engine-core';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
+import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, planKvArena } from './kv-arena';
-import { ATTENTION_MAX_HEAD_DIM, attentionGeometry, MATMUL_TOKENS_PER_INVOCATION } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry, MATMUL_TOKENS_PER_INVOCATION } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
@@ -34,7 +35,16 @@ export interface GpuRunnerOptions {
   maxRows?: number;
   /** Positions a session may reach (default the model's maxPositionEmbeddings). */
   maxContext?: number;
+  /**
+   * Bytes of scratch for split-KV decode (0: off; default 16 MiB on a GPU, 0 on a CPU adapter, where
+   * it measured 12-15% slower at 1,226 keys): a decode row past 512 keys then spreads its keys
+   * over one workgroup per 512 and a merge pass, rather than walking them in one workgroup. Either
+   * way gives the same bits; rows that find no scratch left walk.
+   */
+  splitKvBudgetBytes?: number;
 }
+
+const DEFAULT_SPLIT_KV_BUDGET_BYTES = 16 * 2 ** 20;
 
 /** A step's result plus the logits sampled from, for parity checks (costs a second readback and, once, its buffer). */
 export interface GpuStepDetail extends StepResult {
@@ -61,13 +71,13 @@ export class GpuRunner implements ModelRunner {
   readonly maxContext: number;
   /** matmul.wgsl computes tokens in tiles of 8: a step of 1-8 fed tokens costs about the same. */
   readonly tokenTile = MATMUL_TOKENS_PER_INVOCATION;
-  /** Dispatches in a step that samples: the fixed shape of every forward pass. */
+  /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
   get dispatchesPerStep(): number {
-    return this.program.body.length + this.program.tail.length;
+    return this.dispatchLabels.length;
   }
-  /** Every dispatch's label in step order (e.g. 'L0.qkv_proj'): which fused paths the model took. */
+  /** Every such dispatch's label in step order (e.g. 'L0.qkv_proj'): which fused paths the model took. */
   get dispatchLabels(): string[] {
-    return [...this.program.body, ...this.program.tail].map((d) => d.label);
+    return [...this.program.body, ...this.program.tail].filter((d) => !d.conditional).map((d) => d.label);
   }
   /** GPU bytes held: weights, KV pool, activations; and how many buffers hold the KV pool. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
@@ -117,8 +127,19 @@ export class GpuRunner implements ModelRunner {
     };
     const kvPlan = planKvArena(kvShape, kvLimits, options.kvBudgetBytes ?? 512 * 2 ** 20, options.numBlocks);
     const kv = new KvArena(device, kvShape, kvPlan);
-    const meta = new StepMeta({ maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: attentionGeometry(c.numHeads, c.numKvHeads).queriesPerItem });
-    const act = new Activations(device, c, { maxTokens, maxRows, maxBlockTableEntries: meta.blockTables.length }, device.features.has('timestamp-query'));
+    const geometry = attentionGeometry(c.numHeads, c.numKvHeads);
+    const numAttentionQuads = c.numKvHeads * geometry.quadsPerKvHead;
+    // every row's splits at most, as far as the budget pays (a split state: (2 + headDim) vec4s per quad)
+    const splitStateBytes = numAttentionQuads * (2 + c.headDim) * 16;
+    const maxSplitStates = Math.min(maxRows * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (runsOnCpu(device) ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
+    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates };
+    const meta = new StepMeta(limits);
+    const act = new Activations(
+      device,
+      c,
+      { maxTokens, maxRows, maxBlockTableEntries: meta.blockTables.length, maxAttentionItems: StepMeta.maxItems(limits), maxSplitStates, numAttentionQuads },
+      device.features.has('timestamp-query'),
+    );
     const level = ropeTableLevel(maxContext);
     const table = ropeTable(ropeInverseFrequencies(c), level); // [2, level, headDim / 2, 2]
     const ropeTableBuffer = device.createBuffer({ label: 'rope-table', size: table.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
@@ -154,7 +175,13 @@ export class GpuRunner implements ModelRunner {
    */
   async profileStep(plan: StepPlan): Promise<{ label: string; ms: number }[]> {
     if (!this.device.features.has('timestamp-query')) throw new Error('profiling needs the timestamp-query feature');
-    const dispatches = [...this.program.body, ...(plan.rows.some((r) => r.sample) ? this.program.tail : [])];
+    this.meta.pack(plan);
+    const counts: Counts = { numTokens: this.meta.numTokens, numSampled: this.meta.numSampled, numAttentionItems: this.meta.numAttentionItems, numMergeItems: this.meta.numMergeItems };
+    const runs = (d: Dispatch): boolean => {
+      d.grid(counts, this.grid);
+      return this.grid[0]! > 0 && this.grid[1]! > 0;
+    };
+    const dispatches = [...this.program.body, ...(plan.rows.some((r) => r.sample) ? this.program.tail : [])].filter(runs);
     const querySet = this.device.createQuerySet({ type: 'timestamp', count: 2 * dispatches.length });
     const resolved = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
     const readback = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -186,7 +213,7 @@ export class GpuRunner implements ModelRunner {
     const { device, act, meta } = this;
     const queue = device.queue;
     meta.pack(plan); // validates the plan before any GPU work
-    const counts: Counts = { numTokens: meta.numTokens, numSampled: meta.numSampled, numAttentionItems: meta.numAttentionItems };
+    const counts: Counts = { numTokens: meta.numTokens, numSampled: meta.numSampled, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
     const sampleRows = Array.from(meta.sampleRows.subarray(0, counts.numSampled));
 
@@ -197,6 +224,7 @@ export class GpuRunner implements ModelRunner {
       queue.writeBuffer(act.blockTables, 0, meta.blockTables.buffer, 0, meta.numBlockTableEntries * 4);
       queue.writeBuffer(act.rowInfo, 0, meta.rowInfo.buffer, 0, meta.numRows * ROW_INFO_WORDS * 4);
       queue.writeBuffer(act.attentionItems, 0, meta.attentionItems.buffer, 0, meta.numAttentionItems * ATTENTION_ITEM_WORDS * 4);
+      if (meta.numMergeItems > 0) queue.writeBuffer(act.mergeItems, 0, meta.mergeItems.buffer, 0, meta.numMergeItems * ATTENTION_ITEM_WORDS * 4);
       if (counts.numSampled > 0) {
         queue.writeBuffer(act.sampleInfo, 0, meta.sampleInfo.buffer, 0, counts.numSampled * SAMPLE_INFO_WORDS * 4);
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
@@ -260,6 +288,7 @@ export class GpuRunner implements ModelRunner {
   private encode(pass: GPUComputePassEncoder, dispatches: Dispatch[], counts: Counts): void {
     for (const d of dispatches) {
       d.grid(counts, this.grid);
+      if (this.grid[0] === 0 || this.grid[1] === 0) continue; // a conditional pass with nothing to do
       pass.setPipeline(d.pipeline);
       pass.setBindGroup(0, d.bindGroup);
       pass.dispatchWorkgroups(this.grid[0]!, this.grid[1]!);

@@ -11,13 +11,31 @@ export type BindingKind = 'uniform' | 'read' | 'write';
 export type ParamType = 'u32' | 'f32';
 
 export interface KernelSpec {
-  /** shaders/<file>.wgsl; its entry point is `main`. */
+  /** shaders/<file>.wgsl. */
   file: string;
+  /** Its entry point (default `main`): a second pass of a kernel shares the file's definitions. */
+  entry?: string;
   /** Binding kinds in binding-number order, all in group 0. */
   bindings: readonly BindingKind[];
   /** The WGSL `struct Params` fields in declaration order. Fields named pad* are written as 0. */
   params: readonly (readonly [name: string, type: ParamType])[];
 }
+
+/** paged_attention.wgsl's Params, shared by both of its entry points. */
+const ATTENTION_PARAMS = [
+  ['numItems', 'u32'],
+  ['numHeads', 'u32'],
+  ['numKvHeads', 'u32'],
+  ['headDim', 'u32'],
+  ['blockSize', 'u32'],
+  ['kvDim', 'u32'],
+  ['vOffset', 'u32'],
+  ['scale', 'f32'],
+  ['headsPerQuad', 'u32'],
+  ['quadsPerKvHead', 'u32'],
+  ['pad0', 'u32'],
+  ['pad1', 'u32'],
+] as const;
 
 export const KERNELS = {
   // params, tokens, table, out
@@ -62,24 +80,18 @@ export const KERNELS = {
       ['vOffset', 'u32'],
     ],
   },
-  // params, rows, items, blockTables, q, kv, out
+  // params, rows, items, blockTables, q, kv, out, states
   paged_attention: {
     file: 'paged_attention',
-    bindings: ['uniform', 'read', 'read', 'read', 'read', 'read', 'write'],
-    params: [
-      ['numItems', 'u32'],
-      ['numHeads', 'u32'],
-      ['numKvHeads', 'u32'],
-      ['headDim', 'u32'],
-      ['blockSize', 'u32'],
-      ['kvDim', 'u32'],
-      ['vOffset', 'u32'],
-      ['scale', 'f32'],
-      ['headsPerQuad', 'u32'],
-      ['quadsPerKvHead', 'u32'],
-      ['pad0', 'u32'],
-      ['pad1', 'u32'],
-    ],
+    bindings: ['uniform', 'read', 'read', 'read', 'read', 'read', 'write', 'write'],
+    params: ATTENTION_PARAMS,
+  },
+  // the same bindings (items: merge items): partitioned decode rows' split states into out
+  paged_attention_merge: {
+    file: 'paged_attention',
+    entry: 'merge',
+    bindings: ['uniform', 'read', 'read', 'read', 'read', 'read', 'write', 'write'],
+    params: ATTENTION_PARAMS,
   },
   // params, gate, up, out
   swiglu: {
@@ -145,6 +157,8 @@ export const MATMUL_ROWS_PER_INVOCATION = 4;
  * few microseconds, which 64 made dominate short-context decode.
  */
 export const ATTENTION_SLOTS = 16;
+/** Keys per split of paged_attention (its SPLIT const): a decode round covers SLOTS splits. */
+export const ATTENTION_SPLIT_KEYS = 32;
 /** (query, head) lanes one paged_attention invocation carries in its vec4s. */
 export const ATTENTION_LANES = 4;
 

@@ -1,11 +1,11 @@
 // Parity of shaders/paged_attention.wgsl with pagedAttention on mixed steps (decode rows and
-// prefill chunks, scattered blocks, GQA, contexts past one decode round), batch invariance and
-// chunking invariance (bitwise). The cache is filled by the kvWrite twin.
+// prefill chunks, scattered blocks, GQA, contexts past one decode round, split-KV decode rows),
+// batch invariance and chunking invariance (bitwise). The cache is filled by the kvWrite twin.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
 import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
 import { attentionGeometry } from './kernels';
-import { runKernel } from './testing/kernel-harness';
+import { runPasses, type Pass } from './testing/kernel-harness';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
@@ -53,16 +53,17 @@ interface Step {
   v: Float32Array; // [numTokens, kvDim]
 }
 
-function makeStep(plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA): Step {
+/** maxSplitStates: scratch for split-KV decode rows (0: every decode row walks its keys in one workgroup). */
+function makeStep(plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, maxSplitStates = 0): Step {
   const { queriesPerItem } = attentionGeometry(heads.numHeads, heads.numKvHeads);
-  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1, attentionQueriesPerItem: queriesPerItem });
+  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1, attentionQueriesPerItem: queriesPerItem, maxSplitStates });
   meta.pack(plan);
   const kvDim = heads.numKvHeads * headDim;
   const T = meta.numTokens;
   return { plan, meta, heads, headDim, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
 }
 
-/** The step's K/V written into the cache by the twin kvWrite, then paged_attention on the GPU. */
+/** The step's K/V written into the cache by the twin kvWrite, then paged_attention on the GPU (and its merge pass if any row is split). */
 async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float32Array; out: Float32Array }> {
   const { meta, headDim } = step;
   const { numHeads, numKvHeads } = step.heads;
@@ -73,19 +74,30 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
   const kv = Float32Array.from(kvBefore.subarray(0, 2 * vOffset));
   kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, vOffset), kv.subarray(vOffset));
   const { headsPerQuad, quadsPerKvHead } = attentionGeometry(numHeads, numKvHeads);
-  const params = new ArrayBuffer(48);
+  const params = (numItems: number): ArrayBuffer => {
+    const bytes = new ArrayBuffer(48);
+    new Uint32Array(bytes).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, headsPerQuad, quadsPerKvHead]);
+    new Float32Array(bytes)[7] = 1 / Math.sqrt(headDim);
+    return bytes;
+  };
+  const numQuads = numKvHeads * quadsPerKvHead;
   const numItems = meta.numAttentionItems;
-  new Uint32Array(params).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, headsPerQuad, quadsPerKvHead]);
-  new Float32Array(params)[7] = 1 / Math.sqrt(headDim);
-  const rows = meta.rowInfo.slice(0, meta.numRows * ROW_INFO_WORDS);
-  const items = meta.attentionItems.slice(0, numItems * ATTENTION_ITEM_WORDS);
-  const attended = await runKernel(
-    'paged_attention',
-    {},
-    [params, rows, items, tables, step.q, kv, new Float32Array(T * numHeads * headDim)],
-    [numKvHeads * quadsPerKvHead, numItems],
-    [6],
-  );
+  const numMerges = meta.numMergeItems;
+  const data = [
+    params(numItems), // 0
+    meta.rowInfo.slice(0, meta.numRows * ROW_INFO_WORDS), // 1
+    meta.attentionItems.slice(0, numItems * ATTENTION_ITEM_WORDS), // 2
+    tables, // 3
+    step.q, // 4
+    kv, // 5
+    new Float32Array(T * numHeads * headDim), // 6: out
+    new Float32Array(Math.max(1, meta.numSplitStates) * numQuads * (2 + headDim) * 4), // 7: split states
+    params(numMerges), // 8
+    meta.mergeItems.slice(0, Math.max(1, numMerges) * ATTENTION_ITEM_WORDS), // 9
+  ];
+  const passes: Pass[] = [{ kernel: 'paged_attention', workgroups: [numQuads, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] }];
+  if (numMerges > 0) passes.push({ kernel: 'paged_attention_merge', workgroups: [numQuads, numMerges], bind: [8, 1, 9, 3, 4, 5, 6, 7] });
+  const attended = await runPasses(data, passes, [6]);
   return { kv, out: new Float32Array(attended.get(6)!) };
 }
 
@@ -157,6 +169,24 @@ describe('paged_attention.wgsl', () => {
     const cpu = runOnCpu(step, history);
     expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
   });
+
+  // decode rows past one round of splits (2,101 keys: 5 partitions; 601: 2), one just under (512
+  // keys), a chunk beside them; heads laid out as GQA, MHA and two quads per kv head
+  for (const heads of [GQA, { numHeads: 3, numKvHeads: 3 }, { numHeads: 8, numKvHeads: 1 }]) {
+    it(`split-KV decode (${heads.numHeads} heads over ${heads.numKvHeads}): attends like pagedAttention, bitwise as one workgroup walking, also when scratch runs out`, async () => {
+      const headDim = 16;
+      const plan = makePlan([[2100, 1], [30, 70], [511, 1], [600, 1]]);
+      const history = seededFloats(96, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
+      const walked = makeStep(plan, headDim, 23, heads, 0);
+      const split = { ...makeStep(plan, headDim, 0, heads, 1024), q: walked.q, k: walked.k, v: walked.v };
+      const partial = { ...makeStep(plan, headDim, 0, heads, 70), q: walked.q, k: walked.k, v: walked.v }; // room for the 2,101-key row only
+      expect([walked.meta.numMergeItems, split.meta.numMergeItems, partial.meta.numMergeItems]).toEqual([0, 2, 1]);
+      const walkedOut = (await runOnGpu(walked, history)).out;
+      expect(scaledError(walkedOut, runOnCpu(walked, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+      expect(bits((await runOnGpu(split, history)).out)).toEqual(bits(walkedOut));
+      expect(bits((await runOnGpu(partial, history)).out)).toEqual(bits(walkedOut));
+    });
+  }
 
   it("gives a row's tokens bitwise the same output in one chunk, in two chunks and one at a time", async () => {
     const headDim = 16;

@@ -1,6 +1,6 @@
 // Compiled compute pipelines keyed by kernel + override constants (never shapes), with the
 // explicit bind group layouts of kernels.ts. Not a buffer manager and not a dispatcher.
-import { KERNELS, type BindingKind, type KernelName } from './kernels';
+import { KERNELS, type BindingKind, type KernelName, type KernelSpec } from './kernels';
 
 /** WGSL source of shaders/<file>.wgsl: Vite ?raw imports in the browser, fs in Node tests. */
 export type ShaderSource = (file: string) => string;
@@ -55,7 +55,7 @@ export class PipelineCache {
     const pipeline = await this.device.createComputePipelineAsync({
       label: key,
       layout: this.device.createPipelineLayout({ bindGroupLayouts: [this.bindGroupLayout(kernel)] }),
-      compute: { module, entryPoint: 'main', constants: { ...overrides } },
+      compute: { module, entryPoint: (KERNELS[kernel] as KernelSpec).entry ?? 'main', constants: { ...overrides } },
     });
     this.pipelines.set(key, pipeline);
     return pipeline;

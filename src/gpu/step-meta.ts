@@ -1,17 +1,22 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
 // items, block tables, SampleInfo, last-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan } from '../engine/types';
+import { ATTENTION_SLOTS, ATTENTION_SPLIT_KEYS } from './kernels';
 
 /** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write). */
 export const TOKEN_INFO_WORDS = 4;
 /** u32 words of one RowInfo { firstToken, numTokens, startPos, blockTableOffset } (paged_attention). */
 export const ROW_INFO_WORDS = 4;
 /**
- * u32 words of one attention WorkItem { row, firstQuery, numQueries, decode } (paged_attention):
- * a row feeding one token is one decode item; a longer row is cut into items of
- * attentionQueriesPerItem queries. Both depend on the row alone, never on the rest of the step.
+ * u32 words of one attention WorkItem { row, firstQuery, numQueries, kind, firstSplit, stateBase,
+ * pad x2 } (paged_attention): a row feeding one token is one decode item, or, past one round of
+ * splits and while split-state space lasts, one partition item per round plus a merge item; a
+ * longer row is cut into items of attentionQueriesPerItem queries. Which of the two a decode row
+ * gets changes no bit of its output (paged_attention.wgsl says why).
  */
-export const ATTENTION_ITEM_WORDS = 4;
+export const ATTENTION_ITEM_WORDS = 8;
+/** paged_attention's WorkItem kinds (its ITEM_* consts). */
+export const ITEM_KIND = { prefill: 0, decode: 1, partition: 2 } as const;
 /** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, pad x3 } (sample.wgsl). */
 export const SAMPLE_INFO_WORDS = 8;
 
@@ -26,6 +31,8 @@ export interface StepMetaLimits {
   vocabSize: number;
   /** Queries of one prefill attention work item (kernels.ts attentionGeometry). */
   attentionQueriesPerItem: number;
+  /** Split states the attention scratch holds per step (0: no decode row is partitioned). */
+  maxSplitStates: number;
 }
 
 export class StepMeta {
@@ -33,8 +40,10 @@ export class StepMeta {
   readonly tokens: Uint32Array;
   /** [maxRows, ROW_INFO_WORDS] */
   readonly rowInfo: Uint32Array;
-  /** [maxTokens, ATTENTION_ITEM_WORDS]: at most one item per token */
+  /** [maxItems, ATTENTION_ITEM_WORDS]: at most one item per token, or per round of a partitioned row */
   readonly attentionItems: Uint32Array;
+  /** [maxRows, ATTENTION_ITEM_WORDS]: one merge item per partitioned decode row */
+  readonly mergeItems: Uint32Array;
   /** [maxRows * blocks per row]: every row's block table up to its last position, concatenated */
   readonly blockTables: Uint32Array;
   /** [maxRows, SAMPLE_INFO_WORDS], viewed as u32 and f32 */
@@ -49,17 +58,27 @@ export class StepMeta {
   numBlockTableEntries = 0;
   numSampled = 0;
   numAttentionItems = 0;
+  numMergeItems = 0;
+  /** Split states the step's partitioned rows use. */
+  numSplitStates = 0;
 
   constructor(readonly limits: StepMetaLimits) {
     const maxBlocksPerRow = Math.ceil(limits.maxPositions / limits.blockSize);
     this.tokens = new Uint32Array(limits.maxTokens * TOKEN_INFO_WORDS);
     this.rowInfo = new Uint32Array(limits.maxRows * ROW_INFO_WORDS);
-    this.attentionItems = new Uint32Array(limits.maxTokens * ATTENTION_ITEM_WORDS);
+    this.attentionItems = new Uint32Array(StepMeta.maxItems(limits) * ATTENTION_ITEM_WORDS);
+    this.mergeItems = new Uint32Array(limits.maxRows * ATTENTION_ITEM_WORDS);
     this.blockTables = new Uint32Array(limits.maxRows * maxBlocksPerRow);
     this.sampleInfo = new Uint32Array(limits.maxRows * SAMPLE_INFO_WORDS);
     this.sampleInfoF32 = new Float32Array(this.sampleInfo.buffer);
     this.sampleTokens = new Uint32Array(limits.maxRows);
     this.sampleRows = new Int32Array(limits.maxRows);
+  }
+
+  /** Most attention work items a step can hold: a token each, plus partitions' rounds past a row's first. */
+  static maxItems(limits: StepMetaLimits): number {
+    const extraRounds = Math.ceil(limits.maxSplitStates / ATTENTION_SLOTS);
+    return limits.maxTokens + extraRounds;
   }
 
   /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
@@ -70,6 +89,11 @@ export class StepMeta {
     let entries = 0;
     let sampled = 0;
     let items = 0;
+    let merges = 0;
+    let states = 0;
+    const item = (o: number, r: number, first: number, numQueries: number, kind: number, firstSplit = 0, stateBase = 0, into = this.attentionItems) => {
+      into.set([r, first, numQueries, kind, firstSplit, stateBase, 0, 0], o);
+    };
     plan.rows.forEach((row, r) => {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
@@ -92,12 +116,16 @@ export class StepMeta {
       this.rowInfo[ri + 1] = n;
       this.rowInfo[ri + 2] = row.startPos;
       this.rowInfo[ri + 3] = entries;
-      for (let first = 0; first < n; first += attentionQueriesPerItem, items++) {
-        const o = items * ATTENTION_ITEM_WORDS;
-        this.attentionItems[o] = r;
-        this.attentionItems[o + 1] = first;
-        this.attentionItems[o + 2] = Math.min(attentionQueriesPerItem, n - first);
-        this.attentionItems[o + 3] = n === 1 ? 1 : 0;
+      const numSplits = Math.ceil((row.startPos + 1) / ATTENTION_SPLIT_KEYS);
+      if (n === 1 && numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates) {
+        // split-KV: one workgroup per round of splits, then the merge pass
+        for (let split = 0; split < numSplits; split += ATTENTION_SLOTS) item(ATTENTION_ITEM_WORDS * items++, r, 0, 1, ITEM_KIND.partition, split, states);
+        item(ATTENTION_ITEM_WORDS * merges++, r, 0, 1, ITEM_KIND.decode, 0, states, this.mergeItems);
+        states += numSplits;
+      } else {
+        for (let first = 0; first < n; first += attentionQueriesPerItem) {
+          item(ATTENTION_ITEM_WORDS * items++, r, first, Math.min(attentionQueriesPerItem, n - first), n === 1 ? ITEM_KIND.decode : ITEM_KIND.prefill);
+        }
       }
       for (let j = 0; j < n; j++, t++) {
         const id = row.tokenIds[j];
@@ -126,5 +154,7 @@ export class StepMeta {
     this.numBlockTableEntries = entries;
     this.numSampled = sampled;
     this.numAttentionItems = items;
+    this.numMergeItems = merges;
+    this.numSplitStates = states;
   }
 }

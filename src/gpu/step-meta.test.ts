@@ -1,0 +1,72 @@
+// StepMeta's attention work items: prefill rows cut into query items, decode rows as one item or,
+// past one round of splits and while split-state space lasts, one partition per round and a merge.
+import { describe, expect, it } from 'vitest';
+import type { StepPlan } from '../engine/types';
+import { ATTENTION_ITEM_WORDS, ITEM_KIND, StepMeta } from './step-meta';
+
+const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
+
+/** Rows as (startPos, numTokens), each on its own run of blocks. */
+function plan(shapes: Array<[number, number]>): StepPlan {
+  let next = 1;
+  const rows = shapes.map(([startPos, n], r) => {
+    const numBlocks = Math.ceil((startPos + n) / 16);
+    const blockTable = Int32Array.from({ length: numBlocks }, () => next++);
+    return { sessionId: `s${r}`, tokenIds: new Int32Array(n), startPos, blockTable, sampling, sample: true };
+  });
+  return { stepIndex: 0, rows };
+}
+
+function items(words: Uint32Array, count: number): number[][] {
+  return Array.from({ length: count }, (_, i) => Array.from(words.subarray(i * ATTENTION_ITEM_WORDS, (i + 1) * ATTENTION_ITEM_WORDS)));
+}
+
+const limits = (maxSplitStates: number) => ({ maxTokens: 256, maxRows: 8, blockSize: 16, numBlocks: 1024, maxPositions: 4096, vocabSize: 1, attentionQueriesPerItem: 32, maxSplitStates });
+
+describe('StepMeta attention items', () => {
+  const { prefill, decode, partition } = ITEM_KIND;
+  // a 70-token chunk, a decode row at 512 keys (16 splits: one round), one at 1,201 keys (38 splits)
+  const shapes: Array<[number, number]> = [[0, 70], [511, 1], [1200, 1]];
+
+  it('splits a decode row past one round into partitions of 16 splits and one merge item', () => {
+    const meta = new StepMeta(limits(100));
+    meta.pack(plan(shapes));
+    expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
+      [0, 0, 32, prefill, 0, 0, 0, 0],
+      [0, 32, 32, prefill, 0, 0, 0, 0],
+      [0, 64, 6, prefill, 0, 0, 0, 0],
+      [1, 0, 1, decode, 0, 0, 0, 0],
+      [2, 0, 1, partition, 0, 0, 0, 0],
+      [2, 0, 1, partition, 16, 0, 0, 0],
+      [2, 0, 1, partition, 32, 0, 0, 0],
+    ]);
+    expect(items(meta.mergeItems, meta.numMergeItems)).toEqual([[2, 0, 1, decode, 0, 0, 0, 0]]);
+    expect(meta.numSplitStates).toBe(38);
+  });
+
+  it('gives every partitioned row its own states and walks a row that finds no room left', () => {
+    const meta = new StepMeta(limits(80));
+    meta.pack(plan([[1200, 1], [700, 1], [1300, 1]])); // 38, 22 and 41 splits: the third does not fit
+    expect(items(meta.mergeItems, meta.numMergeItems)).toEqual([
+      [0, 0, 1, decode, 0, 0, 0, 0],
+      [1, 0, 1, decode, 0, 38, 0, 0],
+    ]);
+    expect(items(meta.attentionItems, meta.numAttentionItems).at(-1)).toEqual([2, 0, 1, decode, 0, 0, 0, 0]);
+    expect(meta.numSplitStates).toBe(60);
+  });
+
+  it('walks every decode row in one workgroup when there is no split-state space', () => {
+    const meta = new StepMeta(limits(0));
+    meta.pack(plan(shapes));
+    expect(meta.numMergeItems).toBe(0);
+    expect(items(meta.attentionItems, meta.numAttentionItems).at(-1)).toEqual([2, 0, 1, decode, 0, 0, 0, 0]);
+  });
+
+  it('has item space for a step of partitioned rows', () => {
+    const lim = { ...limits(8 * 128), maxTokens: 8, maxRows: 8, numBlocks: 8 * 256 + 1 };
+    const meta = new StepMeta(lim);
+    meta.pack(plan(Array.from({ length: 8 }, () => [4095, 1] as [number, number]))); // 128 splits each: 8 partitions
+    expect(meta.numAttentionItems).toBe(64);
+    expect(meta.attentionItems.length).toBeGreaterThanOrEqual(64 * ATTENTION_ITEM_WORDS);
+  });
+});
