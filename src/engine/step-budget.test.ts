@@ -85,7 +85,7 @@ async function joinScenario(stepBudget: StepBudget | null, tokenTile = 1): Promi
 }
 
 describe('step-time budget', () => {
-  // tokenTile 8: a runner whose cost steps every 8 fed tokens (GpuRunner's matmul tiles)
+  // tokenTile 8: a runner whose cost steps every 8 fed tokens (as GpuRunner's did while its matmul walked whole tiles)
   for (const tokenTile of [1, 8]) {
   it(`keeps every calibrated step within its target and decoders within 3x their gap while a long prompt joins (token tile ${tokenTile})`, async () => {
     const run = await joinScenario({ multiple: 2 }, tokenTile);

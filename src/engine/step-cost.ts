@@ -84,9 +84,9 @@ export class StepCostModel {
   private dirty = false;
 
   /**
-   * Fed tokens per cost tile (the runner's `tokenTile`): GpuRunner's matmul computes tokens in
-   * tiles of 8, so a chunk that fills the decode rows' tile costs little and one that opens a new
-   * tile costs a tile's worth, which a per-token fit both over- and under-sizes. Set by reset().
+   * Fed tokens per cost tile (the runner's `tokenTile`): for a runner that computes tokens in
+   * tiles, a chunk that fills the decode rows' tile costs little and one that opens a new tile
+   * costs a tile's worth, which a per-token fit both over- and under-sizes. Set by reset().
    */
   private tokenTile = 1;
 

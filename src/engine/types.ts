@@ -59,9 +59,10 @@ export interface ModelRunner {
   /** Positions one session may reach (the model's context); none: only the KV pool limits it. */
   readonly maxContext?: number;
   /**
-   * Fed tokens the runner computes together (GpuRunner: its matmul's 8-token tiles): a step costs
-   * about the same for 1 or 8 tokens, twice that for 9. The step cost model counts tiles of this
-   * many tokens; none or 1: cost grows per token.
+   * Fed tokens the runner computes together, for a runner whose step costs about the same for 1
+   * or `tokenTile` tokens and twice that for one more. The step cost model counts tiles of this
+   * many tokens; none or 1 (CpuRunner, GpuRunner since its matmul loops stop at the tile's own
+   * token count): cost grows per token.
    */
   readonly tokenTile?: number;
   execute(plan: StepPlan): Promise<StepResult>;

@@ -8,7 +8,7 @@ import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, planKvArena } from './kv-arena';
-import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry, MATMUL_TOKENS_PER_INVOCATION } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
@@ -69,8 +69,6 @@ export class GpuRunner implements ModelRunner {
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
   readonly maxContext: number;
-  /** matmul.wgsl computes tokens in tiles of 8: a step of 1-8 fed tokens costs about the same. */
-  readonly tokenTile = MATMUL_TOKENS_PER_INVOCATION;
   /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
   get dispatchesPerStep(): number {
     return this.dispatchLabels.length;
