@@ -149,7 +149,7 @@ export class Scheduler {
     let decodeOnlyMs: number | undefined;
     if (timeBudget) {
       const decodes = ordered.filter((r) => remaining(r) === 1);
-      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictShape(this.shapeOf(decodes.map((request) => ({ request, numNewTokens: 1 }))));
+      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictDecodeOnly(this.shapeOf(decodes.map((request) => ({ request, numNewTokens: 1 }))));
       targetMs = stepTargetMs(timeBudget, decodes.length, decodeOnlyMs);
     }
     let prefillTokens = 0;

@@ -52,6 +52,8 @@ const RIDGE = 1e-9;
 /** Measured steps, and steps with a multi-token row (the only ones that split per-token from per-row cost), before predictions are trusted. */
 const MIN_OBSERVATIONS = 8;
 const MIN_CHUNK_OBSERVATIONS = 3;
+/** Decode-only steps before predictDecodeOnly() trusts their own fit over the joint one. */
+const MIN_DECODE_OBSERVATIONS = 4;
 /** Huber weighting: residuals beyond HUBER_K robust scales count less (a GC pause, a background tab). */
 const HUBER_K = 3;
 /** The robust scale never drops below this share of the prediction, so a noise-free fit can still follow a real change. */
@@ -70,18 +72,18 @@ export class StepCostModel {
   private readonly kindMoment = new Float64Array(2 * N);
   /** [N] fitted coefficients, each >= 0 (order: fixed, per token, per row, per attended). */
   private readonly coef = new Float64Array(N);
-  // scratch for solve(), kept to avoid allocating per step
+  /** [N] the same fitted to decode-only steps alone: what predictDecodeOnly() uses. */
+  private readonly decodeCoef = new Float64Array(N);
+  /** [N] a step's features, kept to avoid allocating per step. */
   private readonly x = new Float64Array(N);
-  private readonly scale = new Float64Array(N);
-  private readonly sub = new Float64Array(N * N);
-  private readonly rhs = new Float64Array(N);
-  private readonly trial = new Float64Array(N);
-  private readonly support = new Int32Array(N);
+  private readonly scratch = fitScratch();
   private numObserved = 0;
   private numChunkObserved = 0;
+  private numDecodeObserved = 0;
   private skippedWarmUp = false;
   private residualScale = 0;
   private dirty = false;
+  private decodeDirty = false;
 
   /**
    * Fed tokens per cost tile (the runner's `tokenTile`): for a runner that computes tokens in
@@ -109,11 +111,14 @@ export class StepCostModel {
     this.kindGram.fill(0);
     this.kindMoment.fill(0);
     this.coef.fill(0);
+    this.decodeCoef.fill(0);
     this.numObserved = 0;
     this.numChunkObserved = 0;
+    this.numDecodeObserved = 0;
     this.skippedWarmUp = false;
     this.residualScale = 0;
     this.dirty = false;
+    this.decodeDirty = false;
   }
 
   /** Records one executed plan and its measured wall time. */
@@ -162,8 +167,10 @@ export class StepCostModel {
       for (let j = 0; j < N; j++) this.gram[i * N + j] = this.kindGram[i * N + j] + this.kindGram[N * N + i * N + j];
     }
     this.numObserved++;
-    if (numTokens > numRows) this.numChunkObserved++;
+    if (kind === 1) this.numChunkObserved++;
+    else this.numDecodeObserved++;
     this.dirty = true;
+    this.decodeDirty ||= kind === 0;
   }
 
   predict(numTokens: number, numRows: number, attended: number): number {
@@ -174,6 +181,22 @@ export class StepCostModel {
 
   predictShape(shape: StepShape): number {
     return this.predict(shape.numTokens, shape.numRows, shape.attended);
+  }
+
+  /**
+   * A decode-only step's cost (the step a budget's multiple multiplies), from the decode-only steps
+   * alone once there are MIN_DECODE_OBSERVATIONS of them: the joint fit is a compromise between
+   * both kinds, and through a long join (every step mixed) it put SwiftShader's decode step ~30%
+   * high, which let a 2x budget make 2.6x steps.
+   */
+  predictDecodeOnly(shape: StepShape): number {
+    if (this.numDecodeObserved < MIN_DECODE_OBSERVATIONS) return this.predictShape(shape);
+    if (this.decodeDirty) {
+      this.decodeDirty = false;
+      fitNonNegative(this.kindGram.subarray(0, N * N), this.kindMoment.subarray(0, N), this.decodeCoef, this.scratch);
+    }
+    const c = this.decodeCoef;
+    return c[0] + c[1] * Math.ceil(shape.numTokens / this.tokenTile) + c[2] * shape.numRows + c[3] * shape.attended;
   }
 
   coefficients(): StepCostCoefficients {
@@ -205,77 +228,94 @@ export class StepCostModel {
     return fits;
   }
 
-  /**
-   * Non-negative least squares on the decayed normal equations, exactly: the optimum is the
-   * unconstrained fit on its own support, so try all 15 supports (fixed order, deterministic) and
-   * keep the best one whose coefficients are all >= 0. Features are scaled to a unit diagonal first,
-   * since attended positions run to millions while the constant is 1.
-   */
   private solve(): void {
     this.dirty = false;
-    const { gram, moment, scale, coef } = this;
-    for (let i = 0; i < N; i++) scale[i] = gram[i * N + i] > 0 ? Math.sqrt(gram[i * N + i]) : 0;
-    coef.fill(0);
-    let best = 0; // objective of all-zero coefficients
-    for (let mask = 1; mask < 1 << N; mask++) {
-      let usable = true;
-      for (let i = 0; i < N; i++) if (mask & (1 << i) && scale[i] === 0) usable = false;
-      if (!usable || !this.solveSupport(mask)) continue;
-      // objective (up to a constant) in scaled coordinates: z^T G z - 2 h^T z
-      let objective = 0;
-      for (let i = 0; i < N; i++) {
-        if (!(mask & (1 << i))) continue;
-        let gz = 0;
-        for (let j = 0; j < N; j++) if (mask & (1 << j)) gz += (gram[i * N + j] / (scale[i] * scale[j]) + (i === j ? RIDGE : 0)) * this.trial[j];
-        objective += this.trial[i] * gz - (2 * moment[i] * this.trial[i]) / scale[i];
-      }
-      if (objective < best) {
-        best = objective;
-        for (let i = 0; i < N; i++) coef[i] = mask & (1 << i) ? this.trial[i] / scale[i] : 0;
-      }
-    }
+    fitNonNegative(this.gram, this.moment, this.coef, this.scratch);
   }
+}
 
-  /** Solves the scaled normal equations on one support into `trial`; false if singular or any coefficient < 0. */
-  private solveSupport(mask: number): boolean {
-    const { gram, moment, scale, sub, rhs, trial } = this;
-    const idx = this.support;
-    let k = 0;
-    for (let i = 0; i < N; i++) if (mask & (1 << i)) idx[k++] = i;
-    for (let r = 0; r < k; r++) {
-      const i = idx[r];
-      rhs[r] = moment[i] / scale[i];
-      for (let s = 0; s < k; s++) {
-        const j = idx[s];
-        sub[r * N + s] = gram[i * N + j] / (scale[i] * scale[j]) + (r === s ? RIDGE : 0);
-      }
+/** Work arrays of fitNonNegative, kept by each model to avoid allocating per step. */
+interface FitScratch {
+  scale: Float64Array; // [N]
+  sub: Float64Array; // [N*N]
+  rhs: Float64Array; // [N]
+  trial: Float64Array; // [N]
+  support: Int32Array; // [N]
+}
+
+function fitScratch(): FitScratch {
+  return { scale: new Float64Array(N), sub: new Float64Array(N * N), rhs: new Float64Array(N), trial: new Float64Array(N), support: new Int32Array(N) };
+}
+
+/**
+ * Non-negative least squares on decayed normal equations (gram [N*N], moment [N]) into coef,
+ * exactly: the optimum is the unconstrained fit on its own support, so try all 15 supports (fixed
+ * order, deterministic) and keep the best one whose coefficients are all >= 0. Features are scaled
+ * to a unit diagonal first, since attended positions run to millions while the constant is 1.
+ */
+function fitNonNegative(gram: Float64Array, moment: Float64Array, coef: Float64Array, w: FitScratch): void {
+  const { scale, trial } = w;
+  for (let i = 0; i < N; i++) scale[i] = gram[i * N + i] > 0 ? Math.sqrt(gram[i * N + i]) : 0;
+  coef.fill(0);
+  let best = 0; // objective of all-zero coefficients
+  for (let mask = 1; mask < 1 << N; mask++) {
+    let usable = true;
+    for (let i = 0; i < N; i++) if (mask & (1 << i) && scale[i] === 0) usable = false;
+    if (!usable || !solveSupport(gram, moment, mask, w)) continue;
+    // objective (up to a constant) in scaled coordinates: z^T G z - 2 h^T z
+    let objective = 0;
+    for (let i = 0; i < N; i++) {
+      if (!(mask & (1 << i))) continue;
+      let gz = 0;
+      for (let j = 0; j < N; j++) if (mask & (1 << j)) gz += (gram[i * N + j] / (scale[i] * scale[j]) + (i === j ? RIDGE : 0)) * trial[j];
+      objective += trial[i] * gz - (2 * moment[i] * trial[i]) / scale[i];
     }
-    // Cholesky: the scaled Gram matrix plus ridge is symmetric positive definite
-    for (let r = 0; r < k; r++) {
-      for (let s = 0; s <= r; s++) {
-        let sum = sub[r * N + s];
-        for (let t = 0; t < s; t++) sum -= sub[r * N + t] * sub[s * N + t];
-        if (r === s) {
-          if (!(sum > 0)) return false;
-          sub[r * N + r] = Math.sqrt(sum);
-        } else {
-          sub[r * N + s] = sum / sub[s * N + s];
-        }
-      }
+    if (objective < best) {
+      best = objective;
+      for (let i = 0; i < N; i++) coef[i] = mask & (1 << i) ? trial[i] / scale[i] : 0;
     }
-    for (let r = 0; r < k; r++) {
-      let sum = rhs[r];
-      for (let t = 0; t < r; t++) sum -= sub[r * N + t] * rhs[t];
-      rhs[r] = sum / sub[r * N + r];
-    }
-    trial.fill(0);
-    for (let r = k - 1; r >= 0; r--) {
-      let sum = rhs[r];
-      for (let t = r + 1; t < k; t++) sum -= sub[t * N + r] * trial[idx[t]];
-      const z = sum / sub[r * N + r];
-      if (z < 0) return false;
-      trial[idx[r]] = z;
-    }
-    return true;
   }
+}
+
+/** Solves the scaled normal equations on one support into w.trial; false if singular or any coefficient < 0. */
+function solveSupport(gram: Float64Array, moment: Float64Array, mask: number, w: FitScratch): boolean {
+  const { scale, sub, rhs, trial } = w;
+  const idx = w.support;
+  let k = 0;
+  for (let i = 0; i < N; i++) if (mask & (1 << i)) idx[k++] = i;
+  for (let r = 0; r < k; r++) {
+    const i = idx[r];
+    rhs[r] = moment[i] / scale[i];
+    for (let s = 0; s < k; s++) {
+      const j = idx[s];
+      sub[r * N + s] = gram[i * N + j] / (scale[i] * scale[j]) + (r === s ? RIDGE : 0);
+    }
+  }
+  // Cholesky: the scaled Gram matrix plus ridge is symmetric positive definite
+  for (let r = 0; r < k; r++) {
+    for (let s = 0; s <= r; s++) {
+      let sum = sub[r * N + s];
+      for (let t = 0; t < s; t++) sum -= sub[r * N + t] * sub[s * N + t];
+      if (r === s) {
+        if (!(sum > 0)) return false;
+        sub[r * N + r] = Math.sqrt(sum);
+      } else {
+        sub[r * N + s] = sum / sub[s * N + s];
+      }
+    }
+  }
+  for (let r = 0; r < k; r++) {
+    let sum = rhs[r];
+    for (let t = 0; t < r; t++) sum -= sub[r * N + t] * rhs[t];
+    rhs[r] = sum / sub[r * N + r];
+  }
+  trial.fill(0);
+  for (let r = k - 1; r >= 0; r--) {
+    let sum = rhs[r];
+    for (let t = r + 1; t < k; t++) sum -= sub[t * N + r] * trial[idx[t]];
+    const z = sum / sub[r * N + r];
+    if (z < 0) return false;
+    trial[idx[r]] = z;
+  }
+  return true;
 }

@@ -138,7 +138,7 @@ export interface EngineApi {
    * Holds each step to a time budget so a long prompt never freezes decoding sessions: prefill
    * chunks are sized from a cost model fitted to measured steps, so that a step costs at most
    * `multiple` x its decode rows' own step and at most `maxStepMs`. null = off (the token budget
-   * alone, as before). Default { multiple: 2 }; kept across model loads. Numbers out of bounds
+   * alone, as before). Default { multiple: 1.5 }; kept across model loads. Numbers out of bounds
    * reject with an InvalidOptionError naming the option. StepEvent.stepBudget shows its effect.
    */
   setStepBudget(budget: StepBudget | null): Promise<void>;

@@ -6,11 +6,11 @@ import { setMode, setStepMultiple } from '../state/compare-actions';
 import { useModelStore } from '../state/model-store';
 import { useTelemetryStore } from '../state/telemetry-store';
 
-/** Multiples of the decode step a prefill step may cost ('off': the token budget alone). The engine's default is 2. */
-const BUDGET_CHOICES = ['2', '4', '8', 'off'] as const;
+/** Multiples of the decode step a prefill step may cost ('off': the token budget alone). The first is the engine's default (DEFAULT_STEP_BUDGET). */
+const BUDGET_CHOICES = ['1.5', '2', '4', '8', 'off'] as const;
 
 function StepBudgetSelect() {
-  const [choice, setChoice] = useState<string>('2');
+  const [choice, setChoice] = useState<string>(BUDGET_CHOICES[0]);
   const onServer = useModelStore((s) => s.model?.server !== undefined);
   const budget = useTelemetryStore((s) => s.latest?.stepBudget);
   const shown = budget?.targetMs !== undefined && budget.predictedMs !== undefined ? `budget ${budget.targetMs.toFixed(0)} ms, planned ${budget.predictedMs.toFixed(0)} ms` : undefined;
