@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { ModelInfo, SessionOptions } from '../src/protocol/api';
 import type { RunRecord, RunRequest, TurnSpec } from '../testing/harness/driver';
 import { decodeThroughput, median, speedup } from '../src/protocol/metrics';
-import { joinLatency, timesToFirstToken, type JoinLatency } from './metrics';
+import { joinLatency, longestGapAfter, timesToFirstToken, type JoinLatency } from './metrics';
 import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type ThroughputPoint, type Workload } from './report';
 import { chatPrompts, joinPrompt, niahPrompts, type BenchSettings } from './settings';
 
@@ -78,18 +78,22 @@ export function throughputPoint(workload: Workload, sessions: number, runs: Reco
   };
 }
 
-/** Chat sessions decode; once they are a few steps in, a long fresh prompt joins (batched). */
+/** Steps the decoders take before the long prompt is sent. */
+const JOIN_AFTER_STEPS = 4;
+
+/** Chat sessions decode; once they are a few steps in, a long fresh prompt joins (batched); then the decoders alone, as the control. */
 async function measureJoin(run: RunWorkload, settings: BenchSettings): Promise<BenchReport['join']> {
   if (settings.joinDecoders < 1) return null;
   const runs: JoinLatency[] = [];
   for (let repeat = 0; repeat < settings.repeats; repeat++) {
     const decoders = workloadTurns(settings, 'chat', settings.joinDecoders, Math.max(settings.chatNewTokens, 48));
-    const joiner: TurnSpec = { prompt: joinPrompt(settings.joinPromptTokens, repeat), options: greedy(1), afterSteps: 4 };
+    const joiner: TurnSpec = { prompt: joinPrompt(settings.joinPromptTokens, repeat), options: greedy(1), afterSteps: JOIN_AFTER_STEPS };
     const join = joinLatency(await run({ mode: 'batched', turns: [...decoders, joiner] }));
+    join.maxGapWithoutJoinMs = longestGapAfter(await run({ mode: 'batched', turns: decoders }), JOIN_AFTER_STEPS);
     runs.push(join);
     console.log(`join #${repeat + 1}: ${JSON.stringify(join)}`);
   }
-  const pick = (key: keyof JoinLatency): number => median(runs.map((r) => r[key]));
+  const pick = (key: keyof JoinLatency): number => median(runs.map((r) => r[key] ?? Number.NaN));
   const keys = Object.keys(runs[0]!) as Array<keyof JoinLatency>;
   return { decoders: settings.joinDecoders, runs, median: Object.fromEntries(keys.map((k) => [k, pick(k)])) as unknown as JoinLatency };
 }

@@ -2,7 +2,7 @@
 // the join window's gaps. Not a benchmark; no browser, no timing.
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, StepRecord } from '../testing/harness/driver';
-import { joinLatency, timesToFirstToken } from './metrics';
+import { joinLatency, longestGapAfter, timesToFirstToken } from './metrics';
 
 type Row = StepRecord['rows'][number];
 
@@ -52,5 +52,9 @@ describe('join latency', () => {
     expect(join.medianGapBeforeJoinMs).toBe(13);
     expect(join.timeToFirstTokenMs).toBe(steps[3]!.receivedAtMs - 1010);
     expect(timesToFirstToken(run)).toEqual([steps[0]!.receivedAtMs - 900, steps[0]!.receivedAtMs - 900, steps[3]!.receivedAtMs - 1010]);
+    // the control's longest gap: over gaps ending after step 2 only (the 300 ms step's, not the 12 ms one's)
+    expect(longestGapAfter(run, 2)).toBe(301);
+    expect(longestGapAfter({ ...run, steps: steps.slice(0, 2) }, 0)).toBe(13);
+    expect(longestGapAfter(run, 5)).toBeNaN();
   });
 });

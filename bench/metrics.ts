@@ -24,6 +24,25 @@ export interface JoinLatency {
   medianGapBeforeJoinMs: number;
   /** Longest single step of the join: the gap chunked prefill should stay close to. */
   longestJoinStepMs: number;
+  /**
+   * The control: the same decoders run again without the joiner, their longest gap after the
+   * steps the joiner waited for. What the machine's own noise does to the longest gap; absent in
+   * reports made before it was measured.
+   */
+  maxGapWithoutJoinMs?: number;
+}
+
+/** Longest gap between consecutive tokens of any turn's session, over gaps ending after the run's first `afterSteps` steps. */
+export function longestGapAfter(run: RunRecord, afterSteps: number): number {
+  const from = run.steps[afterSteps];
+  if (!from) return Number.NaN;
+  let longest = Number.NaN;
+  for (const turn of run.turns) {
+    for (const { endMs, gapMs } of interTokenGaps(tokenEndTimes(run.steps, turn.sessionId))) {
+      if (endMs > from.startedAtMs && !(gapMs <= longest)) longest = gapMs;
+    }
+  }
+  return longest;
 }
 
 /**
