@@ -19,7 +19,7 @@ const RAISED_LIMITS = [
 
 /** What the kernels need beyond WebGPU's defaults; an adapter below any of these is refused. */
 export const REQUIRED_MINIMUMS = {
-  maxStorageBuffersPerShaderStage: 7, // rope_kv_write binds 7 storage buffers (WebGPU guarantees 8)
+  maxStorageBuffersPerShaderStage: 7, // rope_kv_write and paged_attention bind 7 storage buffers (WebGPU guarantees 8)
   maxComputeInvocationsPerWorkgroup: 64,
   maxComputeWorkgroupStorageSize: 16 * (2 * 16 + 16 * 16), // paged attention's 16 split states of 16 dims, four lanes each (sample needs 1 KiB)
 } as const;
