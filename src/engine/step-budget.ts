@@ -15,11 +15,10 @@ export interface StepBudget {
 
 /**
  * 1.5x the decode step: a decoder's token gap grows by at most half while a prompt prefills beside
- * it. Not 2x: on SwiftShader a decode step alone varies up to 2-4x its median on a busy machine,
- * so a 2x step plus one such spike broke the 3x aimed for where 1.5x kept its longest gaps ~25%
- * shorter; the joiner's first token came no later in the benchmark's join (its decoders finish
- * first, then the prompt runs in full chunks), but beside long-running decoders it prefills at
- * about half the rate 2x would give.
+ * it. Not 2x: a decode step alone can take several times its median on a busy machine (the join
+ * benchmark's control run shows how much), so a 2x step plus one such spike leaves no room under
+ * the 3x aimed for. The price: beside long-running decoders a prompt prefills at about half the
+ * rate 2x would give.
  */
 export const DEFAULT_STEP_BUDGET: Readonly<StepBudget> = Object.freeze({ multiple: 1.5 });
 /** Below 1 not even the decode rows alone would fit. */

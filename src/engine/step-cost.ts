@@ -175,7 +175,10 @@ export class StepCostModel {
 
   predict(numTokens: number, numRows: number, attended: number): number {
     if (this.dirty) this.solve();
-    const c = this.coef;
+    return this.evaluate(this.coef, numTokens, numRows, attended);
+  }
+
+  private evaluate(c: Float64Array, numTokens: number, numRows: number, attended: number): number {
     return c[0] + c[1] * Math.ceil(numTokens / this.tokenTile) + c[2] * numRows + c[3] * attended;
   }
 
@@ -186,8 +189,8 @@ export class StepCostModel {
   /**
    * A decode-only step's cost (the step a budget's multiple multiplies), from the decode-only steps
    * alone once there are MIN_DECODE_OBSERVATIONS of them: the joint fit is a compromise between
-   * both kinds, and through a long join (every step mixed) it put SwiftShader's decode step ~30%
-   * high, which let a 2x budget make 2.6x steps.
+   * both kinds, and through a long join (every step mixed) it leans toward the mixed steps, so the
+   * budget would multiply an inflated decode step (step-cost.test.ts builds such a device).
    */
   predictDecodeOnly(shape: StepShape): number {
     if (this.numDecodeObserved < MIN_DECODE_OBSERVATIONS) return this.predictShape(shape);
@@ -195,8 +198,7 @@ export class StepCostModel {
       this.decodeDirty = false;
       fitNonNegative(this.kindGram.subarray(0, N * N), this.kindMoment.subarray(0, N), this.decodeCoef, this.scratch);
     }
-    const c = this.decodeCoef;
-    return c[0] + c[1] * Math.ceil(shape.numTokens / this.tokenTile) + c[2] * shape.numRows + c[3] * shape.attended;
+    return this.evaluate(this.decodeCoef, shape.numTokens, shape.numRows, shape.attended);
   }
 
   coefficients(): StepCostCoefficients {

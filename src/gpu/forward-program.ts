@@ -166,6 +166,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     );
   const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false) =>
     add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0 }), slotB, [buf(x), buf(weight), buf(gather ? act.sampleTokens : act.unused), buf(out)], (cnt, out2) => spread(count(cnt), out2));
+  /** paged_attention's grids: one workgroup per (item, head quad). */
+  const attentionGrid = (numItems: (cnt: Counts) => number): Dispatch['grid'] => (cnt, out) => {
+    out[0] = c.numKvHeads * attention.quadsPerKvHead;
+    out[1] = numItems(cnt);
+  };
   const perToken = (width: number): Dispatch['grid'] => (cnt, out) => {
     out[0] = Math.ceil(width / ELEMENTWISE_WORKGROUP);
     out[1] = cnt.numTokens;
@@ -189,16 +194,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated)
     add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, [buf(act.tokens), buf(p.ropeTable), buf(act.blockTables), buf(act.q), buf(act.k), buf(act.v), kvLayer], perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
     const attentionBuffers = (items: GPUBuffer) => [buf(act.rowInfo), buf(items), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn), buf(act.attentionStates)];
-    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers(act.attentionItems), (cnt, out) => {
-      out[0] = c.numKvHeads * attention.quadsPerKvHead;
-      out[1] = cnt.numAttentionItems;
-    });
+    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
     // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
-    const merge = (cnt: Counts, out: Uint32Array) => {
-      out[0] = c.numKvHeads * attention.quadsPerKvHead;
-      out[1] = cnt.numMergeItems;
-    };
-    add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), slotAttentionMerge, attentionBuffers(act.mergeItems), merge, true);
+    add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), slotAttentionMerge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);
     matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
     if (L.mlp.kind === 'glu') {

@@ -36,8 +36,8 @@ export interface GpuRunnerOptions {
   /** Positions a session may reach (default the model's maxPositionEmbeddings). */
   maxContext?: number;
   /**
-   * Bytes of scratch for split-KV decode (0: off; default 16 MiB on a GPU, 0 on a CPU adapter, where
-   * it measured 12-15% slower at 1,226 keys): a decode row past 512 keys then spreads its keys
+   * Bytes of scratch for split-KV decode (0: off; default 16 MiB on a GPU, 0 on a CPU adapter, whose
+   * few cores the extra workgroups and merge pass only cost): a decode row past 512 keys then spreads its keys
    * over one workgroup per 512 and a merge pass, rather than walking them in one workgroup. Either
    * way gives the same bits; rows that find no scratch left walk.
    */
@@ -173,13 +173,9 @@ export class GpuRunner implements ModelRunner {
    */
   async profileStep(plan: StepPlan): Promise<{ label: string; ms: number }[]> {
     if (!this.device.features.has('timestamp-query')) throw new Error('profiling needs the timestamp-query feature');
-    this.meta.pack(plan);
-    const counts: Counts = { numTokens: this.meta.numTokens, numSampled: this.meta.numSampled, numAttentionItems: this.meta.numAttentionItems, numMergeItems: this.meta.numMergeItems };
-    const runs = (d: Dispatch): boolean => {
-      d.grid(counts, this.grid);
-      return this.grid[0]! > 0 && this.grid[1]! > 0;
-    };
-    const dispatches = [...this.program.body, ...(plan.rows.some((r) => r.sample) ? this.program.tail : [])].filter(runs);
+    this.meta.pack(plan); // only to know which conditional dispatches run (run() packs it again)
+    const counts = this.counts();
+    const dispatches = [...this.program.body, ...(plan.rows.some((r) => r.sample) ? this.program.tail : [])].filter((d) => this.fillGrid(d, counts));
     const querySet = this.device.createQuerySet({ type: 'timestamp', count: 2 * dispatches.length });
     const resolved = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
     const readback = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -211,7 +207,7 @@ export class GpuRunner implements ModelRunner {
     const { device, act, meta } = this;
     const queue = device.queue;
     meta.pack(plan); // validates the plan before any GPU work
-    const counts: Counts = { numTokens: meta.numTokens, numSampled: meta.numSampled, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
+    const counts = this.counts();
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
     const sampleRows = Array.from(meta.sampleRows.subarray(0, counts.numSampled));
 
@@ -283,10 +279,21 @@ export class GpuRunner implements ModelRunner {
     return gpuTimeMs === undefined ? { sampledIds, sampleRows, logits } : { sampledIds, sampleRows, logits, gpuTimeMs };
   }
 
+  /** The packed step's sizes, as the dispatches' grids and params read them. */
+  private counts(): Counts {
+    const { meta } = this;
+    return { numTokens: meta.numTokens, numSampled: meta.numSampled, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
+  }
+
+  /** Fills this.grid for d; false when it has no workgroups (a conditional pass with nothing to do). */
+  private fillGrid(d: Dispatch, counts: Counts): boolean {
+    d.grid(counts, this.grid);
+    return this.grid[0]! > 0 && this.grid[1]! > 0;
+  }
+
   private encode(pass: GPUComputePassEncoder, dispatches: Dispatch[], counts: Counts): void {
     for (const d of dispatches) {
-      d.grid(counts, this.grid);
-      if (this.grid[0] === 0 || this.grid[1] === 0) continue; // a conditional pass with nothing to do
+      if (!this.fillGrid(d, counts)) continue;
       pass.setPipeline(d.pipeline);
       pass.setBindGroup(0, d.bindGroup);
       pass.dispatchWorkgroups(this.grid[0]!, this.grid[1]!);

@@ -35,6 +35,19 @@ export interface StepMetaLimits {
   maxSplitStates: number;
 }
 
+/** Writes WorkItem `index` of `into` field by field (pack runs every step: no array per item). */
+function writeItem(into: Uint32Array, index: number, row: number, firstQuery: number, numQueries: number, kind: number, firstSplit: number, stateBase: number): void {
+  const o = index * ATTENTION_ITEM_WORDS;
+  into[o] = row;
+  into[o + 1] = firstQuery;
+  into[o + 2] = numQueries;
+  into[o + 3] = kind;
+  into[o + 4] = firstSplit;
+  into[o + 5] = stateBase;
+  into[o + 6] = 0;
+  into[o + 7] = 0;
+}
+
 export class StepMeta {
   /** [maxTokens, TOKEN_INFO_WORDS] */
   readonly tokens: Uint32Array;
@@ -91,9 +104,6 @@ export class StepMeta {
     let items = 0;
     let merges = 0;
     let states = 0;
-    const item = (o: number, r: number, first: number, numQueries: number, kind: number, firstSplit = 0, stateBase = 0, into = this.attentionItems) => {
-      into.set([r, first, numQueries, kind, firstSplit, stateBase, 0, 0], o);
-    };
     plan.rows.forEach((row, r) => {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
@@ -119,12 +129,12 @@ export class StepMeta {
       const numSplits = Math.ceil((row.startPos + 1) / ATTENTION_SPLIT_KEYS);
       if (n === 1 && numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates) {
         // split-KV: one workgroup per round of splits, then the merge pass
-        for (let split = 0; split < numSplits; split += ATTENTION_SLOTS) item(ATTENTION_ITEM_WORDS * items++, r, 0, 1, ITEM_KIND.partition, split, states);
-        item(ATTENTION_ITEM_WORDS * merges++, r, 0, 1, ITEM_KIND.decode, 0, states, this.mergeItems);
+        for (let split = 0; split < numSplits; split += ATTENTION_SLOTS) writeItem(this.attentionItems, items++, r, 0, 1, ITEM_KIND.partition, split, states);
+        writeItem(this.mergeItems, merges++, r, 0, 1, ITEM_KIND.decode, 0, states);
         states += numSplits;
       } else {
         for (let first = 0; first < n; first += attentionQueriesPerItem) {
-          item(ATTENTION_ITEM_WORDS * items++, r, first, Math.min(attentionQueriesPerItem, n - first), n === 1 ? ITEM_KIND.decode : ITEM_KIND.prefill);
+          writeItem(this.attentionItems, items++, r, first, Math.min(attentionQueriesPerItem, n - first), n === 1 ? ITEM_KIND.decode : ITEM_KIND.prefill, 0, 0);
         }
       }
       for (let j = 0; j < n; j++, t++) {
