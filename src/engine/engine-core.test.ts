@@ -1,6 +1,6 @@
 // Tests of EngineCore's own loop: it runs by itself, yields between steps, idles and wakes, emits
 // one event per step, survives a failing runner or listener, and applies a cancel mid-step.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
 import { FakeRunner } from './testing/fake-runner';
@@ -145,10 +145,182 @@ describe('EngineCore loop', () => {
     let numSteps = 0;
     engine.subscribe(() => numSteps++);
     engine.send(id, 'x');
-    engine.dispose();
-    await engine.whenIdle();
+    await engine.dispose();
     await new Promise((r) => setTimeout(r, 5));
     expect(numSteps).toBe(0);
+  });
+});
+
+/** A runner whose execute() resolves after a macrotask, as every GPU readback does; counts overlaps. */
+class MacrotaskRunner implements ModelRunner {
+  readonly inner: FakeRunner;
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  readonly maxTokensPerStep: number;
+  readonly maxRows: number;
+  inFlight = 0;
+  maxInFlight = 0;
+  constructor(inner = new FakeRunner({ numBlocks: 100, blockSize: 4 })) {
+    this.inner = inner;
+    this.blockSize = inner.blockSize;
+    this.numBlocks = inner.numBlocks;
+    this.maxTokensPerStep = inner.maxTokensPerStep;
+    this.maxRows = inner.maxRows;
+  }
+  async execute(plan: StepPlan): Promise<StepResult> {
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      await new Promise((r) => setImmediate(r));
+      return this.inner.executeSync(plan);
+    } finally {
+      this.inFlight--;
+    }
+  }
+  dispose(): void {}
+}
+
+describe('EngineCore loop: one owner', () => {
+  // Each of these once queued a second loop turn while a step was in flight: the step's update
+  // resolves waitForTurn, and the waiter's send() ran before the loop's own continuation.
+  const patterns: Record<string, (engine: EngineCore, id: string) => void> = {
+    'send right after waitForTurn': (engine, id) => engine.send(id, 'next'),
+    'reset right after waitForTurn': (engine, id) => {
+      engine.resetSession(id);
+      engine.send(id, 'again');
+    },
+    'cancel of the next turn right after it is sent': (engine, id) => {
+      engine.send(id, 'next');
+      engine.cancel(id);
+    },
+  };
+  for (const [name, after] of Object.entries(patterns)) {
+    it(`${name}, 300 times over a macrotask runner: one step in flight, contiguous steps`, async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+      const runner = new MacrotaskRunner();
+      const engine = makeEngine(runner);
+      const stepIndexes: number[] = [];
+      engine.subscribe((e) => stepIndexes.push(e.stepIndex));
+      const id = engine.createSession({ maxNewTokens: 2 });
+      engine.send(id, 'turn 1');
+      for (let i = 0; i < 300; i++) {
+        await engine.waitForTurn(id);
+        after(engine, id);
+      }
+      await engine.waitForTurn(id);
+      await engine.whenIdle();
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+      expect(runner.maxInFlight).toBe(1);
+      expect(stepIndexes).toEqual(stepIndexes.map((_, i) => i));
+      expect(engine.pool.stats().numUsed).toBe(0);
+    });
+  }
+
+  it('close right after waitForTurn, then a new session at once, 300 times', async () => {
+    const runner = new MacrotaskRunner();
+    const engine = makeEngine(runner);
+    let id = engine.createSession({ maxNewTokens: 2 });
+    engine.send(id, 'turn');
+    for (let i = 0; i < 300; i++) {
+      await engine.waitForTurn(id);
+      engine.closeSession(id);
+      id = engine.createSession({ maxNewTokens: 2 });
+      engine.send(id, 'turn');
+    }
+    await engine.waitForTurn(id);
+    await engine.whenIdle();
+    expect(runner.maxInFlight).toBe(1);
+    expect(engine.pool.stats().numUsed).toBe(0);
+  });
+
+  it('replaceRunner and dispose wait for the step actually in flight', async () => {
+    const runner = new ControlledRunner();
+    const engine = makeEngine(runner);
+    const id = engine.createSession({ maxNewTokens: 50 });
+    let release = (): void => {};
+    runner.hold = new Promise((r) => (release = r));
+    engine.send(id, 'x');
+    while (runner.numCalls === 0) await new Promise((r) => setTimeout(r, 0));
+    engine.send(engine.createSession({ maxNewTokens: 3 }), 'y'); // a wake while the step runs
+    let replaced = false;
+    const next = new ControlledRunner();
+    const replacing = engine.replaceRunner(next).then(() => (replaced = true));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(replaced).toBe(false); // the held step is still running on the old runner
+    runner.hold = null;
+    release();
+    await replacing;
+    await engine.waitForTurn(id);
+    expect(next.numCalls).toBeGreaterThan(0);
+    expect(runner.numCalls).toBe(1);
+    let disposed = false;
+    next.hold = new Promise((r) => (release = r));
+    const numCallsBefore = next.numCalls;
+    engine.send(id, 'more');
+    while (next.numCalls === numCallsBefore) await new Promise((r) => setTimeout(r, 0));
+    const disposing = engine.dispose().then(() => (disposed = true));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(disposed).toBe(false);
+    next.hold = null;
+    release();
+    await disposing;
+  });
+
+  it('an engine fault (not the runner) ends every turn with it and the loop carries on', async () => {
+    const engine = makeEngine(new MacrotaskRunner());
+    const errors: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => errors.push(args);
+    try {
+      const a = engine.createSession({ maxNewTokens: 5 });
+      const b = engine.createSession({ maxNewTokens: 5 });
+      const schedule = engine.scheduler.schedule.bind(engine.scheduler);
+      let failOnce = true;
+      engine.scheduler.schedule = () => {
+        if (failOnce) {
+          failOnce = false;
+          throw new Error('scheduler bug');
+        }
+        return schedule();
+      };
+      engine.send(a, 'x');
+      engine.send(b, 'y');
+      const results = await Promise.all([engine.waitForTurn(a), engine.waitForTurn(b)]);
+      expect(results.map((r) => [r.finishReason, r.error])).toEqual([
+        ['error', 'scheduler bug'],
+        ['error', 'scheduler bug'],
+      ]);
+      expect(errors).toHaveLength(1);
+      engine.send(a, 'again');
+      expect((await engine.waitForTurn(a)).finishReason).toBe('length');
+      expect(engine.pool.stats().numUsed).toBe(0);
+    } finally {
+      console.error = original;
+    }
+  });
+
+  it('failAll ends every turn, the one in flight after its step', async () => {
+    const runner = new ControlledRunner();
+    const engine = makeEngine(runner);
+    const a = engine.createSession({ maxNewTokens: 50 });
+    let release = (): void => {};
+    runner.hold = new Promise((r) => (release = r));
+    engine.send(a, 'x');
+    while (runner.numCalls === 0) await new Promise((r) => setTimeout(r, 0));
+    const failing = engine.failAll(new Error('no device'));
+    runner.hold = null;
+    release();
+    await failing;
+    expect(await engine.waitForTurn(a)).toMatchObject({ finishReason: 'error', error: 'no device' });
+    expect(runner.numCalls).toBe(1);
+    expect(engine.pool.stats().numUsed).toBe(0);
+  });
+
+  it('step() is for manual engines only', () => {
+    expect(() => makeEngine().step()).toThrow(/manual-stepping/);
   });
 });
 

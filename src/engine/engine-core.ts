@@ -1,12 +1,14 @@
-// EngineCore: the step loop (schedule -> execute -> update), one StepEvent per step, yielding to
-// the event loop between steps and idling when nothing is runnable. No worker or UI wiring here.
+// EngineCore: the step loop (schedule -> execute -> update) with one owner, one StepEvent per step,
+// yielding to the event loop between steps and idling when nothing is runnable. No worker or UI wiring.
 import { BlockPool } from './block-pool';
 import type { EngineMode, StepEvent } from './events';
 import { KVCacheManager } from './kv-manager';
+import { Listeners } from './listeners';
 import { Scheduler, type StepOutput } from './scheduler';
-import { SessionRegistry, type SessionOptions, type TurnResult } from './sessions';
+import type { SessionOptions } from './session-options';
+import { SessionRegistry, type TurnResult } from './sessions';
 import { validateStepBudget, type StepBudget } from './step-budget';
-import type { ChatTemplate, ModelRunner, StepResult, Tokenizer } from './types';
+import { DEFAULT_MAX_ROWS, type ChatTemplate, type ModelRunner, type StepResult, type Tokenizer } from './types';
 
 export interface EngineCoreOptions {
   runner: ModelRunner;
@@ -28,9 +30,6 @@ export interface EngineCoreOptions {
 
 export type StepListener = (event: StepEvent) => void;
 
-/** Batched mode's row cap unless the caller sets one; runners size their per-row buffers to it. */
-export const DEFAULT_MAX_ROWS = 16;
-
 export class EngineCore {
   runner: ModelRunner;
   readonly pool: BlockPool;
@@ -39,14 +38,20 @@ export class EngineCore {
   readonly sessions: SessionRegistry;
   private readonly now: () => number;
   private readonly manualSteps: boolean;
-  private readonly listeners = new Set<StepListener>();
-  private idleWaiters: Array<() => void> = [];
-  private loopScheduled = false;
-  private stepping = false;
+  private readonly listeners = new Listeners<StepEvent>('step');
+  private nextListenerId = 1;
+  /**
+   * The loop while it runs: the one owner of stepping. Every step of a self-running engine starts
+   * inside it, so at most one is ever in flight; whoever must wait for the step in flight awaits it.
+   */
+  private running: Promise<void> | null = null;
+  /** Something changed since the loop last looked (new work, a cancel, a step that progressed). */
+  private wanted = false;
+  /** A manual step() in flight (manual mode has no loop). */
+  private manualStep: Promise<unknown> | null = null;
   private disposed = false;
   /** While set, no step starts (a runner is being replaced); sessions keep their state. */
   private suspended = false;
-  private stepDone: Promise<unknown> = Promise.resolve();
 
   constructor(options: EngineCoreOptions) {
     const runner = options.runner;
@@ -85,8 +90,8 @@ export class EngineCore {
   }
 
   subscribe(listener: StepListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const id = this.listeners.add(this.nextListenerId++, listener);
+    return () => this.listeners.delete(id);
   }
 
   createSession(options: SessionOptions = {}): string {
@@ -118,16 +123,23 @@ export class EngineCore {
     return this.sessions.waitForTurn(sessionId);
   }
 
-  /** Resolves once no step is runnable (at once if none is). */
-  whenIdle(): Promise<void> {
-    if (this.disposed || (!this.stepping && !this.loopScheduled && !this.scheduler.hasWork())) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  /** Resolves once the loop has stopped: no step in flight and none runnable (at once if so now). */
+  async whenIdle(): Promise<void> {
+    while (this.running || this.manualStep) await (this.running ?? this.manualStep);
   }
 
-  /** Runs one step if any is runnable; returns its event (null when idle). */
+  /** Manual mode only: runs one step if any is runnable; returns its event (null when idle). */
   step(): Promise<StepEvent | null> {
-    const done = this.runStep();
-    this.stepDone = done.catch(() => undefined);
+    if (!this.manualSteps) throw new Error('step() drives a manual-stepping engine; this one runs its own loop');
+    if (this.manualStep) throw new Error('a step is already running: await the previous step() first');
+    const done = (async () => {
+      try {
+        return await this.runStep();
+      } finally {
+        this.manualStep = null; // before the caller's continuation, so it may step again at once
+      }
+    })();
+    this.manualStep = done;
     return done;
   }
 
@@ -149,7 +161,7 @@ export class EngineCore {
       throw new Error(`a replacement runner needs the same KV pool (${this.runner.numBlocks} blocks of ${this.runner.blockSize})`);
     }
     this.suspended = true;
-    await this.stepDone;
+    await this.whenIdle(); // the step in flight ends on the old runner; none starts after it
     this.runner = runner;
     this.scheduler.evictAll();
     this.pool.clearCache();
@@ -158,105 +170,118 @@ export class EngineCore {
     this.wake();
   }
 
-  private async runStep(): Promise<StepEvent | null> {
-    if (this.stepping) throw new Error('a step is already running');
-    if (this.disposed || this.suspended || !this.scheduler.hasWork()) return null;
-    this.stepping = true;
-    try {
-      const startedAtMs = this.now();
-      const plan = this.scheduler.schedule();
-      let output: StepOutput;
-      let gpuTimeMs: number | undefined;
-      let ran = false;
-      if (plan.rows.length === 0) {
-        output = this.scheduler.update(plan, { sampledIds: new Int32Array(0) });
-      } else {
-        let result: StepResult | undefined;
-        let failure: unknown;
-        try {
-          result = await this.runner.execute(plan);
-        } catch (err) {
-          failure = err;
-        }
-        gpuTimeMs = result?.gpuTimeMs;
-        ran = result !== undefined;
-        output = result ? this.scheduler.update(plan, result) : this.scheduler.abortStep(plan, failure);
-      }
-      this.sessions.applyStep(output);
-      const elapsedMs = this.now() - startedAtMs;
-      // the cost model learns from steps that ran; a failed one says nothing about the runner's speed
-      if (ran) this.scheduler.stepCost.observePlan(plan, elapsedMs);
-      const kv = this.pool.stats();
-      const event: StepEvent = {
-        stepIndex: output.stepIndex,
-        startedAtMs,
-        elapsedMs,
-        ...(gpuTimeMs !== undefined ? { gpuTimeMs } : {}),
-        rows: output.rows,
-        numTokens: output.numTokens,
-        finished: output.finished,
-        kvBlocksUsed: kv.numUsed,
-        kvBlocksFree: kv.numFree,
-        kvBlocksShared: kv.numShared,
-        kvBlocksCached: kv.numCached,
-        kvBlocksTotal: kv.numBlocks,
-        queueDepth: this.scheduler.numWaiting,
-        waiting: this.scheduler.waitingReasons(),
-        numRunning: this.scheduler.numRunning,
-        mode: this.scheduler.mode,
-        ...(output.budget ? { stepBudget: output.budget } : {}),
-      };
-      for (const listener of this.listeners) {
-        try {
-          listener(event);
-        } catch (err) {
-          // a faulty subscriber must not stall every session
-          console.error('step listener failed', err);
-        }
-      }
-      return event;
-    } finally {
-      this.stepping = false;
-    }
+  /**
+   * Ends every turn with `error`, for an owner that cannot carry on (a runner that could not be
+   * rebuilt): stops stepping, waits out the step in flight, then answers every waiter. Sessions
+   * stay; new turns run once a runner is replaced.
+   */
+  async failAll(error: unknown): Promise<void> {
+    this.suspended = true;
+    await this.whenIdle();
+    this.sessions.applyFinished(this.scheduler.failAll(error));
   }
 
-  /** Stops the loop; sessions stay as they are. The runner is the owner's to dispose. */
-  dispose(): void {
+  /**
+   * Stops the loop; sessions stay as they are. Resolves once the step in flight (if any) has
+   * ended, so the owner may then dispose the runner it ran on.
+   */
+  dispose(): Promise<void> {
     this.disposed = true;
     this.listeners.clear();
-    this.resolveIdle();
+    return this.whenIdle();
   }
 
-  private wake(): void {
-    if (this.manualSteps || this.disposed || this.suspended || this.loopScheduled || this.stepping) return;
-    this.loopScheduled = true;
-    yieldThen(() => void this.tick());
-  }
-
-  /** One loop turn: a step, then the next turn after a yield; idles when there is no work. */
-  private async tick(): Promise<void> {
-    this.loopScheduled = false;
-    if (!this.disposed && !this.suspended && this.scheduler.hasWork()) {
-      const event = await this.step();
-      // a plan with no rows and nothing finished means nothing could run: wait for new work
-      const madeProgress = event !== null && (event.rows.length > 0 || event.finished.length > 0);
-      if (madeProgress && this.scheduler.hasWork() && !this.disposed) {
-        this.loopScheduled = true;
-        yieldThen(() => void this.tick());
-        return;
+  private async runStep(): Promise<StepEvent | null> {
+    if (this.disposed || this.suspended || !this.scheduler.hasWork()) return null;
+    const startedAtMs = this.now();
+    const plan = this.scheduler.schedule();
+    let output: StepOutput;
+    let gpuTimeMs: number | undefined;
+    let ran = false;
+    if (plan.rows.length === 0) {
+      output = this.scheduler.update(plan, { sampledIds: new Int32Array(0) });
+    } else {
+      let result: StepResult | undefined;
+      let failure: unknown;
+      try {
+        result = await this.runner.execute(plan);
+      } catch (err) {
+        failure = err;
       }
+      gpuTimeMs = result?.gpuTimeMs;
+      ran = result !== undefined;
+      output = result ? this.scheduler.update(plan, result) : this.scheduler.abortStep(plan, failure);
     }
-    this.resolveIdle();
+    this.sessions.applyStep(output);
+    const elapsedMs = this.now() - startedAtMs;
+    // the cost model learns from steps that ran; a failed one says nothing about the runner's speed
+    if (ran) this.scheduler.stepCost.observePlan(plan, elapsedMs);
+    const kv = this.pool.stats();
+    const event: StepEvent = {
+      stepIndex: output.stepIndex,
+      startedAtMs,
+      elapsedMs,
+      ...(gpuTimeMs !== undefined ? { gpuTimeMs } : {}),
+      rows: output.rows,
+      numTokens: output.numTokens,
+      finished: output.finished,
+      kvBlocksUsed: kv.numUsed,
+      kvBlocksFree: kv.numFree,
+      kvBlocksShared: kv.numShared,
+      kvBlocksCached: kv.numCached,
+      kvBlocksTotal: kv.numBlocks,
+      queueDepth: this.scheduler.numWaiting,
+      waiting: this.scheduler.waitingReasons(),
+      numRunning: this.scheduler.numRunning,
+      mode: this.scheduler.mode,
+      ...(output.budget ? { stepBudget: output.budget } : {}),
+    };
+    this.listeners.emit(event); // a faulty subscriber is logged and skipped, never stalls a session
+    return event;
   }
 
-  private resolveIdle(): void {
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
+  /** Asks the loop to look again; starts it only when none runs. Never starts a step itself. */
+  private wake(): void {
+    if (this.manualSteps || this.disposed) return;
+    this.wanted = true;
+    this.running ??= this.loop();
+  }
+
+  /**
+   * The loop: while something changed, yield a macrotask, then run one step if there is work. A
+   * step that made progress asks again; one that could not (every request waits on memory nobody
+   * will free) leaves the loop idle until new work, a cancel or a close wakes it.
+   */
+  private async loop(): Promise<void> {
+    try {
+      while (this.wanted && !this.disposed && !this.suspended) {
+        this.wanted = false;
+        await yieldToEvents();
+        if (this.disposed || this.suspended || !this.scheduler.hasWork()) continue;
+        try {
+          const event = await this.runStep();
+          const madeProgress = event !== null && (event.rows.length > 0 || event.finished.length > 0);
+          if (madeProgress) this.wanted = true;
+        } catch (err) {
+          // runner failures end their rows inside runStep(); this is the engine's own fault, so
+          // every turn ends with it rather than wait on a loop that would fail the same way again
+          console.error('engine step failed', err);
+          this.sessions.applyFinished(this.scheduler.failAll(err));
+          this.wanted = true;
+        }
+      }
+    } finally {
+      this.running = null;
+    }
   }
 }
 
 type Yield = (callback: () => void) => void;
+
+/** Resolves after pending events (messages, timers, I/O) have been handled. */
+function yieldToEvents(): Promise<void> {
+  return new Promise((resolve) => yieldThen(resolve));
+}
 
 /**
  * Runs `callback` after pending events are handled. setTimeout(0) is clamped to 4 ms after a few

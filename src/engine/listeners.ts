@@ -16,6 +16,10 @@ export class Listeners<T> {
     this.byId.delete(id);
   }
 
+  clear(): void {
+    this.byId.clear();
+  }
+
   emit(value: T): void {
     for (const listener of this.byId.values()) {
       try {

@@ -2,7 +2,6 @@
 // sampling and stop settings, output text. No block ids (the KV manager keeps those).
 import type { FinishReason } from './events';
 import { OutputText } from './output-text';
-import { checkMaxNewTokens } from './session-options';
 import type { SamplingParams, Tokenizer } from './types';
 
 export interface RequestParams {
@@ -10,7 +9,7 @@ export interface RequestParams {
   sessionId: string;
   promptTokenIds: readonly number[];
   sampling: SamplingParams;
-  /** Most tokens to generate: an integer from 1 to MAX_NEW_TOKENS (session-options.ts). */
+  /** Most tokens to generate: an integer from 1 to MAX_NEW_TOKENS, checked where sessions are created (session-options.ts). */
   maxTokens: number;
   stopStrings?: readonly string[];
   /** Keep generating past EOS until maxTokens (benchmarks, like vLLM's ignore_eos). */
@@ -46,8 +45,6 @@ export class Request {
     this.requestId = params.requestId;
     this.sessionId = params.sessionId;
     this.sampling = params.sampling;
-    // refused, not clamped: clamping made 0 and -3 generate one token and NaN run to the context
-    checkMaxNewTokens(params.maxTokens);
     this.maxTokens = params.maxTokens;
     this.numPromptTokens = params.promptTokenIds.length;
     this.tokenIds = params.promptTokenIds.slice();

@@ -299,6 +299,19 @@ export class Scheduler {
     return this.output(plan.stepIndex, rows, 0, budget);
   }
 
+  /**
+   * The engine itself failed (not the runner), or its owner gives up on the runner: every request
+   * ends with the error, the step in flight included, so no turn waits on a loop that cannot step.
+   */
+  failAll(error: unknown): FinishedEvent[] {
+    const message = error instanceof Error ? error.message : String(error);
+    this.inFlight = null;
+    for (const request of [...this.waiting, ...this.running]) this.finish(request, 'error', message);
+    const finished = this.pendingFinished;
+    this.pendingFinished = [];
+    return finished;
+  }
+
   private takeInFlight(plan: StepPlan): ScheduledEntry[] {
     const flight = this.inFlight;
     if (!flight || flight.stepIndex !== plan.stepIndex) throw new Error(`step ${plan.stepIndex} is not the one in flight`);

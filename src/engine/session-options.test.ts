@@ -2,8 +2,9 @@
 // error naming the option and the bad value, and no session left behind. Not sampling behaviour.
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
-import { InvalidOptionError, MAX_NEW_TOKENS, MAX_SEED, MAX_TEMPERATURE, MAX_TOP_K, MIN_TEMPERATURE } from './session-options';
-import type { SessionOptions } from './sessions';
+import { InvalidOptionError } from './errors';
+import { MAX_NEW_TOKENS, MAX_SEED, MAX_TEMPERATURE, MAX_TOP_K, MIN_TEMPERATURE } from './session-options';
+import type { SessionOptions } from './session-options';
 import { FakeRunner } from './testing/fake-runner';
 import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
 
@@ -55,13 +56,15 @@ describe('maxNewTokens', () => {
     expect(turn.outputTokenIds).toHaveLength(1);
   });
 
-  it('is checked again where a request is made, so no caller can clamp 0 into one token', () => {
-    const engine = makeEngine();
-    for (const maxTokens of [0, -3, NaN, 1.5]) {
-      expect(() =>
-        engine.scheduler.addRequest({ requestId: `r${maxTokens}`, sessionId: 's', promptTokenIds: [1, 2], sampling: { temperature: 0, topK: 0, topP: 1, seed: 1 }, maxTokens }),
-      ).toThrow(InvalidOptionError);
-    }
+  it('absent, a turn has no cap of its own: it runs until the context ends it (OpenAI max_tokens)', async () => {
+    const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 64, blockSize: 4, maxContext: 40 }), tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true });
+    const id = engine.createSession();
+    engine.send(id, 'Hi');
+    await runToIdle(engine);
+    const turn = await engine.waitForTurn(id);
+    expect(turn.finishReason).toBe('length');
+    // every position of the context computed, plus the token sampled from the last one
+    expect(turn.promptTokenIds.length + turn.outputTokenIds.length).toBe(engine.scheduler.contextLimit + 1);
   });
 });
 

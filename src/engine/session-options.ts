@@ -1,6 +1,31 @@
-// The bounds of every session option and the one check of them, run where a session is created so
-// every host (worker, Node, library) refuses the same values. Not the defaults, not the UI's limits.
-import type { SessionOptions } from './sessions';
+// SessionOptions, the bounds of every option and the one check of them, run where a session is
+// created so every host (worker, Node, library) refuses the same values. Not the UI's limits.
+import { InvalidOptionError } from './errors';
+import type { SamplingParams } from './types';
+
+export interface SessionOptions {
+  systemPrompt?: string;
+  sampling?: Partial<SamplingParams>;
+  /** Most tokens generated per turn (default: until EOS, a stop string or the context ends it). */
+  maxNewTokens?: number;
+  stopStrings?: string[];
+  /** Sampling seed; overrides sampling.seed. */
+  seed?: number;
+  /** Keep generating past EOS until maxNewTokens (benchmarks, like vLLM's ignore_eos). */
+  ignoreEos?: boolean;
+  /** Earlier user/assistant messages to continue from (e.g. a transcript restored after a restart). */
+  history?: Array<{ role: 'user' | 'assistant'; content: string }>;
+}
+
+/** A session's sampling: greedy unless set, seeded by its number unless a seed is given. */
+export function sessionSampling(options: SessionOptions, sessionNumber: number): SamplingParams {
+  return {
+    temperature: options.sampling?.temperature ?? 0,
+    topK: options.sampling?.topK ?? 0,
+    topP: options.sampling?.topP ?? 1,
+    seed: options.seed ?? options.sampling?.seed ?? sessionNumber,
+  };
+}
 
 /**
  * Most tokens one turn may ask for: above any supported model's context (a turn also stops when
@@ -18,20 +43,6 @@ export const MIN_TEMPERATURE = 1e-6;
 export const MAX_TOP_K = 1 << 24;
 /** The sampling RNG takes 32 bits: a larger or negative seed would silently alias another. */
 export const MAX_SEED = 0xffffffff;
-
-/** A session option the engine refuses; `.option` names it (e.g. 'sampling.topP'), `.value` is what came. */
-export class InvalidOptionError extends Error {
-  readonly option: string;
-  readonly value: unknown;
-
-  constructor(option: string, value: unknown, expected: string) {
-    super(`${option} must be ${expected}, got ${show(value)}`);
-    // comlink carries an error's name and message across the worker boundary, not its fields
-    this.name = 'InvalidOptionError';
-    this.option = option;
-    this.value = value;
-  }
-}
 
 /**
  * maxNewTokens is an integer from 1 to MAX_NEW_TOKENS. 0 is refused rather than read as "no new
@@ -97,14 +108,4 @@ function isNumber(value: unknown): value is number {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The bad value as the message shows it: NaN and Infinity as such, strings quoted. */
-function show(value: unknown): string {
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === undefined) return String(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -1,24 +1,10 @@
 // SessionRegistry: chat sessions, their history and settings, and per-session stats; turns a
 // send() into a scheduler request. It holds no KV: later turns reuse history via the prefix cache.
-import type { FinishReason, SessionSnapshot, SessionState, SessionStats } from './events';
+import type { FinishedEvent, FinishReason, SessionSnapshot, SessionState, SessionStats } from './events';
 import type { Request } from './request';
 import type { Scheduler, StepOutput } from './scheduler';
-import { validateSessionOptions } from './session-options';
+import { MAX_NEW_TOKENS, sessionSampling, validateSessionOptions, type SessionOptions } from './session-options';
 import type { ChatMessage, ChatTemplate, SamplingParams, Tokenizer } from './types';
-
-export interface SessionOptions {
-  systemPrompt?: string;
-  sampling?: Partial<SamplingParams>;
-  /** Most tokens generated per turn (default 256). */
-  maxNewTokens?: number;
-  stopStrings?: string[];
-  /** Sampling seed; overrides sampling.seed. */
-  seed?: number;
-  /** Keep generating past EOS until maxNewTokens (benchmarks, like vLLM's ignore_eos). */
-  ignoreEos?: boolean;
-  /** Earlier user/assistant messages to continue from (e.g. a transcript restored after a restart). */
-  history?: Array<{ role: 'user' | 'assistant'; content: string }>;
-}
 
 export interface TurnResult {
   sessionId: string;
@@ -59,18 +45,6 @@ interface Session {
   closed: boolean;
 }
 
-export const DEFAULT_MAX_TOKENS = 256;
-
-/** A session's sampling: greedy unless set, seeded by its number unless a seed is given. */
-export function sessionSampling(options: SessionOptions, sessionNumber: number): SamplingParams {
-  return {
-    temperature: options.sampling?.temperature ?? 0,
-    topK: options.sampling?.topK ?? 0,
-    topP: options.sampling?.topP ?? 1,
-    seed: options.seed ?? options.sampling?.seed ?? sessionNumber,
-  };
-}
-
 export class SessionRegistry {
   private readonly scheduler: Scheduler;
   private readonly tokenizer: Tokenizer;
@@ -97,7 +71,8 @@ export class SessionRegistry {
       sessionId,
       systemPrompt: options.systemPrompt,
       sampling,
-      maxTokens: options.maxNewTokens ?? DEFAULT_MAX_TOKENS,
+      // absent: no cap of its own, so EOS, a stop string or the context ends the turn (OpenAI's max_tokens)
+      maxTokens: options.maxNewTokens ?? MAX_NEW_TOKENS,
       stopStrings: options.stopStrings ?? [],
       ignoreEos: options.ignoreEos ?? false,
       messages: (options.history ?? []).map(({ role, content }) => ({ role, content })),
@@ -221,7 +196,12 @@ export class SessionRegistry {
       session.stats.tokensOut++;
       session.stats.totalTokensOut++;
     }
-    for (const done of output.finished) {
+    this.applyFinished(output.finished);
+  }
+
+  /** Ends the turns of finished requests (a step's, or every one when the engine fails them all). */
+  applyFinished(finished: readonly FinishedEvent[]): void {
+    for (const done of finished) {
       const session = this.byRequestId.get(done.requestId);
       if (!session?.active) continue;
       session.active.text += done.newText;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
-import { InvalidOptionError } from './session-options';
+import { InvalidOptionError } from './errors';
 import { MIN_PREFILL_TOKENS, UNCALIBRATED_PREFILL_TOKENS, validateStepBudget, type StepBudget } from './step-budget';
 import { attendedPositions, type StepCostCoefficients } from './step-cost';
 import { FakeRunner } from './testing/fake-runner';

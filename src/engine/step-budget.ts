@@ -1,6 +1,6 @@
 // The step-time budget: how long one step may take (a multiple of the decode-only step, an absolute
 // ceiling, or both), its bounds and its check. Policy only: the fit is step-cost.ts, the sizing scheduler.ts.
-import { InvalidOptionError } from './session-options';
+import { InvalidOptionError } from './errors';
 
 /**
  * A step carrying prefill is predicted to cost at most `multiple` x the step its decode rows

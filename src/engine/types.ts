@@ -47,6 +47,9 @@ export interface StepResult {
   gpuTimeMs?: number;
 }
 
+/** Batched mode's row cap unless the caller sets one; runners size their per-row buffers to it. */
+export const DEFAULT_MAX_ROWS = 16;
+
 export interface ModelRunner {
   /** Token positions per KV block. */
   readonly blockSize: number;

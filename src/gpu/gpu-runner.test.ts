@@ -11,7 +11,7 @@ import { loadHfModel } from '../model/hf-loader';
 import { fileURLToPath } from 'node:url';
 import { folderOpener } from '../../tools/models/node-files';
 import { CpuRunner } from '../reference/cpu-runner';
-import { DEFAULT_MAX_ROWS } from '../engine/engine-core';
+import { DEFAULT_MAX_ROWS } from '../engine/types';
 import { runsOnCpu } from './device';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';

@@ -1,7 +1,7 @@
 // GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
 // encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
-import { DEFAULT_MAX_ROWS } from '../engine/engine-core';
+import { DEFAULT_MAX_ROWS } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';

@@ -69,7 +69,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     this.loaded = { opened, runner, engine, info };
     engine.subscribe((event) => this.steps.emit(event));
     if (previous) {
-      previous.engine.dispose();
+      await previous.engine.dispose(); // its step in flight ends before its runner goes
       previous.runner.dispose();
     }
     onProgress?.({ phase: 'ready', loadedBytes: info.weightBytes, totalBytes: info.weightBytes, message: `${info.name} ready` });
@@ -127,7 +127,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     // every turn ends as cancelled (its waiters answered, its blocks freed) before the loop stops
     for (const session of loaded.engine.sessions.list()) loaded.engine.cancel(session.sessionId);
     await loaded.engine.whenIdle();
-    loaded.engine.dispose();
+    await loaded.engine.dispose();
     loaded.runner.dispose();
   }
 
@@ -167,6 +167,8 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
       loaded.runner = runner;
       this.notify({ kind: 'gpu-restored', message: `GPU device re-created and ${loaded.info.name} reloaded; turns that were mid-step when it was lost ended with an error and can be sent again` });
     } catch (err) {
+      // no runner to step on: every turn ends with the reason instead of waiting for good
+      await loaded.engine.failAll(new Error(`the GPU device could not be re-created: ${(err as Error).message}`));
       this.notify({ kind: 'gpu-failed', message: `the GPU device could not be re-created (${(err as Error).message}); load a model again or reload the page` });
     }
   }

@@ -1,7 +1,7 @@
 // Event data the worker sends the UI: one StepEvent per step, session snapshots and stats.
 // Types only, defined beside the engine that produces them (the engine may not import protocol).
 import type { SessionOptions as ApiSessionOptions } from './api';
-import type { SessionOptions as EngineSessionOptions } from '../engine/sessions';
+import type { SessionOptions as EngineSessionOptions } from '../engine/session-options';
 import type { StepEvent as EngineStepEvent } from '../engine/events';
 import type { ServerSample } from './server';
 

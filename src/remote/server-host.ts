@@ -4,7 +4,7 @@ import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEven
 import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SamplingParams, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import type { ServerSample } from '../protocol/server';
 import { Subscriptions } from '../engine/listeners';
-import { DEFAULT_MAX_TOKENS, sessionSampling } from '../engine/sessions';
+import { sessionSampling } from '../engine/session-options';
 import { validateSessionOptions } from '../engine/session-options';
 import { validateStepBudget } from '../engine/step-budget';
 import { connectServer, normalizeBaseUrl, type ConnectOptions, type ServerAddress } from './server-connect';
@@ -235,7 +235,7 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
           modelId: connection.modelId,
           messages: session.messages,
           sampling: session.sampling,
-          maxTokens: session.options.maxNewTokens ?? DEFAULT_MAX_TOKENS,
+          maxTokens: session.options.maxNewTokens,
           stopStrings: session.options.stopStrings ?? [],
           ignoreEos: session.options.ignoreEos ?? false,
         },

@@ -16,7 +16,8 @@ export interface TurnRequest {
   modelId: string;
   messages: ChatMessage[];
   sampling: SamplingParams;
-  maxTokens: number;
+  /** Absent: the server's own default (llama-server and vLLM: until the context ends the turn). */
+  maxTokens?: number;
   stopStrings: string[];
   ignoreEos: boolean;
 }
