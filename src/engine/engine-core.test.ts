@@ -248,12 +248,15 @@ describe('EngineCore loop: one owner', () => {
     let replaced = false;
     const next = new ControlledRunner();
     const replacing = engine.replaceRunner(next).then(() => (replaced = true));
+    const late = engine.createSession({ maxNewTokens: 2 });
+    engine.send(late, 'z'); // a wake while suspended: it must not leave a finished loop behind
     await new Promise((r) => setTimeout(r, 5));
     expect(replaced).toBe(false); // the held step is still running on the old runner
     runner.hold = null;
     release();
     await replacing;
     await engine.waitForTurn(id);
+    expect((await engine.waitForTurn(late)).finishReason).toBe('length');
     expect(next.numCalls).toBeGreaterThan(0);
     expect(runner.numCalls).toBe(1);
     let disposed = false;

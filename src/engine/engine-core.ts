@@ -254,21 +254,24 @@ export class EngineCore {
    */
   private async loop(): Promise<void> {
     try {
+      // awaited first, so this function never reaches its finally before wake() has stored it
+      await yieldToEvents();
       while (this.wanted && !this.disposed && !this.suspended) {
         this.wanted = false;
-        await yieldToEvents();
-        if (this.disposed || this.suspended || !this.scheduler.hasWork()) continue;
-        try {
-          const event = await this.runStep();
-          const madeProgress = event !== null && (event.rows.length > 0 || event.finished.length > 0);
-          if (madeProgress) this.wanted = true;
-        } catch (err) {
-          // runner failures end their rows inside runStep(); this is the engine's own fault, so
-          // every turn ends with it rather than wait on a loop that would fail the same way again
-          console.error('engine step failed', err);
-          this.sessions.applyFinished(this.scheduler.failAll(err));
-          this.wanted = true;
+        if (this.scheduler.hasWork()) {
+          try {
+            const event = await this.runStep();
+            const madeProgress = event !== null && (event.rows.length > 0 || event.finished.length > 0);
+            if (madeProgress) this.wanted = true;
+          } catch (err) {
+            // runner failures end their rows inside runStep(); this is the engine's own fault, so
+            // every turn ends with it rather than wait on a loop that would fail the same way again
+            console.error('engine step failed', err);
+            this.sessions.applyFinished(this.scheduler.failAll(err));
+            this.wanted = true;
+          }
         }
+        await yieldToEvents();
       }
     } finally {
       this.running = null;
