@@ -1,5 +1,6 @@
 // The playground as a person uses it, on the embedded model: transcripts that scroll and fold,
-// nothing lost on reload or model reload, the layout at 1440x900 and 390x844, the live header.
+// nothing lost on reload or model reload or while a model loads, the layout at 1440x900 and
+// 390x844, the live header.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Locator, type Page, type TestInfo } from '@playwright/test';
 import { openPlayground as open, send, expectDone } from './playground-page';
@@ -156,6 +157,58 @@ test('desktop: examples, scrolling transcripts, chat basics, a refused message, 
     await expect(second).toHaveAttribute('data-state', /^(waiting|prefill|decode)$/);
     await page.getByTestId('stop-all').click();
     await expect(second).toHaveAttribute('data-state', /^(cancelled|done)$/);
+  });
+});
+
+test('a message sent while the model loads waits in its pane, goes out when the load ends, and comes back with the reason when a load fails', async ({ page }) => {
+  test.setTimeout(600_000);
+  // The embedded model's files wait for the test to let them through, so there is time to type;
+  // once `failing` is set they answer 404, as a broken download would.
+  let release: () => void = () => undefined;
+  let gate = new Promise<void>((resolve) => (release = resolve));
+  let failing = false;
+  await page.route('**/models/cohort-tiny/**', async (route) => {
+    await gate;
+    if (failing) return route.fulfill({ status: 404, body: 'not found' });
+    return route.continue();
+  });
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto('/');
+  const pane = page.getByTestId('session-pane').first();
+  const held = pane.getByTestId('msg-held');
+
+  await test.step('during the first load: shown as a user message waiting for the model, then sent when it is ready', async () => {
+    await page.getByTestId('add-session').click();
+    await pane.getByTestId('session-input').fill('Hello while loading');
+    await pane.getByTestId('session-input').press('Enter');
+    await expect(held).toContainText('Hello while loading');
+    await expect(held.getByRole('status')).toHaveText('waiting for the model to load');
+    await expect(pane).toHaveAttribute('data-waiting-for-model', 'true');
+    await expect(pane.getByTestId('session-input')).toHaveValue('');
+    await expect(pane.getByTestId('session-error')).toHaveCount(0);
+    await expect(page.getByTestId('model-info')).not.toHaveAttribute('data-state', 'ready');
+    release();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+    await expectDone(pane);
+    await expect(held).toHaveCount(0);
+    expect(await pane.locator('.msg.user .msg-text').allTextContents()).toEqual(['Hello while loading']);
+  });
+
+  await test.step('during a load the person starts that fails: back in the composer with the load\'s reason', async () => {
+    gate = new Promise<void>((resolve) => (release = resolve));
+    failing = true;
+    await page.getByTestId('load-embedded').click();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'true');
+    await pane.getByTestId('session-input').fill('Sent during the swap');
+    await pane.getByTestId('session-input').press('Enter');
+    await expect(held).toContainText('Sent during the swap');
+    release();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'false');
+    await expect(held).toHaveCount(0);
+    await expect(pane.getByTestId('session-input')).toHaveValue('Sent during the swap');
+    await expect(pane.getByTestId('session-error')).toContainText('Could not load');
+    await expect(pane.getByTestId('session-error')).toContainText('still serving');
+    expect(await pane.locator('.msg.user .msg-text').allTextContents()).toEqual(['Hello while loading']);
   });
 });
 

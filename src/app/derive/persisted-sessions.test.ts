@@ -1,5 +1,6 @@
 // Tests for the panes saved across reloads: what is kept (settings, transcripts, labels), what
-// is not (compare panes, empty replies), and malformed or old saved data read as nothing.
+// is not (compare panes, empty replies), a message held for the model kept as a draft, and
+// malformed or old saved data read as nothing.
 import { describe, expect, it } from 'vitest';
 import { fromPersisted, PERSIST_VERSION, toPersisted } from './persisted-sessions';
 import { beginTurn, DEFAULT_SETTINGS, historyBeforeTurn, newSessionView, type SessionView } from './session-view';
@@ -30,6 +31,16 @@ describe('persisted sessions', () => {
   it('saves a streaming reply as far as it got and drops an empty one', () => {
     const streaming = beginTurn({ ...newSessionView('p1', '#1', DEFAULT_SETTINGS), lines }, 'more', 0);
     expect(toPersisted(['p1'], new Map([['p1', streaming]]), 2, DEFAULT_SETTINGS).panes[0].lines.map((l) => l.text)).toEqual(['hi', 'there', 'more']);
+  });
+
+  it('keeps a message that waited for the model as the composer\'s draft after the reload', () => {
+    const held: SessionView = { ...newSessionView('p1', '#1', DEFAULT_SETTINGS), state: 'done', lines, waitingForModel: { text: 'queued one', heldAtMs: 5 } };
+    const saved = toPersisted(['p1'], new Map([['p1', held]]), 2, DEFAULT_SETTINGS);
+    expect(saved.panes[0].lines).toEqual(lines);
+    const view = fromPersisted(JSON.parse(JSON.stringify(saved)))!.views.get('p1')!;
+    expect(view.returnedDraft).toBe('queued one');
+    expect(view.waitingForModel).toBeUndefined();
+    expect(fromPersisted({ version: PERSIST_VERSION, panes: [{ paneId: 'p2', label: '#2', draft: 7 }] })!.views.get('p2')!.returnedDraft).toBeUndefined();
   });
 
   it('reads malformed, foreign or old data as nothing, and bad fields as defaults', () => {

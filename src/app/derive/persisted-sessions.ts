@@ -10,6 +10,8 @@ export interface PersistedPane {
   label: string;
   settings: SessionSettings;
   lines: ChatLine[];
+  /** A message that was waiting for the model: back in the composer after the reload. */
+  draft?: string;
 }
 
 export interface PersistedSessions {
@@ -27,7 +29,7 @@ export function toPersisted(order: readonly string[], views: ReadonlyMap<string,
     if (!view || view.tag) continue;
     // A reply still streaming is saved as far as it got; an empty one is not a line worth keeping.
     const lines = view.lines.filter((line) => line.text !== '');
-    panes.push({ paneId: view.paneId, label: view.label, settings: view.settings, lines });
+    panes.push({ paneId: view.paneId, label: view.label, settings: view.settings, lines, ...(view.waitingForModel ? { draft: view.waitingForModel.text } : {}) });
   }
   return { version: PERSIST_VERSION, panes, nextNumber, newSettings };
 }
@@ -65,7 +67,8 @@ export function fromPersisted(raw: unknown): { order: string[]; views: Map<strin
     if (!isObject(pane) || typeof pane.paneId !== 'string' || typeof pane.label !== 'string' || views.has(pane.paneId)) continue;
     const view = newSessionView(pane.paneId, pane.label, readSettings(pane.settings));
     const lines = readLines(pane.lines);
-    views.set(pane.paneId, { ...view, lines, restoreHistory: lines.length > 0, ...(lines.length > 0 ? { state: 'done' as const } : {}) });
+    const draft = typeof pane.draft === 'string' && pane.draft !== '' ? { returnedDraft: pane.draft } : {};
+    views.set(pane.paneId, { ...view, lines, restoreHistory: lines.length > 0, ...(lines.length > 0 ? { state: 'done' as const } : {}), ...draft });
     order.push(pane.paneId);
   }
   const highest = order.reduce((max, id) => Math.max(max, Number(/^p(\d+)$/.exec(id)?.[1] ?? 0)), 0);

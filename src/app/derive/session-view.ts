@@ -75,12 +75,26 @@ export interface SessionView {
   /** A message the engine refused before any token (e.g. longer than the KV pool), handed back
    *  to the composer so it is not lost; the composer takes it and clears this. */
   returnedDraft?: string;
+  /** A message sent while a model loads: shown as waiting for the model, sent when the load
+   *  ends (derive/held-message.ts). Not yet a turn: lines and state are untouched. */
+  waitingForModel?: HeldMessage;
+}
+
+export interface HeldMessage {
+  text: string;
+  /** Page clock (ms) when it was sent: held messages go to the engine oldest first. */
+  heldAtMs: number;
 }
 
 const ACTIVE: ReadonlySet<SessionState> = new Set(['waiting', 'prefill', 'decode']);
 
 export function isActive(view: SessionView): boolean {
   return ACTIVE.has(view.state) || view.discarding;
+}
+
+/** The pane takes no new message and no rewind: a turn runs, or a message waits for the model. */
+export function isBusy(view: SessionView): boolean {
+  return isActive(view) || view.waitingForModel !== undefined;
 }
 
 export function newSessionView(paneId: string, label: string, settings: SessionSettings): SessionView {

@@ -2,7 +2,7 @@
 // delete button each. Re-read after every model load and on demand.
 import { useCallback, useEffect, useState } from 'react';
 import { formatBytes } from '../derive/model-sources';
-import { errorMessage } from '../state/model-actions';
+import { errorMessage } from '../derive/error-message';
 import { useModelStore } from '../state/model-store';
 import { clearCachedFiles, deleteCachedFile, listCachedFiles, type CachedFile } from './model-cache';
 

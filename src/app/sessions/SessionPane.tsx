@@ -1,7 +1,8 @@
 // One chat pane: label, state, time to first token and decode tok/s, NIAH mark, settings (editable
 // between turns, applied to the next one), the streamed transcript and the composer (Enter sends, Shift+Enter newline).
+// A message held while a model loads shows the pane as waiting; Cancel drops it.
 import { useEffect, useRef, useState } from 'react';
-import { isActive, WAIT_REASON_TEXT, type SessionView } from '../derive/session-view';
+import { isActive, isBusy, WAIT_REASON_TEXT, type SessionView } from '../derive/session-view';
 import { cancelTurn, closeSession, editMessage, regenerate, resetSession, sendMessage, takeReturnedDraft, updateSettings } from '../state/session-actions';
 import { useSessionsStore } from '../state/sessions-store';
 import { EmptyPaneHint } from './EmptyPaneHint';
@@ -13,17 +14,35 @@ function settingsSummary(s: SessionView['settings']): string {
   return `${sampling} · max ${s.maxNewTokens} · seed ${s.seed ?? 'auto'}${s.systemPrompt.trim() ? ' · system prompt' : ''}`;
 }
 
+/** The state a person sees: a pane holding a message for the model waits, though no turn runs yet. */
+function shownState(view: SessionView): SessionView['state'] {
+  return view.waitingForModel ? 'waiting' : view.state;
+}
+
+function StateBadge({ view }: { view: SessionView }) {
+  if (view.waitingForModel) {
+    return (
+      <span className="badge state-waiting" data-testid="session-state" data-wait-reason="model-loading" title="The model is loading: the message is sent when it is ready">
+        waiting · model loading
+      </span>
+    );
+  }
+  return (
+    <span
+      className={`badge state-${view.state}`}
+      data-testid="session-state"
+      data-wait-reason={view.state === 'waiting' ? (view.waitReason ?? '') : ''}
+      title={view.state === 'waiting' && view.waitReason ? WAIT_REASON_TEXT[view.waitReason] : undefined}
+    >
+      {view.discarding ? 'resetting' : view.cancelling ? 'cancelling…' : view.state === 'waiting' && view.waitReason && view.waitReason !== 'queued' ? `waiting · ${view.waitReason === 'kv-full' ? 'KV full' : 'preempted'}` : view.state}
+    </span>
+  );
+}
+
 function Stats({ view }: { view: SessionView }) {
   return (
     <div className="pane-stats">
-      <span
-        className={`badge state-${view.state}`}
-        data-testid="session-state"
-        data-wait-reason={view.state === 'waiting' ? (view.waitReason ?? '') : ''}
-        title={view.state === 'waiting' && view.waitReason ? WAIT_REASON_TEXT[view.waitReason] : undefined}
-      >
-        {view.discarding ? 'resetting' : view.cancelling ? 'cancelling…' : view.state === 'waiting' && view.waitReason && view.waitReason !== 'queued' ? `waiting · ${view.waitReason === 'kv-full' ? 'KV full' : 'preempted'}` : view.state}
-      </span>
+      <StateBadge view={view} />
       <span title="Time to first token" data-testid="session-ttft">
         TTFT {view.ttftMs !== undefined ? `${Math.round(view.ttftMs)} ms` : '—'}
       </span>
@@ -58,7 +77,8 @@ function NiahBadge({ view }: { view: SessionView }) {
 function Composer({ view }: { view: SessionView }) {
   const [text, setText] = useState('');
   const input = useRef<HTMLTextAreaElement>(null);
-  const busy = isActive(view);
+  const busy = isBusy(view);
+  const held = view.waitingForModel !== undefined;
   const wantsFocus = useSessionsStore((s) => s.focusPaneId === view.paneId);
   const draft = view.returnedDraft;
   useEffect(() => {
@@ -87,7 +107,7 @@ function Composer({ view }: { view: SessionView }) {
         rows={2}
         aria-label={`Message to ${view.label}`}
         data-testid="session-input"
-        placeholder={busy ? 'Generating…' : 'Message (Enter sends, Shift+Enter for a new line)'}
+        placeholder={held ? 'Waiting for the model to load…' : busy ? 'Generating…' : 'Message (Enter sends, Shift+Enter for a new line)'}
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
@@ -98,7 +118,7 @@ function Composer({ view }: { view: SessionView }) {
         }}
       />
       {busy && !view.discarding ? (
-        <button type="button" className="danger" data-testid="session-cancel" disabled={view.cancelling} onClick={() => void cancelTurn(view.paneId)}>
+        <button type="button" className="danger" data-testid="session-cancel" disabled={view.cancelling} title={held ? 'Drop the message waiting for the model' : undefined} onClick={() => void cancelTurn(view.paneId)}>
           {view.cancelling ? 'Cancelling…' : 'Cancel'}
         </button>
       ) : (
@@ -114,11 +134,13 @@ export function SessionPane({ paneId }: { paneId: string }) {
   const view = useSessionsStore((s) => s.views.get(paneId));
   const [showSettings, setShowSettings] = useState(false);
   if (!view) return null;
+  // Settings may change while a message waits for the model: they apply to it.
   const busy = isActive(view);
   const started = !!view.engineId || view.lines.length > 0;
   const editable = !busy;
+  const state = shownState(view);
   return (
-    <article className={`pane state-${view.state}`} data-testid="session-pane" data-session-id={paneId} data-engine-session-id={view.engineId ?? ''} data-state={view.state} data-cancelling={view.cancelling ? 'true' : undefined} data-num-tokens={view.numOutputTokens}>
+    <article className={`pane state-${state}`} data-testid="session-pane" data-session-id={paneId} data-engine-session-id={view.engineId ?? ''} data-state={state} data-waiting-for-model={view.waitingForModel ? 'true' : undefined} data-cancelling={view.cancelling ? 'true' : undefined} data-num-tokens={view.numOutputTokens}>
       <header className="pane-head">
         <span className="pane-label">{view.label}</span>
         {view.engineId && <span className="muted small">{view.engineId}</span>}
@@ -157,8 +179,9 @@ export function SessionPane({ paneId }: { paneId: string }) {
       <Transcript
         lines={view.lines}
         streaming={view.state === 'prefill' || view.state === 'decode'}
-        actions={{ busy: isActive(view), onEdit: (i) => void editMessage(paneId, i), onRegenerate: () => void regenerate(paneId) }}
+        actions={{ busy: isBusy(view), onEdit: (i) => void editMessage(paneId, i), onRegenerate: () => void regenerate(paneId) }}
         empty={<EmptyPaneHint paneId={paneId} editable={editable} />}
+        held={view.waitingForModel?.text}
       />
       <Composer view={view} />
     </article>

@@ -1,7 +1,7 @@
 // Above the grid: add one session or N at once (with the settings for new sessions), the
 // NIAH x N preset, and closing everything. Buttons only; the work is in state/*-actions.ts.
 import { useState } from 'react';
-import { isActive } from '../derive/session-view';
+import { isBusy } from '../derive/session-view';
 import { closeAllSessions, addSessions, stopAll } from '../state/session-actions';
 import { useEscape } from '../use-escape';
 import { runNiah } from '../state/niah-actions';
@@ -54,9 +54,9 @@ export function SessionsToolbar() {
   const [showSettings, setShowSettings] = useState(false);
   const hasModel = useModelStore((s) => s.model !== null);
   const numPanes = useSessionsStore((s) => s.order.length);
-  const numActive = useSessionsStore((s) => {
+  const numBusy = useSessionsStore((s) => {
     let n = 0;
-    for (const view of s.views.values()) if (isActive(view)) n++;
+    for (const view of s.views.values()) if (isBusy(view)) n++;
     return n;
   });
   return (
@@ -92,7 +92,7 @@ export function SessionsToolbar() {
             ))}
           </select>
         </span>
-        <button type="button" className="danger" disabled={numActive === 0} data-testid="stop-all" title="Cancel every turn in progress" onClick={() => void stopAll()}>
+        <button type="button" className="danger" disabled={numBusy === 0} data-testid="stop-all" title="Cancel every turn in progress and drop messages waiting for the model" onClick={() => void stopAll()}>
           stop all
         </button>
         <button type="button" className="link danger" disabled={numPanes === 0} data-testid="close-all" onClick={() => void closeAllSessions()}>

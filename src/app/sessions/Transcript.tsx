@@ -1,5 +1,6 @@
 // One pane's conversation as plain text (React text nodes only: model output is never HTML),
-// scrolled to the newest tokens unless the reader scrolled up; long messages fold behind "show more".
+// scrolled to the newest tokens unless the reader scrolled up; long messages fold behind "show more";
+// a message held while a model loads shows last, marked as waiting for the model.
 import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import type { ChatLine } from '../derive/session-view';
 
@@ -62,13 +63,16 @@ function Message({ line, className, testId, children }: { line: ChatLine; classN
   );
 }
 
-export function Transcript({ lines, streaming, actions, empty }: { lines: readonly ChatLine[]; streaming: boolean; actions?: TranscriptActions; empty?: ReactNode }) {
+/** What a held message's mark says, also to screen readers (a status: announced when it appears). */
+export const HELD_NOTE = 'waiting for the model to load';
+
+export function Transcript({ lines, streaming, actions, empty, held }: { lines: readonly ChatLine[]; streaming: boolean; actions?: TranscriptActions; empty?: ReactNode; held?: string }) {
   const box = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   useLayoutEffect(() => {
     const el = box.current;
     if (el && pinned.current) el.scrollTop = el.scrollHeight;
-  }, [lines]);
+  }, [lines, held]);
   const last = lines.length - 1;
   const lastAssistant = last >= 0 && lines[last].role === 'assistant' ? last : -1;
   return (
@@ -83,7 +87,7 @@ export function Transcript({ lines, streaming, actions, empty }: { lines: readon
         pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
       }}
     >
-      {lines.length === 0 && empty}
+      {lines.length === 0 && held === undefined && empty}
       {lines.map((line, i) =>
         line.role === 'user' ? (
           <Message key={i} line={line} className="user">
@@ -95,6 +99,13 @@ export function Transcript({ lines, streaming, actions, empty }: { lines: readon
             {actions && i === lastAssistant && !actions.busy && <IconButton icon="regenerate" label="Regenerate" testId="msg-regenerate" onClick={actions.onRegenerate} />}
           </Message>
         ),
+      )}
+      {held !== undefined && (
+        <Message line={{ role: 'user', text: held }} className="user held" testId="msg-held">
+          <span className="msg-held-note" role="status" data-testid="msg-held-note">
+            {HELD_NOTE}
+          </span>
+        </Message>
       )}
     </div>
   );

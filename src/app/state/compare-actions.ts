@@ -4,7 +4,7 @@ import type { EngineMode, StepEvent } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
 import type { SessionSettings } from '../derive/session-view';
 import { compareOutcome, type CompareSide } from '../derive/compare';
-import { errorMessage } from './model-actions';
+import { errorMessage } from '../derive/error-message';
 import { useRunsStore } from './runs-store';
 import { addSessions, closeSession, sendMessage, waitForTurn } from './session-actions';
 import { useSessionsStore } from './sessions-store';

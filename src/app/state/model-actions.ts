@@ -1,20 +1,17 @@
 // What the page does with the engine at start and when a model is chosen: GPU report, self-check,
-// the embedded model, loads from other sources. The old model serves until a new one is ready.
+// the embedded model, loads from other sources. The old model serves until a new one is ready;
+// messages sent meanwhile wait in their panes and go out when the load ends.
 import type { ModelSource } from '../../protocol/api';
 import { getEngineClient, restartEngineClient, type EngineClient } from '../engine-client';
 import { describeSource } from '../../protocol/model-source';
+import { errorMessage } from '../derive/error-message';
 import { isActive } from '../derive/session-view';
 import { useModelStore, withProgress } from './model-store';
+import { returnHeldMessages, sendHeldMessages } from './session-actions';
 import { useSessionsStore } from './sessions-store';
 import { clearSteps, startStepFeed, stopStepFeed } from './step-feed';
 
 let started = false;
-
-export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'object' && error !== null && 'message' in error) return String((error as { message: unknown }).message);
-  return String(error);
-}
 
 /** Once per page: ask for the GPU, run the self-check, subscribe to steps, load the default model. */
 export function startEngine(): void {
@@ -22,11 +19,18 @@ export function startEngine(): void {
   started = true;
   // For browser tests and people poking at failure paths from the console.
   (globalThis as { cohortDebug?: unknown }).cohortDebug = { closeWorker: () => getEngineClient().debugCloseWorker() };
+  useModelStore.getState().set({ booting: true });
   boot(getEngineClient(), { kind: 'embedded' });
 }
 
 /** The last source that loaded, reloaded when the engine worker is restarted. */
 let lastSource: ModelSource | null = null;
+
+/** The engine could not start: nothing will load, so held messages go back to their composers. */
+function bootFailed(reason: string): void {
+  useModelStore.getState().set({ booting: false });
+  returnHeldMessages(reason);
+}
 
 function boot(engine: EngineClient, source: ModelSource): void {
   const store = useModelStore.getState();
@@ -37,15 +41,20 @@ function boot(engine: EngineClient, source: ModelSource): void {
     .gpuInfo()
     .then((gpu) => {
       store.set({ gpu });
-      if (gpu.status !== 'ok') return;
+      if (gpu.status !== 'ok') return bootFailed(`No GPU: ${gpu.message}`);
       engine
         .selfCheck()
         .then((result) => store.set({ selfCheck: { status: result.ok ? 'pass' : 'fail', result } }))
         .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
       void engine.subscribeNotices((notice) => useModelStore.getState().set({ notice }));
-      void startStepFeed(engine).then(() => loadModel(source, { confirm: () => true }));
+      void startStepFeed(engine)
+        .then(() => loadModel(source, { confirm: () => true }))
+        .catch((error: unknown) => bootFailed(`The engine did not start: ${errorMessage(error)}`));
     })
-    .catch((error: unknown) => store.set({ selfCheck: { status: 'error', message: errorMessage(error) } }));
+    .catch((error: unknown) => {
+      store.set({ selfCheck: { status: 'error', message: errorMessage(error) } });
+      bootFailed(`The engine did not start: ${errorMessage(error)}`);
+    });
 }
 
 /**
@@ -55,7 +64,7 @@ function boot(engine: EngineClient, source: ModelSource): void {
 export function restartEngine(): void {
   stopStepFeed();
   clearSteps();
-  useModelStore.getState().set({ workerDead: null, notice: null, model: null, loading: null, gpu: { status: 'pending' }, selfCheck: { status: 'running' } });
+  useModelStore.getState().set({ workerDead: null, notice: null, model: null, loading: null, booting: true, gpu: { status: 'pending' }, selfCheck: { status: 'running' } });
   useSessionsStore.getState().detachAll();
   boot(restartEngineClient(), lastSource ?? { kind: 'embedded' });
 }
@@ -79,7 +88,7 @@ export async function loadModel(source: ModelSource, options: { confirm?: (numAc
   const label = describeSource(source);
   const numActive = [...useSessionsStore.getState().views.values()].filter(isActive).length;
   if (numActive > 0 && !(options.confirm ?? confirmCut)(numActive, label)) return false;
-  store.set({ loading: { label, phase: 'fetch', fetchedBytes: 0, fetchTotalBytes: 0, uploadTotalBytes: 0, message: `opening ${label}` }, error: null });
+  store.set({ loading: { label, phase: 'fetch', fetchedBytes: 0, fetchTotalBytes: 0, uploadTotalBytes: 0, message: `opening ${label}` }, booting: false, error: null });
   try {
     const info = await getEngineClient().loadModel(source, (progress) => {
       const loading = useModelStore.getState().loading;
@@ -90,11 +99,13 @@ export async function loadModel(source: ModelSource, options: { confirm?: (numAc
     useSessionsStore.getState().detachAll('The model changed during this turn; send it again.');
     lastSource = source;
     useModelStore.getState().set({ model: info, loading: null, error: null, loadCount: useModelStore.getState().loadCount + 1 });
+    await sendHeldMessages();
     return true;
   } catch (error) {
     const serving = useModelStore.getState().model;
     const message = `Could not load ${label}: ${errorMessage(error)}` + (serving ? ` — ${serving.name} is still serving.` : '');
     useModelStore.getState().set({ loading: null, error: message, loadCount: useModelStore.getState().loadCount + 1 });
+    returnHeldMessages(message);
     return false;
   }
 }

@@ -20,6 +20,8 @@ interface ModelState {
   selfCheck: SelfCheckState;
   model: ModelInfo | null;
   loading: LoadingState | null;
+  /** From the engine's start (page load, worker restart) until its first load begins or the start fails. */
+  booting: boolean;
   error: string | null;
   /** The engine's latest notice (GPU lost / restored / failed), until dismissed. */
   notice: EngineNotice | null;
@@ -35,6 +37,7 @@ export const useModelStore = create<ModelState>()((set) => ({
   selfCheck: { status: 'running' },
   model: null,
   loading: null,
+  booting: false,
   error: null,
   notice: null,
   workerDead: null,
@@ -43,6 +46,15 @@ export const useModelStore = create<ModelState>()((set) => ({
     set(patch);
   },
 }));
+
+/**
+ * Whether a model is on its way: a load runs, or the engine is starting and its first load
+ * has not begun. A message sent now waits for it (a load ends every engine session, so a turn begun
+ * now would be cut off). Not while the worker is dead: only a restart brings a model then.
+ */
+export function modelIsComing(state: Pick<ModelState, 'loading' | 'booting' | 'workerDead'>): boolean {
+  return state.workerDead === null && (state.loading !== null || state.booting);
+}
 
 /** Folds one progress report into the loading state. */
 export function withProgress(loading: LoadingState, progress: LoadProgress): LoadingState {

@@ -1,7 +1,7 @@
 // The "NIAH x N" preset: N greedy panes, each with its own needle and haystack length, sent a
 // few hundred ms apart; each pane is judged when its turn ends, from the engine's full text.
 import { judgeNiah, planNiah } from '../derive/niah-plan';
-import { errorMessage } from './model-actions';
+import { errorMessage } from '../derive/error-message';
 import { useRunsStore } from './runs-store';
 import { addSessions, sendMessage, waitForTurn } from './session-actions';
 import { useSessionsStore } from './sessions-store';

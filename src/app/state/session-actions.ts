@@ -1,10 +1,12 @@
 // What the pane buttons do: open panes, send (creating the engine session with the pane's
-// settings on first use, or after they changed), cancel, reset, close. Store updates first, then the worker call.
+// settings on first use, or after they changed; held while a model loads), cancel, reset, close.
+// Store updates first, then the worker call.
 import type { TurnResult } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
-import { beginTurn, changeSettings, failTurn, historyBeforeTurn, isActive, lastUserLine, markCancelling, refuseTurn, resetView, rewindView, toSessionOptions, type SessionSettings } from '../derive/session-view';
-import { errorMessage } from './model-actions';
-import { useModelStore } from './model-store';
+import { beginTurn, changeSettings, failTurn, historyBeforeTurn, isBusy, lastUserLine, markCancelling, refuseTurn, resetView, rewindView, toSessionOptions, type SessionSettings } from '../derive/session-view';
+import { errorMessage } from '../derive/error-message';
+import { heldInOrder, holdForModel, releaseHeld, returnHeld } from '../derive/held-message';
+import { modelIsComing, useModelStore } from './model-store';
 import { useSessionsStore, type NewPaneOptions } from './sessions-store';
 
 export function addSessions(count: number, settings?: SessionSettings, options?: NewPaneOptions): string[] {
@@ -35,19 +37,34 @@ async function ensureEngineSession(paneId: string): Promise<string> {
   return engineId;
 }
 
-/** Sends a user message; false when the pane cannot take one now. */
+/**
+ * Settles the sendMessage call of each pane holding a message: true once it went to the engine,
+ * false when it was handed back or dropped. Functions, so kept here rather than in the store.
+ */
+const heldSends = new Map<string, (sent: boolean) => void>();
+
+function settleHeld(paneId: string, sent: boolean): void {
+  const settle = heldSends.get(paneId);
+  heldSends.delete(paneId);
+  settle?.(sent);
+}
+
+/**
+ * Sends a user message. While a model loads, the pane holds it (shown as waiting for the model)
+ * and the promise settles when the load ends. False when the pane cannot take one now, or the
+ * held message was handed back or dropped.
+ */
 export async function sendMessage(paneId: string, text: string): Promise<boolean> {
   const store = useSessionsStore.getState();
   const view = store.views.get(paneId);
-  if (!view || isActive(view) || text.trim() === '') return false;
+  if (!view || isBusy(view) || text.trim() === '') return false;
+  if (modelIsComing(useModelStore.getState())) {
+    // The load ends every engine session: a turn begun now would be cut off, so it waits.
+    store.updateView(paneId, (v) => holdForModel(v, text, performance.now()));
+    return new Promise<boolean>((resolve) => heldSends.set(paneId, resolve));
+  }
   if (!useModelStore.getState().model) {
     store.updateView(paneId, (v) => ({ ...failTurn(v, 'No model is loaded yet.'), returnedDraft: text }));
-    return false;
-  }
-  const loading = useModelStore.getState().loading;
-  if (loading) {
-    // The load ends every engine session: a turn begun now would be cut off.
-    store.updateView(paneId, (v) => ({ ...failTurn(v, `${loading.label} is loading: send again when it is ready.`), returnedDraft: text }));
     return false;
   }
   store.updateView(paneId, (v) => beginTurn(v, text, performance.now()));
@@ -58,6 +75,32 @@ export async function sendMessage(paneId: string, text: string): Promise<boolean
   } catch (error) {
     useSessionsStore.getState().updateView(paneId, (v) => refuseTurn(v, errorMessage(error)));
     return false;
+  }
+}
+
+/**
+ * A load ended well: every held message goes to the engine, oldest first, one send after the
+ * other so the engine sees them in that order. A pane closed or cancelled meanwhile sends nothing.
+ */
+export async function sendHeldMessages(): Promise<void> {
+  const { order, views } = useSessionsStore.getState();
+  for (const paneId of heldInOrder(order, views)) {
+    const held = useSessionsStore.getState().views.get(paneId)?.waitingForModel;
+    if (!held) continue;
+    const settle = heldSends.get(paneId);
+    heldSends.delete(paneId);
+    useSessionsStore.getState().updateView(paneId, releaseHeld);
+    const sent = await sendMessage(paneId, held.text);
+    settle?.(sent);
+  }
+}
+
+/** A load failed (or the engine could not start): held messages go back to their composers with the reason. */
+export function returnHeldMessages(reason: string): void {
+  const { order, views } = useSessionsStore.getState();
+  for (const paneId of heldInOrder(order, views)) {
+    useSessionsStore.getState().updateView(paneId, (v) => returnHeld(v, reason));
+    settleHeld(paneId, false);
   }
 }
 
@@ -72,7 +115,7 @@ export function takeReturnedDraft(paneId: string): void {
  */
 async function rewind(paneId: string, lineIndex: number): Promise<string | null> {
   const view = useSessionsStore.getState().views.get(paneId);
-  if (!view || isActive(view) || view.lines[lineIndex]?.role !== 'user') return null;
+  if (!view || isBusy(view) || view.lines[lineIndex]?.role !== 'user') return null;
   const text = view.lines[lineIndex].text;
   useSessionsStore.getState().unbindEngine(paneId);
   useSessionsStore.getState().updateView(paneId, (v) => rewindView(v, lineIndex));
@@ -93,9 +136,10 @@ export async function editMessage(paneId: string, lineIndex: number): Promise<vo
   if (text !== null) useSessionsStore.getState().updateView(paneId, (v) => ({ ...v, returnedDraft: text }));
 }
 
+/** Cancels every running turn and drops every message waiting for the model. */
 export async function stopAll(): Promise<void> {
   const { order, views } = useSessionsStore.getState();
-  await Promise.all(order.filter((id) => { const v = views.get(id); return v && isActive(v); }).map(cancelTurn));
+  await Promise.all(order.filter((id) => { const v = views.get(id); return v && isBusy(v); }).map(cancelTurn));
 }
 
 /** The full result of the pane's current (or last) turn, from the engine. */
@@ -105,9 +149,18 @@ export async function waitForTurn(paneId: string): Promise<TurnResult> {
   return getEngineClient().waitForTurn(engineId);
 }
 
-/** The pane says "cancelling…" at once; the engine ends the turn at its next step boundary. */
+/**
+ * The pane says "cancelling…" at once; the engine ends the turn at its next step boundary. A
+ * message waiting for the model is dropped: nothing was sent, so the pane is as it was before.
+ */
 export async function cancelTurn(paneId: string): Promise<void> {
-  const engineId = useSessionsStore.getState().views.get(paneId)?.engineId;
+  const view = useSessionsStore.getState().views.get(paneId);
+  if (view?.waitingForModel) {
+    useSessionsStore.getState().updateView(paneId, releaseHeld);
+    settleHeld(paneId, false);
+    return;
+  }
+  const engineId = view?.engineId;
   if (!engineId) return;
   useSessionsStore.getState().updateView(paneId, markCancelling);
   await getEngineClient().cancel(engineId).catch(() => undefined);
@@ -117,12 +170,14 @@ export async function resetSession(paneId: string): Promise<void> {
   const view = useSessionsStore.getState().views.get(paneId);
   if (!view) return;
   useSessionsStore.getState().updateView(paneId, resetView);
+  settleHeld(paneId, false);
   if (view.engineId) await getEngineClient().resetSession(view.engineId).catch(() => undefined);
 }
 
 export async function closeSession(paneId: string): Promise<void> {
   const view = useSessionsStore.getState().views.get(paneId);
   useSessionsStore.getState().removePane(paneId);
+  settleHeld(paneId, false);
   if (view?.engineId) await getEngineClient().closeSession(view.engineId).catch(() => undefined);
 }
 
