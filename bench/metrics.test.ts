@@ -2,6 +2,7 @@
 // the join window's gaps. Not a benchmark; no browser, no timing.
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, StepRecord } from '../testing/harness/driver';
+import { firstTokenStep, sendToFirstTokenMs } from '../src/protocol/metrics';
 import { joinLatency, longestGapAfter, timesToFirstToken } from './metrics';
 
 type Row = StepRecord['rows'][number];
@@ -52,6 +53,8 @@ describe('join latency', () => {
     expect(join.medianGapBeforeJoinMs).toBe(13);
     expect(join.timeToFirstTokenMs).toBe(steps[3]!.receivedAtMs - 1010);
     expect(timesToFirstToken(run)).toEqual([steps[0]!.receivedAtMs - 900, steps[0]!.receivedAtMs - 900, steps[3]!.receivedAtMs - 1010]);
+    // the same figure the page shows: the metrics module's send-to-first-token over the step records
+    expect(timesToFirstToken(run)).toEqual(run.turns.map((t) => sendToFirstTokenMs(t.sentAtMs, firstTokenStep(steps, t.sessionId)!.receivedAtMs)));
     // the control's longest gap: over gaps ending after step 2 only (the 300 ms step's, not the 12 ms one's)
     expect(longestGapAfter(run, 2)).toBe(301);
     expect(longestGapAfter({ ...run, steps: steps.slice(0, 2) }, 0)).toBe(13);

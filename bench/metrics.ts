@@ -1,13 +1,13 @@
 // Benchmark figures that need a run's turns: time to first token per turn and the gaps decoding
 // sessions see while a long prompt joins. Built on src/protocol/metrics.ts; no browser.
-import { interTokenGaps, median, tokenEndTimes } from '../src/protocol/metrics';
+import { firstTokenStep, interTokenGaps, median, sendToFirstTokenMs, tokenEndTimes } from '../src/protocol/metrics';
 import type { RunRecord } from '../testing/harness/driver';
 
 /** Send-to-first-token per turn on the page clock (send() call to the step event's arrival). */
 export function timesToFirstToken(run: RunRecord): number[] {
   return run.turns.flatMap((turn) => {
-    const step = run.steps.find((s) => s.rows.some((r) => r.sessionId === turn.sessionId && r.newTokenIds.length > 0));
-    return step ? [step.receivedAtMs - turn.sentAtMs] : [];
+    const ttftMs = sendToFirstTokenMs(turn.sentAtMs, firstTokenStep(run.steps, turn.sessionId)?.receivedAtMs);
+    return ttftMs === undefined ? [] : [ttftMs];
   });
 }
 

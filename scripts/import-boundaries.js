@@ -51,6 +51,17 @@ function isNodeOnlyFile(relPath) {
   return /(\.test\.tsx?|\.node\.ts|fixtures\.ts)$/.test(relPath) || relPath === 'src/gpu/testing/node-gpu.ts';
 }
 
+/**
+ * Dependency-free engine files any folder may import: the listener fan-out and the seeded stream
+ * the page, the library and the protocol share with the engine. They import nothing themselves
+ * (checked below), so no engine code comes with them.
+ */
+const sharedLeaves = ['src/engine/listeners', 'src/engine/seeded-random'];
+
+function isSharedLeaf(relPath) {
+  return sharedLeaves.includes(relPath.replace(/\.ts$/, ''));
+}
+
 /** Test-only folders not named testing/: the llama.cpp emulation behind the oracle test. */
 const testOnlyFolders = ['src/reference/llama-cpp'];
 
@@ -85,6 +96,7 @@ export const importBoundaries = {
       comlink: `Only ${engineClientFile}, ${libRemoteFile} (and workers/, tests and test scaffolding) may import comlink.`,
       testing: '{{from}} is product code: it may not import test scaffolding ({{to}}); only tests, testing/ folders, e2e/, bench/ and tools/ may.',
       worker: `Only ${engineClientFile} may reach the worker module.`,
+      sharedLeaf: '{{from}} is a shared leaf that every folder may import: it may import nothing itself.',
     },
   },
   create(context) {
@@ -98,6 +110,10 @@ export const importBoundaries = {
     function check(node, specifier, typeOnly) {
       if (typeof specifier !== 'string') return;
       const report = (messageId, data) => context.report({ node, messageId, data: { from: fromLayer, why: policy.why, ...data } });
+      if (isSharedLeaf(relFile)) {
+        context.report({ node, messageId: 'sharedLeaf', data: { from: relFile } });
+        return;
+      }
       if (specifier.startsWith('.') || specifier.startsWith('/')) {
         const bare = specifier.split('?')[0];
         const target = specifier.startsWith('/') ? path.join(root, bare) : path.resolve(path.dirname(context.filename), bare);
@@ -109,6 +125,7 @@ export const importBoundaries = {
           return;
         }
         if (toLayer && policy.layers.includes(toLayer)) return;
+        if (isSharedLeaf(toRel)) return;
         if (toLayer && policy.typeOnlyLayers?.includes(toLayer)) {
           if (!typeOnly) report('typeOnly', { to: toLayer });
           return;

@@ -84,4 +84,13 @@ describe('import boundaries', () => {
     expect(await lintAt('src/protocol/probe.ts', "import { sampleUniform } from '../engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
     expect(await lintAt('src/protocol/probe.ts', "import type { SamplingParams } from '../engine/types';\nexport type S = SamplingParams;\n")).toEqual([]);
   });
+
+  it('lets every folder import the shared engine leaves, which import nothing', async () => {
+    expect(await lintAt('src/protocol/probe.ts', "import { mulberry32 } from '../engine/seeded-random';\nexport const m = mulberry32;\n")).toEqual([]);
+    expect(await lintAt('src/lib/probe.ts', "import { Listeners } from '../engine/listeners';\nexport const l = Listeners;\n")).toEqual([]);
+    expect(await lintAt('src/app/Probe.tsx', "import { Listeners } from '../engine/listeners';\nexport const l = Listeners;\n")).toEqual([]);
+    expect(await lintAt('src/lib/probe.ts', "import { Listeners } from '../engine/listeners.ts';\nexport const l = Listeners;\n")).toEqual([]);
+    expect(await lintAt('src/engine/seeded-random.ts', "import { fmix32 } from './rng';\nexport const f = fmix32;\n")).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/engine/listeners.ts', "import type { StepEvent } from './events';\nexport type E = StepEvent;\n")).toContain('cohort/import-boundaries');
+  });
 });

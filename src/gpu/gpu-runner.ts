@@ -4,13 +4,14 @@
 import { DEFAULT_MAX_ROWS } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
+import { ropeInverseFrequencies } from '../model/rope';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, planKvArena } from './kv-arena';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
-import { ropeInverseFrequencies, ropeTable, ropeTableLevel } from './rope-tables';
+import { ropeTable, ropeTableLevel } from './rope-tables';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 import { destroyWeights, uploadWeights, type GpuWeights } from './weights';
 

@@ -1,33 +1,5 @@
-// Host-side RoPE tables for shaders/rope_kv_write.wgsl: inverse frequencies (with Llama-3 scaling) and
-// two-level cos/sin tables computed in f64. Not the rotation itself: that runs on the GPU.
-import type { ModelConfig } from '../model/desc';
-
-/**
- * [headDim / 2] inverse frequencies theta^(-2i / headDim), Llama-3 scaled when configured
- * (HF's _compute_llama3_parameters), rounded to f32 like the CPU forward's.
- */
-export function ropeInverseFrequencies(config: ModelConfig): Float32Array {
-  const half = config.headDim / 2;
-  const invFreq = new Float32Array(half); // [headDim / 2]
-  const s = config.ropeScaling;
-  for (let i = 0; i < half; i++) {
-    const freq = 1 / Math.pow(config.ropeTheta, (2 * i) / config.headDim);
-    if (!s) {
-      invFreq[i] = freq;
-      continue;
-    }
-    const lowFreqWavelen = s.originalMaxPositionEmbeddings / s.lowFreqFactor;
-    const highFreqWavelen = s.originalMaxPositionEmbeddings / s.highFreqFactor;
-    const wavelen = (2 * Math.PI) / freq;
-    if (wavelen < highFreqWavelen) invFreq[i] = freq;
-    else if (wavelen > lowFreqWavelen) invFreq[i] = freq / s.factor;
-    else {
-      const smooth = (s.originalMaxPositionEmbeddings / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
-      invFreq[i] = (1 - smooth) * (freq / s.factor) + smooth * freq;
-    }
-  }
-  return invFreq;
-}
+// Host-side RoPE tables for shaders/rope_kv_write.wgsl: two-level cos/sin tables computed in f64 over
+// src/model/rope.ts's inverse frequencies. Not the frequencies (one definition there), not the rotation.
 
 /** Table level L: positions 0 .. L*L - 1 are covered. */
 export function ropeTableLevel(maxPositions: number): number {

@@ -2,6 +2,7 @@
 // chat.completions — over any EngineLink (the worker in a page, an in-process host in tests).
 import type { LoadProgress, ModelSource, SessionId } from '../protocol/api';
 import type { StepEvent } from '../protocol/events';
+import { Listeners } from '../engine/listeners';
 import { Channel } from './channel';
 import { fromEngineError, runCompletion, type EngineLink, type RunContext } from './completions';
 import { ModelNotLoadedError } from './errors';
@@ -20,9 +21,9 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
 }
 
-interface Watcher {
-  sessionIds: ReadonlySet<SessionId>;
-  onStep: (event: StepEvent) => void;
+/** Whether a step concerns any of the sessions: a row, a finish or a wait of one of them. */
+function involves(event: StepEvent, ids: ReadonlySet<SessionId>): boolean {
+  return event.rows.some((r) => ids.has(r.sessionId)) || event.finished.some((f) => ids.has(f.sessionId)) || event.waiting.some((w) => ids.has(w.sessionId));
 }
 
 export class CohortEngine {
@@ -34,8 +35,10 @@ export class CohortEngine {
     };
   };
   private model: LoadedModel | null = null;
-  private readonly watchers = new Set<Watcher>();
-  private readonly stepListeners = new Set<(event: StepEvent) => void>();
+  /** Requests' watchers (only the steps of their sessions), then onStep listeners: a faulty one never stops the others. */
+  private readonly watchers = new Listeners<StepEvent>('step');
+  private readonly stepListeners = new Listeners<StepEvent>('step');
+  private nextListenerId = 1;
   private gpuLossCount = 0;
   private subscribed: Promise<void> | null = null;
   private subscriptionIds: number[] = [];
@@ -66,9 +69,9 @@ export class CohortEngine {
 
   /** Calls `onStep` once per engine step (every session's rows, not only this page's); returns unsubscribe. */
   onStep(onStep: (event: StepEvent) => void): () => void {
-    this.stepListeners.add(onStep);
+    const id = this.stepListeners.add(this.nextListenerId++, onStep);
     this.subscribe().catch((err: unknown) => console.error('step subscription failed', err));
-    return () => this.stepListeners.delete(onStep);
+    return () => this.stepListeners.delete(id);
   }
 
   /** The step stream as an async iterable; ends when the loop breaks or `signal` aborts. */
@@ -96,9 +99,10 @@ export class CohortEngine {
       api: this.api,
       model,
       watch: (sessionIds, onStep) => {
-        const watcher = { sessionIds, onStep };
-        this.watchers.add(watcher);
-        return () => this.watchers.delete(watcher);
+        const id = this.watchers.add(this.nextListenerId++, (event) => {
+          if (involves(event, sessionIds)) onStep(event);
+        });
+        return () => this.watchers.delete(id);
       },
       gpuLosses: () => this.gpuLossCount,
     };
@@ -126,20 +130,7 @@ export class CohortEngine {
   }
 
   private dispatch(event: StepEvent): void {
-    for (const watcher of this.watchers) {
-      const ids = watcher.sessionIds;
-      const involved = event.rows.some((r) => ids.has(r.sessionId)) || event.finished.some((f) => ids.has(f.sessionId)) || event.waiting.some((w) => ids.has(w.sessionId));
-      if (involved) call(() => watcher.onStep(event));
-    }
-    for (const listener of this.stepListeners) call(() => listener(event));
-  }
-}
-
-/** A faulty listener must not stop the others. */
-function call(fn: () => void): void {
-  try {
-    fn();
-  } catch (err) {
-    console.error('step listener failed', err);
+    this.watchers.emit(event);
+    this.stepListeners.emit(event);
   }
 }

@@ -1,8 +1,25 @@
 // Tests for the one metrics module: decode-only steps and their rate, wall rate, speed-up and
-// median, on hand-built steps: plain records (as the benchmark keeps) and StepEvents.
+// median, TTFT from the steps and from a send, a session's decode rate since its first token, on
+// hand-built steps: plain records (as the benchmark keeps) and StepEvents.
 import { describe, expect, it } from 'vitest';
 import { row, step } from './testing/step-fixtures';
-import { decodeThroughput, meanCohortSize, median, prefillThroughput, speedup, timeToFirstTokenMs, wallDecodeRate, type MeasuredRow, type MeasuredStep } from './metrics';
+import {
+  decodeRateSinceFirstToken,
+  decodeThroughput,
+  firstTokenStep,
+  interTokenGaps,
+  meanCohortSize,
+  median,
+  prefillThroughput,
+  sendToFirstTokenMs,
+  speedup,
+  stepEndMs,
+  timeToFirstTokenMs,
+  tokenEndTimes,
+  wallDecodeRate,
+  type MeasuredRow,
+  type MeasuredStep,
+} from './metrics';
 
 type Row = MeasuredRow & { position: number };
 
@@ -125,6 +142,26 @@ describe('one request\'s figures (the library\'s timings)', () => {
     expect(timeToFirstTokenMs(steps, 'a')).toBe(42 - 10); // seen waiting when step 0 ended at 10
     expect(timeToFirstTokenMs(steps, 'b')).toBe(10);
     expect(timeToFirstTokenMs(steps.slice(0, 2), 'a')).toBeUndefined();
+  });
+
+  it('TTFT from a send: to the first step that gave the session a token, on the sender\'s clock', () => {
+    expect(firstTokenStep(steps, 'a')).toBe(steps[2]);
+    expect(firstTokenStep(steps, 'nobody')).toBeUndefined();
+    // a host that sent at 4 on the engine clock and saw the token when step 2 ended (42)
+    expect(sendToFirstTokenMs(4, stepEndMs(firstTokenStep(steps, 'a')!))).toBe(38);
+    expect(sendToFirstTokenMs(4, firstTokenStep(steps, 'nobody')?.startedAtMs)).toBeUndefined();
+    // the steps show a request no earlier than its send: the step-clock TTFT is never longer
+    expect(timeToFirstTokenMs(steps, 'a')).toBeLessThanOrEqual(sendToFirstTokenMs(4, 42)!);
+  });
+
+  it("a session's decode rate since its first token: 1000 / its mean inter-token gap", () => {
+    const ends = tokenEndTimes(steps, 'a'); // 42, 45, 48
+    const gaps = interTokenGaps(ends).map((g) => g.gapMs);
+    const rate = decodeRateSinceFirstToken(2, ends[0]!, ends.at(-1)!);
+    expect(rate).toBe(2000 / 6);
+    expect(rate).toBeCloseTo(1000 / (gaps.reduce((x, y) => x + y, 0) / gaps.length), 9);
+    expect(decodeRateSinceFirstToken(0, 42, 48)).toBeUndefined();
+    expect(decodeRateSinceFirstToken(1, 42, 42)).toBeUndefined();
   });
 
   it('mean cohort size over the steps the request rode in', () => {

@@ -1,5 +1,6 @@
 // The one definition of every speed figure, over StepEvents or their plain-data copies: decode and
-// prefill tok/s, wall tok/s, TTFT, token times and gaps, cohort size, the batched/serialized speed-up.
+// prefill tok/s, wall tok/s, TTFT (from the steps and from a send), a session's decode tok/s since its
+// first token, token times and gaps, cohort size, the batched/serialized speed-up.
 // Pure functions; the page, the library's usage, the benchmark and the README all read these.
 
 /** The part of a step row the figures read (StepRowEvent, or a copy with number arrays). */
@@ -153,6 +154,27 @@ export function prefillThroughput(steps: readonly MeasuredStep[], sessionIds?: R
   return { prefillTokens, prefillMs, tokensPerSec: perSec(prefillTokens, prefillMs) };
 }
 
+/** Whether one of the step's rows sampled a token for sessionId. */
+export function gaveToken(step: MeasuredStep, sessionId: string): boolean {
+  return step.rows.some((row) => row.sessionId === sessionId && row.newTokenIds.length > 0);
+}
+
+/** The first of the steps that gave sessionId a token (the one that carries its first token). */
+export function firstTokenStep<S extends MeasuredStep>(steps: readonly S[], sessionId: string): S | undefined {
+  return steps.find((step) => gaveToken(step, sessionId));
+}
+
+/**
+ * Time to first token, as whoever sent the turn saw it: from its send() to the moment it saw the
+ * turn's first sampled token, both read on its own clock. The page and the bench: performance.now()
+ * at send() and at the arrival of the step event that carries the token (firstTokenStep); a host:
+ * its clock at send() and when the step or the server's stream delivered it. Undefined before a
+ * token. timeToFirstTokenMs is the same span read off the steps' engine clock alone.
+ */
+export function sendToFirstTokenMs(sentAtMs: number, firstTokenSeenAtMs: number | undefined): number | undefined {
+  return firstTokenSeenAtMs === undefined ? undefined : firstTokenSeenAtMs - sentAtMs;
+}
+
 /**
  * Time to first token on the engine clock: from when the steps first show the session (the end
  * of a step that lists it waiting, or the start of the first step it rides in) to the end of the
@@ -163,12 +185,23 @@ export function timeToFirstTokenMs(steps: readonly MeasuredStep[], sessionId: st
   let seenMs = Infinity;
   for (const step of steps) {
     if (step.waiting?.some((w) => w.sessionId === sessionId)) seenMs = Math.min(seenMs, stepEndMs(step));
-    const rows = step.rows.filter((row) => row.sessionId === sessionId);
-    if (rows.length === 0) continue;
+    if (!step.rows.some((row) => row.sessionId === sessionId)) continue;
     seenMs = Math.min(seenMs, step.startedAtMs);
-    if (rows.some((row) => row.newTokenIds.length > 0)) return stepEndMs(step) - seenMs;
+    if (gaveToken(step, sessionId)) return stepEndMs(step) - seenMs;
   }
   return undefined;
+}
+
+/**
+ * One session's decode tok/s since its first token (a chat pane's figure): its decode tokens over
+ * the engine-clock span from the end of the step that sampled its first token to the end of the
+ * step that sampled its latest (tokenEndTimes' first and last), so 1000 / the mean inter-token gap
+ * when every decode step gives it one token. Prefill and the wait before it are left out.
+ * Undefined until there is a decode token and the span is positive.
+ */
+export function decodeRateSinceFirstToken(numDecodeTokens: number, firstTokenEndMs: number, lastTokenEndMs: number): number | undefined {
+  const spanMs = lastTokenEndMs - firstTokenEndMs;
+  return numDecodeTokens > 0 && spanMs > 0 ? perSec(numDecodeTokens, spanMs) : undefined;
 }
 
 /** Mean rows per step over the steps in which any of the given sessions rode (0 when none). */
@@ -185,7 +218,7 @@ export function meanCohortSize(steps: readonly MeasuredStep[], sessionIds: Reado
 
 /** End time (engine clock) of each step that gave `sessionId` a token. */
 export function tokenEndTimes(steps: readonly MeasuredStep[], sessionId: string): number[] {
-  return steps.filter((s) => s.rows.some((r) => r.sessionId === sessionId && r.newTokenIds.length > 0)).map(stepEndMs);
+  return steps.filter((s) => gaveToken(s, sessionId)).map(stepEndMs);
 }
 
 /** Inter-token gaps: each token's end time and the time since the previous token's. */

@@ -1,5 +1,6 @@
 // Tests for the NIAH prompt generator: format of DESIGN.md, reproducibility, spread.
 // Not a recall test (that runs the model in e2e/niah.spec.ts).
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { makeNiahSuite, niahLeaks, niahPassed, niahPrompt } from './niah';
 
@@ -24,6 +25,17 @@ describe('niah', () => {
     expect(Math.max(...bytes)).toBeLessThan(1900);
     expect(a.some((c) => c.needleLine === 0)).toBe(true);
     expect(a.some((c) => c.needleLine === c.numLines)).toBe(true);
+  });
+
+  it('builds the recorded suite from seed 7 (the page and the bench must keep sending these prompts)', () => {
+    const suite = makeNiahSuite(7, 8, 600, 1900);
+    expect(suite.map((c) => [c.code, c.numLines, c.needleLine])).toEqual([
+      ['DELTA-5979', 6, 3], ['ORCHID-3320', 8, 7], ['GAMMA-7876', 10, 1], ['THETA-2774', 12, 3],
+      ['ZETA-3639', 15, 6], ['IOTA-3666', 17, 12], ['BIRCH-3227', 19, 19], ['OAK-2717', 22, 0],
+    ]);
+    const hash = createHash('sha256');
+    for (const c of suite) hash.update(c.prompt + '\0');
+    expect(hash.digest('hex')).toBe('13f61d7201e033195e239000288e8f6511e60f16f8541bbc3315ca7670312b66');
   });
 
   it('judges pass and leaks by exact code', () => {

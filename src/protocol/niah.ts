@@ -1,5 +1,6 @@
 // The needle-in-a-haystack protocol of DESIGN.md as data: seeded prompt generation and the
 // pass check, shared by the UI preset, the e2e recall test and the bench. No engine, no DOM.
+import { mulberry32 } from '../engine/seeded-random';
 
 export const NIAH_PREFIXES = [
   'ALPHA', 'BETA', 'GAMMA', 'DELTA', 'EPSILON', 'ZETA', 'ETA', 'THETA', 'IOTA', 'KAPPA',
@@ -22,16 +23,9 @@ export interface NiahCase {
   needleLine: number;
 }
 
-/** mulberry32: a tiny seeded PRNG so prompts are reproducible from a seed. */
+/** The prompts' seeded stream (mulberry32), so a suite is reproducible from its seed. */
 export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(seed);
 }
 
 export function niahLine(i: number): string {

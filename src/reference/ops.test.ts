@@ -11,13 +11,13 @@ import {
   residualAdd,
   rmsNorm,
   rope,
-  ropeInvFreq,
   slotMapping,
   swiglu,
   type Matrix,
 } from './ops';
 import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
 import { fmix32 } from '../engine/rng';
+import { ropeInverseFrequencies } from '../model/rope';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { TensorDesc } from '../model/desc';
 
@@ -106,7 +106,7 @@ describe('rope', () => {
   const config = syntheticModelDesc({ arch: 'llama', dims: { ...TINY_SYNTH_DIMS, headDim } }).config;
 
   it('rotates each (i, i + half) pair by position * theta^(-2i/headDim)', () => {
-    const invFreq = ropeInvFreq(config);
+    const invFreq = ropeInverseFrequencies(config);
     const x = rand(2 * headDim, 10); // [1 token, 2 heads, 8]
     const rotated = x.slice();
     rope(rotated, 1, 2, headDim, new Int32Array([7]), invFreq);
@@ -121,7 +121,7 @@ describe('rope', () => {
   });
 
   it('makes q . k depend only on the distance between positions', () => {
-    const invFreq = ropeInvFreq(config);
+    const invFreq = ropeInverseFrequencies(config);
     const q = rand(headDim, 11), k = rand(headDim, 12);
     const dotAt = (pq: number, pk: number): number => {
       const qr = q.slice(), kr = k.slice();
@@ -131,29 +131,6 @@ describe('rope', () => {
     };
     expect(dotAt(10, 3)).toBeCloseTo(dotAt(107, 100), 4);
     expect(dotAt(10, 3)).not.toBeCloseTo(dotAt(10, 4), 4);
-  });
-
-  it('applies Llama-3 frequency scaling: high frequencies kept, low ones divided by factor', () => {
-    const llama3 = {
-      ...config,
-      headDim: 128,
-      ropeTheta: 500000,
-      ropeScaling: { type: 'llama3' as const, factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 },
-    };
-    const scaled = ropeInvFreq(llama3);
-    const plain = ropeInvFreq({ ...llama3, ropeScaling: null });
-    // wavelength 2*pi/freq < 8192/4 keeps the frequency; > 8192/1 divides it by 8
-    for (let i = 0; i < 64; i++) {
-      const wavelen = (2 * Math.PI) / plain[i];
-      if (wavelen < 2048) expect(scaled[i]).toBe(plain[i]);
-      else if (wavelen > 8192) expect(scaled[i]).toBeCloseTo(plain[i] / 8, 12);
-      else {
-        expect(scaled[i]).toBeLessThan(plain[i]);
-        expect(scaled[i]).toBeGreaterThan(plain[i] / 8);
-      }
-    }
-    expect(scaled[0]).toBe(plain[0]);
-    expect(scaled[63]).toBeCloseTo(plain[63] / 8, 14);
   });
 });
 

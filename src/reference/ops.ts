@@ -8,7 +8,7 @@
 //   on which other tokens or rows are in the step, so a row's results are bitwise identical
 //   whatever else rides in the cohort (batch invariance).
 import { dequantizeRow } from './dequant';
-import type { ModelConfig, TensorDesc } from '../model/desc';
+import type { TensorDesc } from '../model/desc';
 
 /** A dense f32 matrix [rows, cols], cols contiguous (HF's [out, in] for weights). */
 export interface Matrix {
@@ -118,40 +118,12 @@ export function matmulQuant(
 }
 
 /**
- * RoPE inverse frequencies [headDim / 2]: invFreq[i] = theta^(-2i / headDim), with Llama-3
- * frequency scaling when config.ropeScaling says so (HF's _compute_llama3_parameters).
- */
-export function ropeInvFreq(config: ModelConfig): Float32Array {
-  const half = config.headDim / 2;
-  const invFreq = new Float32Array(half); // [headDim / 2]
-  const s = config.ropeScaling;
-  for (let i = 0; i < half; i++) {
-    const freq = 1 / Math.pow(config.ropeTheta, (2 * i) / config.headDim);
-    if (!s) {
-      invFreq[i] = freq;
-      continue;
-    }
-    const lowFreqWavelen = s.originalMaxPositionEmbeddings / s.lowFreqFactor;
-    const highFreqWavelen = s.originalMaxPositionEmbeddings / s.highFreqFactor;
-    const wavelen = (2 * Math.PI) / freq;
-    if (wavelen < highFreqWavelen) invFreq[i] = freq;
-    else if (wavelen > lowFreqWavelen) invFreq[i] = freq / s.factor;
-    else {
-      const smooth =
-        (s.originalMaxPositionEmbeddings / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
-      invFreq[i] = (1 - smooth) * (freq / s.factor) + smooth * freq;
-    }
-  }
-  return invFreq;
-}
-
-/**
  * RoPE in HF's rotate-half layout, in place: within each head, element i pairs with i + half.
  * angle = positions[t] * invFreq[i];
  *   x'[i]        = x[i] * cos(angle) - x[i + half] * sin(angle)
  *   x'[i + half] = x[i + half] * cos(angle) + x[i] * sin(angle)
  * x [numTokens, numHeads, headDim]; positions [numTokens] (each token its own position, so rows
- * at different offsets share one launch); invFreq [headDim / 2] from ropeInvFreq.
+ * at different offsets share one launch); invFreq [headDim / 2] from src/model/rope.ts.
  */
 export function rope(
   x: Float32Array,

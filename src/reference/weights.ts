@@ -1,8 +1,9 @@
 // The CPU runner's weights: every tensor of a ModelDesc dequantized once to f32, grouped per
 // layer under the names forward.ts uses. Not a loader (src/model) and not the math (ops.ts).
 import { dequantize } from './dequant';
-import { ropeInvFreq, type Matrix } from './ops';
+import type { Matrix } from './ops';
 import type { ModelConfig, ModelDesc, TensorDesc } from '../model/desc';
+import { ropeInverseFrequencies } from '../model/rope';
 
 /** M: the matrix type, Matrix unless a variant's matmuls need more of the stored tensor. */
 export interface LayerWeights<M extends Matrix = Matrix> {
@@ -117,6 +118,6 @@ export function loadCpuWeights(model: ModelDesc, toMatrix: (m: Matrix, stored: T
     layers,
     finalNorm: vector('model.norm.weight', c.hiddenSize),
     lmHead,
-    ropeInvFreq: ropeInvFreq(c),
+    ropeInvFreq: ropeInverseFrequencies(c),
   };
 }

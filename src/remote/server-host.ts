@@ -2,6 +2,7 @@
 // session's turn streams through /v1/chat/completions; the server batches, this host only samples.
 import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
 import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SamplingParams, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
+import { sendToFirstTokenMs } from '../protocol/metrics';
 import type { ServerSample } from '../protocol/server';
 import { Subscriptions } from '../engine/listeners';
 import { sessionSampling } from '../engine/session-options';
@@ -339,12 +340,13 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
 
   private statsOf(session: Session, turn: Turn): SessionStats {
     const before = session.stats;
+    const timeToFirstTokenMs = sendToFirstTokenMs(turn.sentAtMs, turn.firstTokenAtMs);
     return {
       ...before,
       tokensIn: turn.numPromptTokens,
       tokensOut: turn.numTokensOut,
       cachedTokens: turn.numCachedTokens,
-      ...(turn.firstTokenAtMs !== undefined ? { timeToFirstTokenMs: turn.firstTokenAtMs - turn.sentAtMs } : {}),
+      ...(timeToFirstTokenMs !== undefined ? { timeToFirstTokenMs } : {}),
     };
   }
 

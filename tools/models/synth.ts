@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Arch, DType, ModelDesc, TensorDesc } from '../../src/model/desc';
+import { mulberry32 } from '../../src/engine/seeded-random';
 import { configFromHf } from '../../src/model/hf-config';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
 import { hfToGguf, type F32Tensor, type HfModelParts } from './hf-to-gguf';
@@ -43,18 +44,6 @@ export interface WriteSynthOptions extends SynthOptions {
   dir: string;
   /** hf only: split weights over this many safetensors shards with an index. */
   shards?: number;
-}
-
-/** mulberry32: tiny, seedable, the same in every JS engine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
@@ -117,7 +106,7 @@ function hfConfig(arch: Arch, d: SynthDims, tie: boolean): Record<string, unknow
 export function syntheticModel(opts: SynthOptions): HfModelParts {
   const dims = { ...DEFAULT_SYNTH_DIMS, ...opts.dims };
   const config = hfConfig(opts.arch, dims, opts.tieWordEmbeddings ?? false);
-  const random = rng(opts.seed ?? 1);
+  const random = mulberry32(opts.seed ?? 1);
   const tensors = new Map<string, F32Tensor>();
   for (const [name, shape] of expectedTensorShapes(configFromHf('config.json', config))) {
     const n = shape.reduce((a, b) => a * b, 1);

@@ -2,6 +2,7 @@
 // held-back text in finished events, resets during a turn, and untouched panes staying the same.
 import { describe, expect, it } from 'vitest';
 import { applyReceivedSteps, beginTurn, changeSettings, DEFAULT_SETTINGS, historyBeforeTurn, isActive, lastUserLine, latestReply, markCancelling, newSessionView, refuseTurn, resetView, rewindView, suspendView, toSessionOptions, type SessionView } from './session-view';
+import { decodeRateSinceFirstToken, firstTokenStep, sendToFirstTokenMs, tokenEndTimes } from '../../protocol/metrics';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import type { ReceivedStep } from './step-ring';
 
@@ -50,6 +51,24 @@ describe('applyReceivedSteps', () => {
     expect(view.numDecodeTokens).toBe(2);
     // 2 decode tokens between the first token's step end (100) and the last one's (300).
     expect(view.tokensPerSec).toBe(10);
+  });
+
+  it("shows the metrics module's TTFT and decode rate, read off the same steps all at once", () => {
+    const records = [
+      rec(step(0, 0, 40, [row('s1', 'prefill', 16), row('s2', 'decode', 1, [9])]), 1045),
+      rec(step(1, 41, 30, [row('s1', 'prefill', 16, [72], 'H'), row('s2', 'decode', 1, [9])]), 1080),
+      rec(step(2, 72, 12, [row('s1', 'decode', 1, [105], 'i'), row('s2', 'decode', 1, [9])]), 1090),
+      rec(step(3, 85, 7, [row('s1', 'decode', 1, [33], '!')]), 1099),
+      rec(step(4, 93, 9, [row('s1', 'decode', 1, [33], '!')]), 1110),
+    ];
+    let views: ReadonlyMap<string, SessionView> = panes(sent('p1', 's1'));
+    for (const r of records) views = applyReceivedSteps(views, byEngine, [r]);
+    const view = views.get('p1')!;
+    const steps = records.map((r) => ({ ...r.event, receivedAtMs: r.receivedAtMs }));
+    const ends = tokenEndTimes(steps, 's1');
+    expect(view.ttftMs).toBe(sendToFirstTokenMs(1000, firstTokenStep(steps, 's1')!.receivedAtMs));
+    expect(view.tokensPerSec).toBe(decodeRateSinceFirstToken(3, ends[0]!, ends.at(-1)!));
+    expect(view.tokensPerSec).toBeCloseTo(3000 / (102 - 71), 9);
   });
 
   it('appends held-back text of a finished request and ends in the state its reason says', () => {

@@ -3,7 +3,7 @@
 import type { SessionOptions } from '../../protocol/api';
 import type { FinishReason, SessionState, WaitReason } from '../../protocol/events';
 import type { ReceivedStep } from './step-ring';
-import { perSec, stepEndMs } from '../../protocol/metrics';
+import { decodeRateSinceFirstToken, sendToFirstTokenMs, stepEndMs } from '../../protocol/metrics';
 
 export interface SessionSettings {
   systemPrompt: string;
@@ -52,14 +52,14 @@ export interface SessionView {
   lastPrompt?: string;
   /** Page clock (ms) when the current turn was sent. */
   sentAtMs?: number;
-  /** Send to arrival of the first sampled token, page clock. */
+  /** Send to arrival of the first sampled token, page clock (metrics.ts's sendToFirstTokenMs). */
   ttftMs?: number;
   /** Engine clock: end of the step that sampled the first / latest token of the turn. */
   firstTokenEndMs?: number;
   lastTokenEndMs?: number;
   numOutputTokens: number;
   numDecodeTokens: number;
-  /** Decode tokens over the time from first to latest token. */
+  /** Decode tokens over the time from first to latest token (metrics.ts's decodeRateSinceFirstToken). */
   tokensPerSec?: number;
   finishReason?: FinishReason;
   error?: string;
@@ -257,12 +257,12 @@ export function applyReceivedSteps(views: ReadonlyMap<string, SessionView>, pane
       const updated: SessionView = { ...view, state: row.kind, waitReason: undefined, lines: appendAssistant(view.lines, row.newText) };
       if (n > 0) {
         updated.numOutputTokens += n;
-        updated.ttftMs ??= receivedAtMs - view.sentAtMs;
+        // this event carries the turn's first token if none came before it (firstTokenStep)
+        updated.ttftMs ??= sendToFirstTokenMs(view.sentAtMs, receivedAtMs);
         updated.firstTokenEndMs ??= endMs;
         updated.lastTokenEndMs = endMs;
         if (row.kind === 'decode') updated.numDecodeTokens += n;
-        const spanMs = endMs - updated.firstTokenEndMs;
-        if (updated.numDecodeTokens > 0 && spanMs > 0) updated.tokensPerSec = perSec(updated.numDecodeTokens, spanMs);
+        updated.tokensPerSec = decodeRateSinceFirstToken(updated.numDecodeTokens, updated.firstTokenEndMs, endMs) ?? updated.tokensPerSec;
       }
       put(updated);
     }

@@ -3,6 +3,7 @@
 import type { EngineCore } from '../engine-core';
 import type { StepEvent } from '../events';
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../types';
+import { mulberry32 } from '../seeded-random';
 
 /** UTF-8 bytes are ids 0..255; 256 is EOS and decodes to nothing. */
 export class ByteTokenizer implements Tokenizer {
@@ -40,16 +41,9 @@ export async function runToIdle(engine: EngineCore, maxSteps = 100_000): Promise
   throw new Error(`engine still busy after ${maxSteps} steps`);
 }
 
-/** Small seeded PRNG (mulberry32) for reproducible random schedules. */
+/** mulberry32 with integer and pick helpers, for reproducible random schedules. */
 export function makeRandom(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(items: readonly T[]): T } {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return {
     next,
     int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),
