@@ -1,7 +1,7 @@
 // Seeded schedules through the self-running loop over a runner that resolves after random
 // microtasks, macrotasks and timers, with API calls injected at every await point (FakeRunner).
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runAsyncSchedule, type AsyncFuzzSetup } from './testing/async-fuzz';
+import { runAsyncSchedule, type AsyncFuzzSetup } from './testing/async-fuzz.node';
 import { FakeRunner } from './testing/fake-runner';
 import { ByteTokenizer, PlainChatTemplate } from './testing/test-support';
 

@@ -1,58 +1,30 @@
-// SessionRegistry: chat sessions, their history and settings, and per-session stats; turns a
-// send() into a scheduler request. It holds no KV: later turns reuse history via the prefix cache.
-import type { FinishedEvent, FinishReason, SessionSnapshot, SessionState, SessionStats } from './events';
+// SessionRegistry: the engine's chat sessions on the scheduler: a send() becomes a request, each
+// step's output the sessions' text, state and stats. It holds no KV: later turns reuse history via
+// the prefix cache. The record itself (history, waiters, close, reset) is session-book.ts.
+import type { FinishedEvent, SessionSnapshot } from './events';
 import type { Request } from './request';
 import type { Scheduler, StepOutput } from './scheduler';
-import { MAX_NEW_TOKENS, sessionSampling, validateSessionOptions, type SessionOptions } from './session-options';
-import type { ChatMessage, ChatTemplate, SamplingParams, Tokenizer } from './types';
+import { SessionBook, type SessionRecord, type TurnRecord, type TurnResult } from './session-book';
+import { MAX_NEW_TOKENS, type SessionOptions } from './session-options';
+import type { ChatMessage, ChatTemplate, Tokenizer } from './types';
 
-export interface TurnResult {
-  sessionId: string;
-  requestId: string;
-  promptTokenIds: number[];
-  outputTokenIds: number[];
-  text: string;
-  finishReason: FinishReason;
-  error?: string;
-}
+// what waitForTurn() resolves with; its callers import it from here
+export type { TurnResult };
 
-interface ActiveTurn {
+/** A turn on the scheduler: its request carries the tokens. */
+interface ScheduledTurn extends TurnRecord {
   request: Request;
-  sentAtMs: number;
-  firstTokenAtMs?: number;
-  text: string;
-  /** reset() during the turn: its result must not enter the history. */
-  discard: boolean;
 }
 
-interface Session {
-  sessionId: string;
-  systemPrompt?: string;
-  sampling: SamplingParams;
-  maxTokens: number;
-  stopStrings: string[];
-  ignoreEos: boolean;
-  /** Conversation after the system prompt, rendered by the chat template for text turns. */
-  messages: ChatMessage[];
-  /** Prompt and output tokens of the last finished turn, continued by token turns. */
-  historyTokenIds: number[];
-  numTurns: number;
-  state: SessionState;
-  stats: SessionStats;
-  active?: ActiveTurn;
-  lastResult?: TurnResult;
-  waiters: Array<(result: TurnResult) => void>;
-  closed: boolean;
-}
+type Session = SessionRecord<ScheduledTurn>;
 
 export class SessionRegistry {
   private readonly scheduler: Scheduler;
   private readonly tokenizer: Tokenizer;
   private readonly template: ChatTemplate;
   private readonly now: () => number;
-  private readonly sessions = new Map<string, Session>();
+  private readonly book = new SessionBook<ScheduledTurn>('s');
   private readonly byRequestId = new Map<string, Session>();
-  private nextSessionNumber = 1;
 
   constructor(scheduler: Scheduler, tokenizer: Tokenizer, template: ChatTemplate, now: () => number) {
     this.scheduler = scheduler;
@@ -63,27 +35,7 @@ export class SessionRegistry {
 
   /** Throws InvalidOptionError (session-options.ts) for an option out of bounds; no session is made. */
   create(options: SessionOptions = {}): string {
-    validateSessionOptions(options);
-    const number = this.nextSessionNumber++;
-    const sessionId = `s${number}`;
-    const sampling = sessionSampling(options, number);
-    this.sessions.set(sessionId, {
-      sessionId,
-      systemPrompt: options.systemPrompt,
-      sampling,
-      // absent: no cap of its own, so EOS, a stop string or the context ends the turn (OpenAI's max_tokens)
-      maxTokens: options.maxNewTokens ?? MAX_NEW_TOKENS,
-      stopStrings: options.stopStrings ?? [],
-      ignoreEos: options.ignoreEos ?? false,
-      messages: (options.history ?? []).map(({ role, content }) => ({ role, content })),
-      historyTokenIds: [],
-      numTurns: 0,
-      state: 'idle',
-      stats: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, totalTokensIn: 0, totalTokensOut: 0 },
-      waiters: [],
-      closed: false,
-    });
-    return sessionId;
+    return this.book.create(options).sessionId;
   }
 
   /**
@@ -91,97 +43,67 @@ export class SessionRegistry {
    * the chat template; token ids continue the raw token history as they are. Returns the request id.
    */
   send(sessionId: string, input: string | ArrayLike<number>): string {
-    const session = this.open(sessionId);
-    if (session.active) throw new Error(`session ${sessionId} is still generating`);
-    let promptTokenIds: number[];
-    if (typeof input === 'string') {
-      session.messages.push({ role: 'user', content: input });
-      const messages = this.conversation(session);
-      // encodeChat keeps special-token strings typed by the user as plain text
-      promptTokenIds = this.tokenizer.encodeChat
-        ? this.tokenizer.encodeChat(this.template, messages, true)
-        : this.tokenizer.encode(this.template.render(messages, true));
-    } else {
-      const ids = Array.from(input);
-      session.messages.push({ role: 'user', content: this.tokenizer.decode(ids) });
-      promptTokenIds = [...session.historyTokenIds, ...ids];
-    }
-    session.numTurns++;
-    const requestId = `${sessionId}:${session.numTurns}`;
-    const request = this.scheduler.addRequest({
-      requestId,
-      sessionId,
-      promptTokenIds,
-      sampling: session.sampling,
-      maxTokens: session.maxTokens,
-      stopStrings: session.stopStrings,
-      ignoreEos: session.ignoreEos,
+    const session = this.book.open(sessionId);
+    const ids = typeof input === 'string' ? null : Array.from(input);
+    const userMessage = ids ? this.tokenizer.decode(ids) : (input as string);
+    const turn = session.begin(userMessage, (turnNumber) => {
+      const promptTokenIds = ids ? [...session.historyTokenIds, ...ids] : this.render(session.conversation());
+      const { settings } = session;
+      const request = this.scheduler.addRequest({
+        requestId: `${sessionId}:${turnNumber}`,
+        sessionId,
+        promptTokenIds,
+        sampling: settings.sampling,
+        maxTokens: settings.maxNewTokens ?? MAX_NEW_TOKENS,
+        stopStrings: settings.stopStrings,
+        ignoreEos: settings.ignoreEos,
+      });
+      return { requestId: request.requestId, request, sentAtMs: this.now(), text: '' };
     });
-    session.active = { request, sentAtMs: this.now(), text: '', discard: false };
-    session.state = 'waiting';
-    session.stats = {
-      tokensIn: promptTokenIds.length,
-      tokensOut: 0,
-      cachedTokens: 0,
-      totalTokensIn: session.stats.totalTokensIn + promptTokenIds.length,
-      totalTokensOut: session.stats.totalTokensOut,
-    };
-    this.byRequestId.set(requestId, session);
-    return requestId;
+    session.stats.tokensIn = turn.request.numPromptTokens;
+    session.stats.totalTokensIn += turn.request.numPromptTokens;
+    this.byRequestId.set(turn.requestId, session);
+    return turn.requestId;
   }
 
   /** Stops the current turn; it ends (state 'cancelled') by the next step. */
   cancel(sessionId: string): void {
-    const active = this.open(sessionId).active;
-    if (active) this.scheduler.cancel(active.request.requestId);
+    const active = this.book.open(sessionId).active;
+    if (active) this.scheduler.cancel(active.requestId);
   }
 
   /** Forgets the history (a running turn is cancelled and not recorded). */
   reset(sessionId: string): void {
-    const session = this.open(sessionId);
-    if (session.active) {
-      session.active.discard = true;
-      this.scheduler.cancel(session.active.request.requestId);
-    }
-    session.messages = [];
-    session.historyTokenIds = [];
-    if (!session.active) session.state = 'idle';
+    const running = this.book.open(sessionId).reset();
+    if (running) this.scheduler.cancel(running.requestId);
   }
 
   /** Removes the session; a running turn is cancelled and its blocks freed by the next step. */
   close(sessionId: string): void {
-    const session = this.open(sessionId);
-    session.closed = true;
-    if (session.active) this.scheduler.cancel(session.active.request.requestId);
-    else this.sessions.delete(sessionId);
+    const running = this.book.open(sessionId).close();
+    if (running) this.scheduler.cancel(running.requestId);
   }
 
   has(sessionId: string): boolean {
-    const session = this.sessions.get(sessionId);
-    return session !== undefined && !session.closed;
+    return this.book.has(sessionId);
   }
 
   get(sessionId: string): SessionSnapshot {
-    return snapshot(this.open(sessionId));
+    return this.book.open(sessionId).snapshot();
   }
 
   list(): SessionSnapshot[] {
-    return [...this.sessions.values()].filter((s) => !s.closed).map(snapshot);
+    return this.book.live().map((s) => s.snapshot());
   }
 
   /** Conversation so far (system prompt first), as the chat template sees it. */
   messages(sessionId: string): ChatMessage[] {
-    return this.conversation(this.open(sessionId));
+    return this.book.open(sessionId).conversation();
   }
 
   /** Resolves when the current turn ends (at once with the last result when idle). */
   waitForTurn(sessionId: string): Promise<TurnResult> {
-    const session = this.open(sessionId);
-    if (!session.active) {
-      if (session.lastResult) return Promise.resolve(session.lastResult);
-      return Promise.reject(new Error(`session ${sessionId} has no turn`));
-    }
-    return new Promise((resolve) => session.waiters.push(resolve));
+    return this.book.open(sessionId).waitForTurn();
   }
 
   /** Folds one step's output into the sessions' text, history, state and stats. */
@@ -203,16 +125,26 @@ export class SessionRegistry {
   applyFinished(finished: readonly FinishedEvent[]): void {
     for (const done of finished) {
       const session = this.byRequestId.get(done.requestId);
-      if (!session?.active) continue;
-      session.active.text += done.newText;
-      this.endTurn(session, session.active, done.reason, done.error);
+      const active = session?.active;
+      if (!session || !active) continue;
+      active.text += done.newText;
+      this.refreshActive(session, active);
+      this.byRequestId.delete(done.requestId);
+      const request = active.request;
+      session.end(active, {
+        reason: done.reason,
+        error: done.error,
+        promptTokenIds: request.tokenIds.slice(0, request.numPromptTokens),
+        outputTokenIds: request.outputTokenIds,
+        historyTokenIds: request.tokenIds.slice(),
+      });
     }
-    for (const session of this.sessions.values()) {
+    for (const session of this.book.all()) {
       if (session.active) this.refreshActive(session, session.active);
     }
   }
 
-  private refreshActive(session: Session, active: ActiveTurn): void {
+  private refreshActive(session: Session, active: ScheduledTurn): void {
     const request = active.request;
     if (request.status === 'waiting') session.state = 'waiting';
     else if (request.status === 'running') {
@@ -223,50 +155,8 @@ export class SessionRegistry {
     if (active.firstTokenAtMs !== undefined) session.stats.timeToFirstTokenMs = active.firstTokenAtMs - active.sentAtMs;
   }
 
-  private endTurn(session: Session, active: ActiveTurn, reason: FinishReason, error?: string): void {
-    this.refreshActive(session, active);
-    const request = active.request;
-    this.byRequestId.delete(request.requestId);
-    session.active = undefined;
-    session.state = reason === 'cancelled' ? 'cancelled' : reason === 'error' ? 'error' : 'done';
-    session.stats.finishReason = reason;
-    session.stats.error = error;
-    const result: TurnResult = {
-      sessionId: session.sessionId,
-      requestId: request.requestId,
-      promptTokenIds: request.tokenIds.slice(0, request.numPromptTokens),
-      outputTokenIds: request.outputTokenIds,
-      text: active.text,
-      finishReason: reason,
-      ...(error !== undefined ? { error } : {}),
-    };
-    if (!active.discard) {
-      if (reason === 'error') {
-        session.messages.pop(); // the turn failed: its user message leaves the history too
-      } else {
-        session.messages.push({ role: 'assistant', content: active.text });
-        session.historyTokenIds = request.tokenIds.slice();
-      }
-    }
-    session.lastResult = result;
-    if (session.closed) this.sessions.delete(session.sessionId);
-    const waiters = session.waiters;
-    session.waiters = [];
-    for (const resolve of waiters) resolve(result);
+  /** encodeChat keeps special-token strings typed by the user as plain text. */
+  private render(messages: ChatMessage[]): number[] {
+    return this.tokenizer.encodeChat ? this.tokenizer.encodeChat(this.template, messages, true) : this.tokenizer.encode(this.template.render(messages, true));
   }
-
-  private conversation(session: Session): ChatMessage[] {
-    const system: ChatMessage[] = session.systemPrompt ? [{ role: 'system', content: session.systemPrompt }] : [];
-    return [...system, ...session.messages];
-  }
-
-  private open(sessionId: string): Session {
-    const session = this.sessions.get(sessionId);
-    if (!session || session.closed) throw new Error(`no session ${sessionId}`);
-    return session;
-  }
-}
-
-function snapshot(session: Session): SessionSnapshot {
-  return { sessionId: session.sessionId, state: session.state, numTurns: session.numTurns, stats: { ...session.stats } };
 }

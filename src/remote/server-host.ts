@@ -1,17 +1,16 @@
 // ServerHost: the EngineApi over an OpenAI-compatible server (llama.cpp's llama-server, vLLM). Each
 // session's turn streams through /v1/chat/completions; the server batches, this host only samples.
 import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
-import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SamplingParams, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
+import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import { sendToFirstTokenMs } from '../protocol/metrics';
 import type { ServerSample } from '../protocol/server';
 import { Subscriptions } from '../engine/listeners';
-import { sessionSampling } from '../engine/session-options';
-import { validateSessionOptions } from '../engine/session-options';
+import { SessionBook, type SessionRecord, type TurnRecord } from '../engine/session-book';
 import { validateStepBudget } from '../engine/step-budget';
 import { connectServer, normalizeBaseUrl, type ConnectOptions, type ServerAddress } from './server-connect';
 import { ServerError } from './server-errors';
 import { ServerPoller } from './server-poller';
-import { streamTurn, type ChatMessage } from './server-turn';
+import { streamTurn } from './server-turn';
 
 export type ServerHostApi = Omit<EngineApi, 'gpuInfo' | 'selfCheck' | 'debugLoseDevice' | 'debugCloseWorker'>;
 
@@ -21,13 +20,10 @@ export interface ServerHostOptions extends ConnectOptions {
   now?: () => number;
 }
 
-interface Turn {
-  requestId: string;
-  userText: string;
-  sentAtMs: number;
+/** A turn streamed from the server; history, waiters and close are the session's record (engine/session-book.ts). */
+interface Turn extends TurnRecord {
   controller: AbortController;
   started: boolean;
-  text: string;
   numTokensOut: number;
   /** Delivered since the last sample. */
   pendingText: string;
@@ -36,23 +32,10 @@ interface Turn {
   shown: boolean;
   numPromptTokens: number;
   numCachedTokens: number;
-  firstTokenAtMs?: number;
   end?: { reason: FinishedEvent['reason']; error?: string };
 }
 
-interface Session {
-  sessionId: SessionId;
-  options: SessionOptions;
-  sampling: SamplingParams;
-  messages: ChatMessage[];
-  numTurns: number;
-  state: SessionSnapshot['state'];
-  stats: SessionStats;
-  turn: Turn | null;
-  lastResult?: TurnResult;
-  waiters: Array<(result: TurnResult) => void>;
-  closed: boolean;
-}
+type Session = SessionRecord<Turn>;
 
 interface Connection {
   address: ServerAddress;
@@ -65,10 +48,9 @@ interface Connection {
 export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implements ServerHostApi {
   private connection: Connection | null = null;
   private mode: EngineMode = 'batched';
-  private readonly sessions = new Map<SessionId, Session>();
-  /** Turns sent and not yet ended, in arrival order (serialized mode starts them one at a time). */
+  private readonly sessions = new SessionBook<Turn>('r');
+  /** Sessions whose turn was sent and has not yet ended, in arrival order (serialized mode starts them one at a time). */
   private readonly turns: Session[] = [];
-  private nextSessionNumber = 1;
   private nextRequestNumber = 1;
   private stepIndex = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -102,43 +84,24 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
   /** Cancels every turn and forgets the server; sessions go with it, as with a model unload. */
   async unloadModel(): Promise<void> {
     if (!this.connection) return;
-    for (const session of this.sessions.values()) session.turn?.controller.abort();
-    await Promise.all([...this.sessions.values()].filter((s) => s.turn).map((s) => this.waitForTurn(s.sessionId)));
+    const running = this.sessions.all().filter((s) => s.active);
+    for (const session of running) session.active!.controller.abort();
+    await Promise.all(running.map((s) => s.waitForTurn()));
     this.sessions.clear();
     this.connection = null;
   }
 
   async createSession(options: SessionOptions = {}): Promise<SessionId> {
     this.connected();
-    validateSessionOptions(options);
-    const number = this.nextSessionNumber++;
-    const sessionId = `r${number}`;
-    const sampling = sessionSampling(options, number);
-    const messages: ChatMessage[] = [...(options.systemPrompt ? [{ role: 'system' as const, content: options.systemPrompt }] : []), ...(options.history ?? []).map((m) => ({ ...m }))];
-    this.sessions.set(sessionId, {
-      sessionId,
-      options,
-      sampling,
-      messages,
-      numTurns: 0,
-      state: 'idle',
-      stats: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, totalTokensIn: 0, totalTokensOut: 0 },
-      turn: null,
-      waiters: [],
-      closed: false,
-    });
-    return sessionId;
+    return this.sessions.create(options).sessionId;
   }
 
   async send(sessionId: SessionId, input: SendInput): Promise<void> {
     this.connected();
-    const session = this.open(sessionId);
+    const session = this.sessions.open(sessionId);
     if (typeof input !== 'string') throw new Error('a server backend takes text turns, not token ids');
-    if (session.turn) throw new Error(`session ${sessionId} is still generating`);
-    session.messages.push({ role: 'user', content: input });
-    session.turn = {
+    session.begin(input, () => ({
       requestId: `${sessionId}-t${this.nextRequestNumber++}`,
-      userText: input,
       sentAtMs: this.now(),
       controller: new AbortController(),
       started: false,
@@ -149,45 +112,32 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
       shown: false,
       numPromptTokens: 0,
       numCachedTokens: 0,
-    };
-    session.state = 'waiting';
-    session.stats = { ...session.stats, tokensIn: 0, tokensOut: 0, cachedTokens: 0, timeToFirstTokenMs: undefined, finishReason: undefined, error: undefined };
+    }));
     this.turns.push(session);
     this.startTurns();
     this.schedule();
   }
 
   async cancel(sessionId: SessionId): Promise<void> {
-    const turn = this.open(sessionId).turn;
-    if (!turn || turn.end) return;
-    turn.controller.abort();
-    if (!turn.started) turn.end = { reason: 'cancelled' };
-    this.schedule();
+    this.stop(this.sessions.open(sessionId).active);
   }
 
+  /** Forgets the history; a running turn is cancelled and not recorded. */
   async resetSession(sessionId: SessionId): Promise<void> {
-    const session = this.open(sessionId);
-    await this.cancel(sessionId);
-    session.messages = session.options.systemPrompt ? [{ role: 'system', content: session.options.systemPrompt }] : [];
+    this.stop(this.sessions.open(sessionId).reset());
   }
 
+  /** A running turn is cancelled; the session goes when it ends, so its waiters still get the result. */
   async closeSession(sessionId: SessionId): Promise<void> {
-    const session = this.open(sessionId);
-    session.closed = true;
-    if (session.turn) await this.cancel(sessionId);
-    else this.sessions.delete(sessionId);
+    this.stop(this.sessions.open(sessionId).close());
   }
 
   waitForTurn(sessionId: SessionId): Promise<TurnResult> {
-    const session = this.sessions.get(sessionId);
-    if (!session) return Promise.reject(new Error(`no session ${sessionId}`));
-    if (!session.turn) return session.lastResult ? Promise.resolve(session.lastResult) : Promise.reject(new Error(`session ${sessionId} has no turn`));
-    return new Promise((resolve) => session.waiters.push(resolve));
+    return this.sessions.find(sessionId)?.waitForTurn() ?? Promise.reject(new Error(`no session ${sessionId}`));
   }
 
   async getSession(sessionId: SessionId): Promise<SessionSnapshot> {
-    const session = this.open(sessionId);
-    return { sessionId, state: session.state, numTurns: session.numTurns, stats: { ...session.stats } };
+    return this.sessions.open(sessionId).snapshot();
   }
 
   /** 'serialized' sends one turn at a time, in arrival order: the server's own batching, switched off from here. */
@@ -210,17 +160,19 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
     return this.connection;
   }
 
-  private open(sessionId: SessionId): Session {
-    const session = this.sessions.get(sessionId);
-    if (!session || session.closed) throw new Error(`no session ${sessionId}`);
-    return session;
+  /** Aborts the fetch (the server frees its slot); a turn not started yet ends at once. */
+  private stop(turn: Turn | undefined): void {
+    if (!turn || turn.end) return;
+    turn.controller.abort();
+    if (!turn.started) turn.end = { reason: 'cancelled' };
+    this.schedule();
   }
 
   private startTurns(): void {
     for (const session of this.turns) {
-      const turn = session.turn!;
+      const turn = session.active!;
       if (turn.started || turn.end) continue;
-      if (this.mode === 'serialized' && this.turns.some((s) => s.turn?.started && !s.turn.end)) return;
+      if (this.mode === 'serialized' && this.turns.some((s) => s.active?.started && !s.active.end)) return;
       turn.started = true;
       void this.run(session, turn);
     }
@@ -234,11 +186,11 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
         connection.info.server!.kind,
         {
           modelId: connection.modelId,
-          messages: session.messages,
-          sampling: session.sampling,
-          maxTokens: session.options.maxNewTokens,
-          stopStrings: session.options.stopStrings ?? [],
-          ignoreEos: session.options.ignoreEos ?? false,
+          messages: session.conversation(),
+          sampling: session.settings.sampling,
+          maxTokens: session.settings.maxNewTokens,
+          stopStrings: session.settings.stopStrings,
+          ignoreEos: session.settings.ignoreEos,
         },
         {
           onDelta: (text, numTokens) => {
@@ -294,7 +246,7 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
     const finished: FinishedEvent[] = [];
     const waiting: WaitingEvent[] = [];
     for (const session of this.turns) {
-      const turn = session.turn!;
+      const turn = session.active!;
       if (turn.numPendingTokens > 0 || turn.pendingText) {
         const kind = turn.shown ? 'decode' : 'prefill';
         rows.push({
@@ -332,7 +284,7 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
       kvBlocksTotal: 0,
       queueDepth: waiting.length,
       waiting,
-      numRunning: this.turns.filter((s) => s.turn!.shown && !s.turn!.end).length,
+      numRunning: this.turns.filter((s) => s.active!.shown && !s.active!.end).length,
       mode: this.mode,
       ...(server ? { server } : {}),
     };
@@ -350,30 +302,21 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
     };
   }
 
-  /** Turns reported as finished leave: history, totals and waiters, as the local engine's sessions do. */
+  /** Turns reported as finished leave: their totals here, history and waiters in the session's record. */
   private endTurns(finished: readonly FinishedEvent[]): void {
     for (const done of finished) {
       const index = this.turns.findIndex((s) => s.sessionId === done.sessionId);
       if (index < 0) continue;
       const session = this.turns[index]!;
-      const turn = session.turn!;
+      const turn = session.active!;
       this.turns.splice(index, 1);
-      session.turn = null;
-      session.numTurns++;
-      session.state = done.reason === 'cancelled' ? 'cancelled' : done.reason === 'error' ? 'error' : 'done';
       session.stats = {
         ...session.stats,
         totalTokensIn: session.stats.totalTokensIn + turn.numPromptTokens,
         totalTokensOut: session.stats.totalTokensOut + turn.numTokensOut,
-        finishReason: done.reason,
-        ...(done.error ? { error: done.error } : {}),
       };
-      if (done.reason === 'error') session.messages.pop();
-      else session.messages.push({ role: 'assistant', content: turn.text });
-      const result: TurnResult = { sessionId: session.sessionId, requestId: turn.requestId, promptTokenIds: [], outputTokenIds: [], text: turn.text, finishReason: done.reason, ...(done.error ? { error: done.error } : {}) };
-      session.lastResult = result;
-      if (session.closed) this.sessions.delete(session.sessionId);
-      for (const resolve of session.waiters.splice(0)) resolve(result);
+      // the server streams text, not ids
+      session.end(turn, { reason: done.reason, error: done.error, promptTokenIds: [], outputTokenIds: [] });
     }
   }
 }
