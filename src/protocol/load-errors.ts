@@ -44,7 +44,7 @@ export class ModelLoadFailure extends Error {
 }
 
 /** FinishedEvent.code of a turn a model load cut short, and the name of the error for a replaced model's session. */
-export const MODEL_CHANGED: 'model_changed' = 'model_changed';
+export const MODEL_CHANGED = 'model_changed' as const;
 export const MODEL_CHANGED_ERROR_NAME = 'ModelChangedError';
 
 /** A call named a session of a model that a load has since replaced (its sessions went with it). */
