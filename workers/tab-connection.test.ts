@@ -80,7 +80,7 @@ describe('TabConnection', () => {
 });
 
 describe('SharedLoads', () => {
-  it('loads a source once for every tab, again after an unload or a failure', async () => {
+  it('loads a source once for every tab, again after an unload; a failed load leaves the serving one to join', async () => {
     const { api, engine } = scriptedEngine();
     const loads = new SharedLoads(api);
     const a = tab(api, loads);
@@ -94,6 +94,9 @@ describe('SharedLoads', () => {
     expect(engine.loadModel).toHaveBeenCalledTimes(3);
     engine.loadModel.mockRejectedValueOnce(new Error('fetch failed'));
     await expect(a.connection.api.loadModel({ kind: 'embedded' })).rejects.toThrow('fetch failed');
+    // the failure left the url model serving: asking for it again joins it instead of reloading it
+    await b.connection.api.loadModel({ kind: 'url', url: 'https://example.com/m/' });
+    expect(engine.loadModel).toHaveBeenCalledTimes(4);
     await a.connection.api.loadModel({ kind: 'embedded' });
     expect(engine.loadModel).toHaveBeenCalledTimes(5);
   });

@@ -22,10 +22,13 @@ export class SharedLoads {
     const key = source.kind === 'files' ? null : JSON.stringify(source);
     if (key !== null && this.current?.key === key) return this.current.info;
     const info = this.engine.loadModel(source, onProgress);
+    const previous = this.current;
     const current = { key, info };
     this.current = current;
+    // A failed load changes nothing: the model serving before still serves, and a tab asking for it
+    // joins it (a reload would replace it, ending every tab's turns as model_changed).
     info.catch(() => {
-      if (this.current === current) this.current = null;
+      if (this.current === current) this.current = previous;
     });
     return info;
   }

@@ -87,3 +87,37 @@ describe('EngineApi over a Node worker thread', () => {
     await api.unsubscribe(subscription);
   }, 60_000);
 });
+
+describe('a load that replaces the serving model', () => {
+  it('ends every turn in flight at once as model_changed, and never reuses a replaced session id', async () => {
+    const events: StepEvent[] = [];
+    const subscription = await api.subscribe(Comlink.proxy((e: StepEvent) => void events.push(e)));
+    const old = await api.createSession({ maxNewTokens: 1500, ignoreEos: true, sampling: { temperature: 0 } });
+    await api.send(old, 'a turn long enough to still be decoding when the next model is ready');
+    const turn = api.waitForTurn(old);
+    await vi.waitFor(() => expect(events.some((e) => e.rows.some((r) => r.sessionId === old && r.kind === 'decode'))).toBe(true), { timeout: 20_000 });
+
+    await api.loadModel({ kind: 'embedded' }); // the same files: a real reload, as after a failed load
+    // the cut turn's end was emitted before the load resolved; step events trail on their own channel
+    await vi.waitFor(() => expect(events.some((e) => e.finished.some((f) => f.sessionId === old))).toBe(true), { timeout: 5_000 });
+    const end = events.flatMap((e) => e.finished).find((f) => f.sessionId === old)!;
+    expect(end).toMatchObject({ reason: 'error', code: 'model_changed', error: expect.stringMatching(/loaded in place of/) });
+    expect(await turn).toMatchObject({ sessionId: old, finishReason: 'error', error: end.error });
+
+    const next = await api.createSession({ maxNewTokens: 3 });
+    expect(next).not.toBe(old);
+    await api.closeSession(old); // gone with its model: closing it again is no error, and spares `next`
+    await expect(api.getSession(old)).rejects.toMatchObject({ name: 'ModelChangedError' });
+    await api.send(next, 'still served');
+    expect((await api.waitForTurn(next)).finishReason).not.toBe('error');
+    await api.unsubscribe(subscription);
+  }, 60_000);
+
+  it('names what was wrong with a source and why a load failed, by error name across the worker', async () => {
+    await expect(api.loadModel({ kind: 'no-such-kind' } as never)).rejects.toMatchObject({ name: 'InvalidModelSourceError', message: expect.stringMatching(/model\.kind must be one of 'embedded'/) });
+    await expect(api.loadModel({} as never)).rejects.toMatchObject({ name: 'InvalidModelSourceError' });
+    await expect(api.loadModel({ kind: 'huggingface', repoId: 'not a repo' })).rejects.toMatchObject({ name: 'InvalidModelSourceError', message: expect.stringMatching(/model\.repoId/) });
+    await expect(api.loadModel({ kind: 'url', url: `${origin}/missing/` })).rejects.toMatchObject({ name: 'ModelNotFoundError' });
+    await expect(api.loadModel({ kind: 'url', url: 'http://127.0.0.1:9/model.gguf' })).rejects.toMatchObject({ name: 'InvalidModelSourceError', message: expect.stringMatching(/only https/) });
+  }, 60_000);
+});

@@ -2,8 +2,7 @@
 // notice subscriptions, GPU-loss recovery). Pure and runner-agnostic: no DOM, GPU or comlink.
 import { EngineCore } from '../engine/engine-core';
 import { Subscriptions } from '../engine/listeners';
-import type { EngineMode, SessionSnapshot, StepEvent } from '../engine/events';
-import type { TurnResult } from '../engine/sessions';
+import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from '../protocol/events';
 import { DEFAULT_STEP_BUDGET, validateStepBudget, type StepBudget } from '../engine/step-budget';
 import type { ModelRunner } from '../engine/types';
 import type { ProgressCallback } from '../model/byte-source';
@@ -11,8 +10,10 @@ import type { ModelDesc } from '../model/desc';
 import type { OpenedModel } from '../model/open-model';
 import { openModelSource, type SourceOptions } from '../model/open-source';
 import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../protocol/api';
+import { MODEL_CHANGED, ModelChangedFailure, ModelLoadFailure, toLoadFailure } from '../protocol/load-errors';
 import { describeSource } from '../protocol/model-source';
 import { describeModel, weightBytes } from './model-info';
+import { sessionNumber, shiftEvent, shiftId } from './session-ids';
 
 export type RunnerFactory = (desc: ModelDesc) => Promise<ModelRunner>;
 
@@ -28,6 +29,11 @@ interface Loaded {
   runner: ModelRunner;
   engine: EngineCore;
   info: ModelInfo;
+  /** Sessions numbered before this engine's first: its `s<n>` is the host's `s<n + idOffset>`. */
+  idOffset: number;
+  /** Engine session ids whose turns a load cut short: their ends are reported as 'model_changed'. */
+  cutByLoad: Set<string>;
+  cutMessage: string;
 }
 
 export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implements HostApi {
@@ -37,6 +43,8 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
   private stepBudget: StepBudget | null = { ...DEFAULT_STEP_BUDGET };
   // The host's own listeners outlive each model's EngineCore: a swap keeps every subscription.
   private recovering: Promise<void> | null = null;
+  /** Host session numbers handed out so far, every model together. */
+  private sessionsMade = 0;
 
   constructor(private readonly options: EngineHostOptions) {
     super();
@@ -48,7 +56,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
 
   /** Loads a model; the current one keeps serving until the new one is fully ready. */
   async loadModel(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
-    if (this.loading) throw new Error('a model is already loading: wait for it to finish');
+    if (this.loading) throw new ModelLoadFailure('load_in_progress', 'a model is already loading: wait for it to finish');
     this.loading = this.load(source, onProgress);
     try {
       return await this.loading;
@@ -62,57 +70,108 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
       onProgress?.({ phase: 'fetch', loadedBytes: p.bytesDone, totalBytes: p.bytesTotal, message: `reading ${describeSource(source)}` });
     const opened = await openModelSource(source, this.options, fetchProgress);
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
-    const runner = await this.options.makeRunner(opened.desc);
+    const runner = await this.options.makeRunner(opened.desc).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
     const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget });
     const info: ModelInfo = { ...describeModel(opened, runner), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
-    this.loaded = { opened, runner, engine, info };
-    engine.subscribe((event) => this.steps.emit(event));
-    if (previous) {
-      await previous.engine.dispose(); // its step in flight ends before its runner goes
-      previous.runner.dispose();
-    }
+    const loaded: Loaded = { opened, runner, engine, info, idOffset: this.sessionsMade, cutByLoad: new Set(), cutMessage: '' };
+    this.loaded = loaded;
+    engine.subscribe((event) => this.steps.emit(this.hostEvent(loaded, event)));
+    if (previous) await this.retire(previous, `${info.name} was loaded in place of ${previous.info.name} during this turn: send it again`);
     onProgress?.({ phase: 'ready', loadedBytes: info.weightBytes, totalBytes: info.weightBytes, message: `${info.name} ready` });
     return info;
   }
 
-  private engine(): EngineCore {
-    if (!this.loaded) throw new Error('no model is loaded yet');
-    return this.loaded.engine;
+  /**
+   * Ends a replaced model: every turn in flight ends now (its last step event says 'model_changed'
+   * and why), then its loop and runner go. Its sessions go with it; their ids are never reused.
+   */
+  private async retire(old: Loaded, message: string): Promise<void> {
+    old.cutMessage = message;
+    for (const session of old.engine.sessions.list()) {
+      if (session.state !== 'waiting' && session.state !== 'prefill' && session.state !== 'decode') continue;
+      old.cutByLoad.add(session.sessionId);
+      old.engine.cancel(session.sessionId);
+    }
+    await old.engine.whenIdle(); // the cancelled turns end in the old loop's next step
+    await old.engine.dispose(); // no step in flight once this resolves, so its runner may go
+    old.runner.dispose();
+  }
+
+  /** An engine's step event in host session ids, a turn cut by a load reported as such. */
+  private hostEvent(loaded: Loaded, event: StepEvent): StepEvent {
+    const cut = loaded.cutByLoad;
+    const finished =
+      cut.size === 0
+        ? event.finished
+        : event.finished.map((f) => (f.reason === 'cancelled' && cut.has(f.sessionId) ? { ...f, reason: 'error' as const, code: MODEL_CHANGED, error: loaded.cutMessage } : f));
+    return shiftEvent(finished === event.finished ? event : { ...event, finished }, loaded.idOffset);
+  }
+
+  /**
+   * The engine session behind host id `sessionId`. A session of a model since replaced (or
+   * unloaded) is gone with it: `ifReplaced` says what the call does then (nothing, or throw).
+   */
+  private session(sessionId: SessionId, ifReplaced: 'ignore' | 'throw'): { engine: EngineCore; id: string; offset: number; loaded: Loaded } | null {
+    const loaded = this.loaded;
+    const n = sessionNumber(sessionId);
+    if (n !== null && n <= this.sessionsMade && (!loaded || n <= loaded.idOffset)) {
+      if (ifReplaced === 'ignore') return null;
+      throw new ModelChangedFailure(`session ${sessionId} belonged to a model that was ${loaded ? `replaced by ${loaded.info.name}` : 'unloaded'}: create a new session`);
+    }
+    if (!loaded) throw new Error('no model is loaded yet');
+    // an id the host never made reaches the engine as one no session has
+    return { engine: loaded.engine, id: n === null || n > this.sessionsMade ? `unknown:${sessionId}` : `s${n - loaded.idOffset}`, offset: loaded.idOffset, loaded };
   }
 
   async createSession(options: SessionOptions = {}): Promise<SessionId> {
-    return this.engine().createSession(options);
+    const loaded = this.loaded;
+    if (!loaded) throw new Error('no model is loaded yet');
+    const engineId = loaded.engine.createSession(options);
+    const id = shiftId(engineId, loaded.idOffset);
+    if (sessionNumber(id) !== this.sessionsMade + 1) throw new Error(`the engine numbered a session ${engineId}: the host expects s<n> in creation order`);
+    this.sessionsMade++;
+    return id;
   }
 
   async send(sessionId: SessionId, input: SendInput): Promise<void> {
+    const { engine, id } = this.session(sessionId, 'throw')!;
     if (typeof input !== 'string') {
       // Ids index the embedding table: one outside it would read another row's memory or none.
       const vocabSize = this.loaded?.info.vocabSize ?? 0;
-      const bad = Array.from(input).find((id) => !Number.isInteger(id) || id < 0 || id >= vocabSize);
+      const bad = Array.from(input).find((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
       if (bad !== undefined) throw new Error(`token id ${bad} is outside the vocabulary (0 to ${vocabSize - 1})`);
     }
-    this.engine().send(sessionId, typeof input === 'string' ? input : Array.from(input));
+    engine.send(id, typeof input === 'string' ? input : Array.from(input));
   }
 
   async cancel(sessionId: SessionId): Promise<void> {
-    this.engine().cancel(sessionId);
+    const s = this.session(sessionId, 'ignore');
+    s?.engine.cancel(s.id);
   }
 
   async resetSession(sessionId: SessionId): Promise<void> {
-    this.engine().resetSession(sessionId);
+    const { engine, id } = this.session(sessionId, 'throw')!;
+    engine.resetSession(id);
   }
 
+  /** A replaced model's session is already closed: closing it again is no error. */
   async closeSession(sessionId: SessionId): Promise<void> {
-    this.engine().closeSession(sessionId);
+    const s = this.session(sessionId, 'ignore');
+    s?.engine.closeSession(s.id);
   }
 
-  waitForTurn(sessionId: SessionId): Promise<TurnResult> {
-    return this.engine().waitForTurn(sessionId);
+  async waitForTurn(sessionId: SessionId): Promise<TurnResult> {
+    const { engine, id, offset, loaded } = this.session(sessionId, 'throw')!;
+    const result = await engine.waitForTurn(id);
+    const cut = result.finishReason === 'cancelled' && loaded.cutByLoad.has(id);
+    return { ...result, sessionId: shiftId(result.sessionId, offset), requestId: shiftId(result.requestId, offset), ...(cut ? { finishReason: 'error', error: loaded.cutMessage } : {}) };
   }
 
   async getSession(sessionId: SessionId): Promise<SessionSnapshot> {
-    return this.engine().sessions.get(sessionId);
+    const { engine, id, offset } = this.session(sessionId, 'throw')!;
+    const snapshot = engine.sessions.get(id);
+    return { ...snapshot, sessionId: shiftId(snapshot.sessionId, offset) };
   }
 
   async currentModel(): Promise<ModelInfo | null> {
@@ -123,7 +182,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     if (this.loading) throw new Error('a model is loading: wait for it to finish before unloading');
     const loaded = this.loaded;
     if (!loaded) return;
-    this.loaded = null; // from now on every call sees no model, as after the unload
+    this.loaded = null; // from now on every call sees no model, as after the unload; its session ids are not reused
     // every turn ends as cancelled (its waiters answered, its blocks freed) before the loop stops
     for (const session of loaded.engine.sessions.list()) loaded.engine.cancel(session.sessionId);
     await loaded.engine.whenIdle();

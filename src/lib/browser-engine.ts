@@ -2,6 +2,7 @@
 // origin talks to (with a heartbeat: a shared worker never hears that a tab closed). No request logic.
 import type { EngineLink } from './completions';
 import { CohortEngine } from './engine';
+import { EngineStartError } from './errors';
 import { linkOverEndpoint, linkOverTabPort } from './remote';
 
 export type WorkerKind = 'dedicated' | 'shared';
@@ -14,6 +15,8 @@ export interface WorkerOptions {
   shared?: boolean | 'auto';
   /** Shared worker only: this tab pings every intervalMs; silent for timeoutMs, its sessions are ended. */
   heartbeat?: { intervalMs?: number; timeoutMs?: number };
+  /** A new worker must answer its first call within this (its script fetched and run); default 15 s. */
+  startTimeoutMs?: number;
 }
 
 /**
@@ -23,6 +26,8 @@ export interface WorkerOptions {
 const DEFAULT_HEARTBEAT = { intervalMs: 5_000, timeoutMs: 90_000 };
 /** Starting the shared worker and its WebGPU device; past this, 'auto' uses a dedicated worker. */
 const SHARED_PROBE_TIMEOUT_MS = 30_000;
+/** A worker whose script failed fires 'error' at once; this only bounds a script that never answers. */
+const DEFAULT_START_TIMEOUT_MS = 15_000;
 
 /** A CohortEngine over a worker this page started or joined. */
 export class BrowserEngine extends CohortEngine {
@@ -46,35 +51,92 @@ export class BrowserEngine extends CohortEngine {
   }
 }
 
-function startDedicated(): BrowserEngine {
+type WorkerConstructorOptions = ConstructorParameters<typeof globalThis.Worker>[1];
+
+/**
+ * Why a worker script did not start, as far as a page can tell: the browser's 'error' event says
+ * nothing for a script that failed to load, so its URL is fetched again and its answer described.
+ */
+export async function diagnoseWorkerScript(url: string, event?: Event): Promise<string> {
+  const message = (event as ErrorEvent | undefined)?.message;
+  if (message) return message;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+    if (!response.ok) return `HTTP ${response.status} ${response.statusText}`.trim();
+    const type = response.headers.get('content-type') ?? 'no content type';
+    if (!/javascript|ecmascript/i.test(type)) return `served as ${type}: a module worker needs a JavaScript MIME type (text/javascript)`;
+    return 'the script failed to load or run (the console says why)';
+  } catch (err) {
+    return `it could not be fetched (${(err as Error).message})`;
+  }
+}
+
+/**
+ * Resolves once `handshake` answers; rejects with an EngineStartError naming `url` and the cause as
+ * soon as the worker fires 'error', or when it is silent past `timeoutMs`.
+ */
+export async function workerStarted<T>(target: EventTarget, url: string, handshake: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onError: (event: Event) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    onError = (event) => void diagnoseWorkerScript(url, event).then((reason) => reject(new EngineStartError(url, reason)));
+    target.addEventListener('error', onError, { once: true });
+    timer = setTimeout(() => reject(new EngineStartError(url, `it did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([handshake, failed]);
+  } finally {
+    clearTimeout(timer);
+    target.removeEventListener('error', onError);
+  }
+}
+
+async function startDedicated(timeoutMs: number): Promise<BrowserEngine> {
+  // Vite bundles the worker only where it reads `new Worker(new URL('…', import.meta.url))`: this
+  // local Worker keeps that form and remembers the URL it was given, so a failed start can name it.
+  let url = '';
+  const Worker = class extends globalThis.Worker {
+    constructor(scriptUrl: URL, options: WorkerConstructorOptions) {
+      super(scriptUrl, options);
+      url = scriptUrl.href;
+    }
+  };
   const worker = new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' });
   const remote = linkOverEndpoint(worker);
-  return new BrowserEngine('dedicated', remote.link, () => {
+  const end = () => {
     remote.release();
     worker.terminate();
-  });
+  };
+  try {
+    await workerStarted(worker, url, remote.link.ping(), timeoutMs);
+  } catch (err) {
+    end();
+    throw err;
+  }
+  return new BrowserEngine('dedicated', remote.link, end);
 }
 
 /** Joins (or starts) the origin's shared engine worker; rejects where WebGPU does not work in it. */
-async function joinShared(heartbeat: WorkerOptions['heartbeat']): Promise<BrowserEngine> {
-  const { intervalMs, timeoutMs } = { ...DEFAULT_HEARTBEAT, ...heartbeat };
+async function joinShared(heartbeat: WorkerOptions['heartbeat'], timeoutMs: number): Promise<BrowserEngine> {
+  const { intervalMs, timeoutMs: silentMs } = { ...DEFAULT_HEARTBEAT, ...heartbeat };
+  let url = '';
+  const SharedWorker = class extends globalThis.SharedWorker {
+    constructor(scriptUrl: URL, options: WorkerConstructorOptions) {
+      super(scriptUrl, options);
+      url = scriptUrl.href;
+    }
+  };
   const worker = new SharedWorker(new URL('../../workers/engine.shared-worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' });
   const remote = linkOverTabPort(worker.port);
-  let probeTimer: ReturnType<typeof setTimeout> | undefined;
-  const failed = new Promise<never>((_, reject) => {
-    worker.addEventListener('error', () => reject(new Error('the shared engine worker failed to start')), { once: true });
-    probeTimer = setTimeout(() => reject(new Error(`the shared engine worker did not answer within ${SHARED_PROBE_TIMEOUT_MS} ms`)), SHARED_PROBE_TIMEOUT_MS);
-  });
   try {
-    const gpu = await Promise.race([remote.tab.gpuInfo(), failed]);
+    // the first call is the handshake; its WebGPU device may take longer to come than the script
+    const gpu = await workerStarted(worker, url, remote.tab.gpuInfo(), Math.max(timeoutMs, SHARED_PROBE_TIMEOUT_MS));
     if (gpu.status !== 'ok') throw new Error(`no WebGPU in the shared worker: ${gpu.message}`);
-    await remote.tab.hello(timeoutMs);
+    await remote.tab.hello(silentMs);
   } catch (err) {
     remote.release();
     worker.port.close();
     throw err;
-  } finally {
-    clearTimeout(probeTimer);
   }
   const beat = setInterval(() => void remote.link.ping().catch(() => undefined), intervalMs);
   // A page put in the back-forward cache may come back: the heartbeat timeout decides for it.
@@ -95,16 +157,17 @@ async function joinShared(heartbeat: WorkerOptions['heartbeat']): Promise<Browse
 /** The engine worker createEngine() uses, per `options.shared`. */
 export async function startBrowserEngine(options: WorkerOptions): Promise<BrowserEngine> {
   const shared = options.shared ?? 'auto';
-  if (shared === false) return startDedicated();
+  const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  if (shared === false) return startDedicated(timeoutMs);
   if (typeof SharedWorker === 'undefined') {
     if (shared === true) throw new Error('this browser has no SharedWorker: use createEngine({ shared: false })');
-    return startDedicated();
+    return startDedicated(timeoutMs);
   }
   try {
-    return await joinShared(options.heartbeat);
+    return await joinShared(options.heartbeat, timeoutMs);
   } catch (err) {
     if (shared === true) throw err;
     console.info(`cohort: using a dedicated engine worker for this page (${(err as Error).message})`);
-    return startDedicated();
+    return startDedicated(timeoutMs);
   }
 }

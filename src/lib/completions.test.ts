@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHost, type HostFixture } from '../host/testing/host-fixtures';
 import type { StepEvent } from '../protocol/events';
 import { CohortEngine } from './engine';
-import { AbortError, ContextLengthError, InvalidRequestError, ModelNotLoadedError } from './errors';
+import { AbortError, ContextLengthError, InvalidRequestError, ModelChangedError, ModelLoadError, ModelNotLoadedError } from './errors';
 import { linkOverEndpoint } from './remote';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from './types';
 
@@ -245,6 +245,38 @@ describe('chat.completions over EngineApi', () => {
     await complete(ask('zebra', { max_tokens: 4 }));
     await reading;
     expect(seen.length).toBe(2);
+  });
+
+  it('refuses a malformed source with a 400 naming its field, and types a failed load by its cause', async () => {
+    const kind = await engine.load({ kind: 'no-such-kind' } as never).catch((e: unknown) => e);
+    expect(kind).toBeInstanceOf(InvalidRequestError);
+    expect(kind).toMatchObject({ status: 400, param: 'model.kind', message: expect.stringContaining("'embedded', 'huggingface', 'url', 'files', 'server'") });
+    await expect(engine.load({} as never)).rejects.toMatchObject({ name: 'InvalidRequestError', param: 'model.kind' });
+    await expect(engine.load({ kind: 'huggingface', repoId: 'not a repo' })).rejects.toMatchObject({ name: 'InvalidRequestError', param: 'model.repoId' });
+    // refused by the worker, past the library's own check: the same 400
+    await expect(engine.load({ kind: 'url', url: 'http://example.com/m.gguf' })).rejects.toMatchObject({ name: 'InvalidRequestError', param: 'model.url', message: expect.stringMatching(/only https/) });
+    const missing = await engine.load({ kind: 'url', url: `${host.origin}/missing/` }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(ModelLoadError);
+    expect(missing).toMatchObject({ status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model.url', message: expect.stringContaining('config.json') });
+    expect((missing as ModelLoadError).error).toMatchObject({ code: 'model_not_found', param: 'model.url' });
+    expect((await complete(ask('hello there'))).choices[0]!.message.content?.length).toBeGreaterThan(0); // the old model still serves
+  });
+
+  it('a load in place of the serving model ends a stream in flight with a ModelChangedError; the next request runs', async () => {
+    const stream = await engine.chat.completions.create({ ...ask('keep talking', { max_tokens: 900, ignore_eos: true }), stream: true });
+    const read = (async () => {
+      for await (const chunk of stream) void chunk;
+    })().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const started = Date.now();
+    await engine.load({ kind: 'embedded' });
+    const err = await read;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(err).toBeInstanceOf(ModelChangedError);
+    expect(err).toMatchObject({ status: 409, type: 'invalid_request_error', code: 'model_changed', retryable: true, message: expect.stringMatching(/loaded in place of/) });
+    expect((await complete(ask('hello there'))).choices[0]!.message.content?.length).toBeGreaterThan(0);
   });
 
   it('unload ends the requests in flight and refuses new ones with a 404', async () => {

@@ -4,7 +4,8 @@ import type { EngineApi, SessionId } from '../protocol/api';
 import type { FinishedEvent, FinishReason as EngineFinishReason, SessionStats, StepEvent } from '../protocol/events';
 import { decodeThroughput, meanCohortSize, prefillThroughput, timeToFirstTokenMs } from '../protocol/metrics';
 import { Channel } from './channel';
-import { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelNotLoadedError } from './errors';
+import { MODEL_CHANGED, MODEL_CHANGED_ERROR_NAME } from '../protocol/load-errors';
+import { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelChangedError, ModelNotLoadedError } from './errors';
 import type { RequestPlan } from './request';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionStream, CompletionUsage, FinishReason, LoadedModel } from './types';
 
@@ -185,6 +186,7 @@ class RequestRun {
   /** Why a choice's turn ended badly, as the typed error create() or the stream throws. */
   private async turnError(index: number, done: FinishedEvent): Promise<CohortError> {
     if (this.settled) return new AbortError();
+    if (done.code === MODEL_CHANGED) return new ModelChangedError(done.error);
     const stats = await this.ctx.api
       .getSession(this.sessionIds[index]!)
       .then((s) => s.stats)
@@ -267,6 +269,7 @@ export function fromEngineError(err: unknown): CohortError {
     const message = PARAM_OF_OPTION[option] ? e.message.replace(option, param) : e.message;
     return new InvalidRequestError(message, param);
   }
+  if (e.name === MODEL_CHANGED_ERROR_NAME) return new ModelChangedError(e.message);
   if (/no model is loaded/.test(e.message)) return new ModelNotLoadedError();
   return new EngineError(e.message);
 }

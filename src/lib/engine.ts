@@ -5,7 +5,7 @@ import type { StepEvent } from '../protocol/events';
 import { Listeners } from '../engine/listeners';
 import { Channel } from './channel';
 import { fromEngineError, runCompletion, type EngineLink, type RunContext } from './completions';
-import { ModelNotLoadedError } from './errors';
+import { checkSource, fromLoadError, ModelNotLoadedError } from './errors';
 import { planRequest } from './request';
 import type {
   ChatCompletion,
@@ -53,10 +53,15 @@ export class CohortEngine {
     return this.model ? [this.model] : [];
   }
 
-  /** Loads a model; the one serving now keeps serving until the new one is ready. */
+  /**
+   * Loads a model; the one serving now keeps serving until the new one is ready, then requests still
+   * running on it fail with ModelChangedError. Rejects with an InvalidRequestError for a source of the
+   * wrong shape (before asking the worker) and a ModelLoadError (its `code` says why) for a failed load.
+   */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModel> {
+    checkSource(source);
     await this.subscribe();
-    const info = await this.api.loadModel(source, options.onProgress);
+    const info = await this.api.loadModel(source, options.onProgress).catch((err: unknown) => Promise.reject(fromLoadError(err, source)));
     this.model = { ...info, id: info.name };
     return this.model;
   }

@@ -1,5 +1,8 @@
 // The library's typed errors, shaped like the OpenAI SDK's APIError (status, type, code, param,
 // message, error body) so code that handles the SDK's errors handles these. No engine logic here.
+import type { ModelSource } from '../protocol/api';
+import { loadErrorCodeOf, MODEL_LOAD_ERRORS, type ModelLoadErrorCode } from '../protocol/load-errors';
+import { checkModelSource } from '../protocol/model-source';
 
 /** The `error` object of OpenAI's error responses. */
 export interface ErrorBody {
@@ -9,7 +12,7 @@ export interface ErrorBody {
   param: string | null;
 }
 
-/** Base of every error the library throws for a request; `status` follows the HTTP code OpenAI would send. */
+/** Base of every error the library throws for a request or a load; `status` follows the HTTP code OpenAI would send. */
 export class CohortError extends Error {
   readonly status: number | undefined;
   readonly type: string;
@@ -86,5 +89,75 @@ export class EngineError extends CohortError {
   constructor(message: string) {
     super(message, { status: 500, type: 'server_error', code: 'engine_error' });
     this.name = 'EngineError';
+  }
+}
+
+/**
+ * 409, retryable: a model load (from this page or another tab) replaced the model while the request
+ * ran; its turns ended. Sent again, the request runs on the new model.
+ */
+export class ModelChangedError extends CohortError {
+  constructor(message = 'The model was replaced during the request; send it again.') {
+    super(message, { status: 409, type: 'invalid_request_error', code: 'model_changed', retryable: true });
+    this.name = 'ModelChangedError';
+  }
+}
+
+/**
+ * A model could not be loaded; `code` says why and sets `status` (src/protocol/load-errors.ts):
+ * 'model_not_found' 404, 'model_format' 422, 'unsupported_architecture' 422, 'model_too_large' 413,
+ * 'network_error' 502 (retryable), 'load_in_progress' 409, 'model_load_failed' 500. `param` names
+ * the source's field at fault (e.g. 'model.repoId'). A source of the wrong shape is an InvalidRequestError.
+ */
+export class ModelLoadError extends CohortError {
+  declare readonly code: ModelLoadErrorCode;
+
+  constructor(message: string, code: ModelLoadErrorCode = 'model_load_failed', param: string | null = null) {
+    const kind = MODEL_LOAD_ERRORS[code];
+    super(message, { status: kind.status, type: kind.type, code, param, retryable: code === 'network_error' });
+    this.name = 'ModelLoadError';
+  }
+}
+
+/** The source field a load failure is about, as `param` names it. */
+function paramOfSource(source: ModelSource): string | null {
+  switch (source.kind) {
+    case 'huggingface':
+      return source.file ? 'model.file' : 'model.repoId';
+    case 'url':
+      return 'model.url';
+    case 'files':
+      return 'model.files';
+    case 'server':
+      return 'model.baseUrl';
+    case 'embedded':
+      return null;
+  }
+}
+
+/** Refuses a source of the wrong shape before anything starts: an InvalidRequestError naming the field. */
+export function checkSource(source: unknown): asserts source is ModelSource {
+  const bad = checkModelSource(source);
+  if (bad) throw new InvalidRequestError(bad.message, bad.param);
+}
+
+/** What engine.load() rejects with: the worker's load failure (comlink carries its name and message), typed. */
+export function fromLoadError(err: unknown, source: ModelSource): CohortError {
+  if (err instanceof CohortError) return err;
+  const e = err instanceof Error ? err : new Error(String(err));
+  const code = loadErrorCodeOf(e.name) ?? 'model_load_failed';
+  const param = code === 'load_in_progress' || code === 'model_load_failed' ? null : paramOfSource(source);
+  if (code === 'invalid_model_source') return new InvalidRequestError(e.message, param ?? 'model.kind');
+  return new ModelLoadError(e.message, code, param);
+}
+
+/** 503: the engine worker did not start (its script failed to load or run, or it never answered); names its URL. */
+export class EngineStartError extends CohortError {
+  constructor(
+    readonly workerUrl: string,
+    readonly reason: string,
+  ) {
+    super(`the engine worker ${workerUrl || '(no URL)'} did not start: ${reason}`, { status: 503, type: 'server_error', code: 'worker_start_failed' });
+    this.name = 'EngineStartError';
   }
 }

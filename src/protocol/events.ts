@@ -2,7 +2,8 @@
 // Types only, defined beside the engine that produces them (the engine may not import protocol).
 import type { SessionOptions as ApiSessionOptions } from './api';
 import type { SessionOptions as EngineSessionOptions } from '../engine/session-options';
-import type { StepEvent as EngineStepEvent } from '../engine/events';
+import type { FinishedEvent as EngineFinishedEvent, StepEvent as EngineStepEvent } from '../engine/events';
+import type { MODEL_CHANGED } from './load-errors';
 import type { ServerSample } from './server';
 
 /**
@@ -10,14 +11,19 @@ import type { ServerSample } from './server';
  * the page can see: then `server` is set, rows hold what each session's stream delivered in the
  * interval (their newTokenIds are -1 where the server sends text, not ids), and the KV fields are 0.
  */
-export interface StepEvent extends EngineStepEvent {
+export interface StepEvent extends Omit<EngineStepEvent, 'finished'> {
+  finished: FinishedEvent[];
   server?: ServerSample;
+}
+
+/** A request that ended, as the engine says, plus `code` where the host ended it: 'model_changed' (a load replaced its model). */
+export interface FinishedEvent extends EngineFinishedEvent {
+  code?: typeof MODEL_CHANGED;
 }
 
 export type {
   EngineMode,
   FinishReason,
-  FinishedEvent,
   SessionSnapshot,
   SessionState,
   SessionStats,
