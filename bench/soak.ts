@@ -63,6 +63,8 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
   const spans: Span[] = [];
   const ends: RequestEnd[] = [];
   const samples: Sample[] = [];
+  /** The disturbances' own streams: waited for at the end (each is bounded by its deadline). */
+  const longStreams: Array<Promise<RequestEnd>> = [];
   const event = (kind: string, detail = '') => {
     events.push({ atMs: now(), kind, detail });
     options.log(`${(now() / 1000).toFixed(1)} s ${kind} ${detail}`);
@@ -166,7 +168,9 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
   /** A stream long enough to be in flight when a disturbance hits its tab (or the engine). */
   function longStream(tab: Tab): Promise<RequestEnd> {
     const request: SoakRequest = { params: { messages: [{ role: 'user', content: prompts[0]! }], max_tokens: 400, ignore_eos: true }, stream: true, deadlineMs: options.requestDeadlineMs };
-    return track(tab, `tab${tab.slot}.long`, request);
+    const running = track(tab, `tab${tab.slot}.long`, request);
+    longStreams.push(running);
+    return running;
   }
 
   /** Starts a long stream in the tab and resolves once its first chunk has come (or after 10 s). */
@@ -296,6 +300,7 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
     sampler(),
     disturber(),
   ]);
+  await Promise.all(longStreams);
   event('stopped', `${ends.length} requests`);
 
   // one last small request: its final step shows the blocks still held once every session is closed
