@@ -9,6 +9,34 @@ export type GpuAcquisition =
 
 let acquisition: Promise<GpuAcquisition> | undefined;
 
+/** GPU buffers created on this worker's devices and not yet destroyed: a debug read (debugGpuMemory). */
+const liveBuffers = { bytes: 0, count: 0 };
+
+/** Counts the device's buffers in and out of liveBuffers; creation and destruction are unchanged. */
+function tallyBuffers(device: GPUDevice): void {
+  const create = device.createBuffer.bind(device);
+  device.createBuffer = (descriptor) => {
+    const buffer = create(descriptor);
+    liveBuffers.bytes += buffer.size;
+    liveBuffers.count++;
+    const destroy = buffer.destroy.bind(buffer);
+    let destroyed = false;
+    buffer.destroy = () => {
+      if (!destroyed) {
+        destroyed = true;
+        liveBuffers.bytes -= buffer.size;
+        liveBuffers.count--;
+      }
+      destroy();
+    };
+    return buffer;
+  };
+}
+
+export function liveGpuBuffers(): { bytes: number; count: number } {
+  return { ...liveBuffers };
+}
+
 async function acquire(): Promise<GpuAcquisition> {
   if (!('gpu' in navigator) || !navigator.gpu) {
     return { status: 'unavailable', reason: 'no-webgpu', message: 'navigator.gpu is missing in the worker' };
@@ -19,6 +47,7 @@ async function acquire(): Promise<GpuAcquisition> {
   }
   try {
     const device = await adapter.requestDevice(runnerDeviceDescriptor(adapter));
+    tallyBuffers(device);
     device.lost.then(() => {
       acquisition = undefined; // the next call acquires a fresh device
     });

@@ -6,7 +6,7 @@ import { BackendRouter } from '../src/host/backend-router';
 import { EngineHost } from '../src/host/engine-host';
 import type { EngineApi, GpuInfo, SelfCheckResult } from '../src/protocol/api';
 import { cacheStorageStore } from './download-store';
-import { acquireGpu, describeGpu } from './gpu-device';
+import { acquireGpu, describeGpu, liveGpuBuffers } from './gpu-device';
 import { runSelfCheck } from './self-check';
 
 async function device(): Promise<GPUDevice> {
@@ -38,6 +38,11 @@ export class WorkerEngine extends BackendRouter implements EngineApi {
 
   async debugCloseWorker(): Promise<void> {
     setTimeout(() => self.close(), 0); // after this call's reply
+  }
+
+  /** Debug read (not in EngineApi; the soak asks it): GPU buffers alive on this worker's device. */
+  async debugGpuMemory(): Promise<{ bytes: number; count: number }> {
+    return liveGpuBuffers();
   }
 
   async debugLoseDevice(): Promise<void> {

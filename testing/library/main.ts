@@ -2,6 +2,7 @@
 // window.cohortLib with helpers that run requests and keep every step as plain data. Not the harness.
 import * as Comlink from 'comlink';
 import type { EngineApi } from '../../src/protocol/api';
+import './soak'; // window.cohortSoak, the soak's own helpers on this page
 import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepEvent } from '../../src/lib';
 
 /** A StepEvent as plain JSON (token ids as arrays), the fields the specs read. */

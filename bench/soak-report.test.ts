@@ -1,0 +1,64 @@
+// The soak report's sorting of request ends into expected and unexpected errors, its growth figure and checks.
+import { describe, expect, it } from 'vitest';
+import { checks, classify, growth, tallyErrors, type RequestEnd, type Sample, type SoakReport } from './soak-report';
+
+const end = (fields: Partial<RequestEnd>): RequestEnd => ({ client: 'tab0.0', stream: true, n: 1, end: 'error', errorName: null, errorMessage: null, disturbances: [], elapsedMs: 10, completionTokens: 0, ...fields });
+
+describe('classify', () => {
+  it('counts an AbortError as expected only when the page aborted the request', () => {
+    expect(classify(end({ errorName: 'AbortError', disturbances: ['aborted'] }))).toEqual({ expected: true, type: 'AbortError' });
+    expect(classify(end({ errorName: 'AbortError' }))).toEqual({ expected: false, type: 'AbortError' });
+  });
+
+  it('expects ModelNotLoadedError during a reload and nothing else from it', () => {
+    expect(classify(end({ errorName: 'ModelNotLoadedError', disturbances: ['reload'] }))?.expected).toBe(true);
+    expect(classify(end({ errorName: 'ModelNotLoadedError' }))?.expected).toBe(false);
+    expect(classify(end({ errorName: 'EngineError', disturbances: ['reload'] }))?.expected).toBe(false);
+  });
+
+  it("expects a frozen tab's cancelled turns and ended connection", () => {
+    expect(classify(end({ errorName: 'Error', errorMessage: "this tab's engine connection ended (silent): create a new engine", disturbances: ['frozen'] }))?.expected).toBe(true);
+    expect(classify(end({ errorName: 'AbortError', disturbances: ['frozen'] }))?.expected).toBe(true);
+    expect(classify(end({ errorName: 'Error', errorMessage: 'boom', disturbances: ['frozen'] }))?.expected).toBe(false);
+  });
+
+  it('never expects a deadline; a lost request only when its tab was closed', () => {
+    expect(classify(end({ end: 'deadline', disturbances: ['reload', 'aborted'] }))).toEqual({ expected: false, type: 'deadline' });
+    expect(classify(end({ end: 'lost', disturbances: ['closed'] }))?.expected).toBe(true);
+    expect(classify(end({ end: 'lost' }))?.expected).toBe(false);
+    expect(classify(end({ end: 'ok' }))).toBeNull();
+  });
+
+  it('tallies by type and keeps examples of the unexpected ones', () => {
+    const errors = tallyErrors([end({ end: 'ok' }), end({ errorName: 'AbortError', disturbances: ['aborted'] }), end({ end: 'deadline', errorMessage: 'late' })]);
+    expect(errors.expected).toEqual({ AbortError: 1 });
+    expect(errors.unexpected).toEqual({ deadline: 1 });
+    expect(errors.unexpectedExamples).toEqual(['tab0.0 stream n=1 [] deadline: late']);
+  });
+});
+
+const sample = (atMs: number, bytes: number): Sample => ({ atMs, pageHeapBytes: bytes, workerHeapBytes: bytes, playgroundHeapBytes: null, gpuBytes: bytes, gpuBuffers: 1 });
+
+describe('growth and checks', () => {
+  it('measures growth from the first sample past warm-up', () => {
+    expect(growth([sample(0, 50), sample(30_000, 100), sample(60_000, 104)], 'pageHeapBytes', 30_000)).toBeCloseTo(0.04);
+    expect(growth([sample(0, 50), sample(30_000, 100)], 'pageHeapBytes', 30_000)).toBeNull();
+  });
+
+  it('fails each check on its own figure', () => {
+    const report: SoakReport = {
+      date: '2026-01-01', commit: 'abc', seed: 1, durationMs: 60_000, heartbeat: { intervalMs: 250, timeoutMs: 3000 }, requestDeadlineMs: 1000, events: [],
+      requests: { served: 5, total: 6, byClient: {}, tokens: 10 },
+      errors: { expected: { AbortError: 1 }, unexpected: {}, unexpectedExamples: [] },
+      consoleErrors: [], doubleEnds: 0, unended: 0,
+      samples: [sample(30_000, 100), sample(60_000, 106)], kvBlocksUsedAtEnd: 0, workerRestarts: 0, playground: null,
+    };
+    const failed = (r: SoakReport) => checks(r, 30_000).filter((c) => !c.ok).map((c) => c.name);
+    expect(failed(report)).toEqual(['pageHeapBytes growth after warm-up', 'workerHeapBytes growth after warm-up', 'gpuBytes growth after warm-up']);
+    const flat = { ...report, samples: [sample(30_000, 100), sample(60_000, 100)] };
+    expect(failed(flat)).toEqual([]);
+    expect(failed({ ...flat, kvBlocksUsedAtEnd: 3, workerRestarts: 1, doubleEnds: 1, consoleErrors: ['x'], errors: { ...flat.errors, unexpected: { deadline: 1 } } })).toEqual([
+      'unexpected errors', 'console errors', 'requests ended exactly once', 'KV blocks in use at the end', 'worker restarts',
+    ]);
+  });
+});

@@ -1,0 +1,152 @@
+// The soak's report: its JSON shape, how request outcomes are sorted into expected and unexpected
+// errors, the pass/fail checks and the markdown. Pure (no browser, no files); the driver is soak.ts.
+
+/** Why a request may end with an error without anything being wrong: what the soak did to it. */
+export type Disturbance = 'aborted' | 'reload' | 'frozen' | 'closed';
+
+/** How one request ended, as the driver saw it. */
+export interface RequestEnd {
+  client: string;
+  stream: boolean;
+  n: number;
+  /** 'deadline': still open at its deadline; 'lost': its tab went away under it (closed page). */
+  end: 'ok' | 'error' | 'deadline' | 'lost';
+  errorName: string | null;
+  errorMessage: string | null;
+  /** What the soak did while it ran (its own abort, a reload, its tab frozen or closed). */
+  disturbances: Disturbance[];
+  elapsedMs: number;
+  completionTokens: number;
+}
+
+export interface Sample {
+  atMs: number;
+  /** JS heap used after a forced GC, bytes: the steady tab, the shared worker, the playground page. */
+  pageHeapBytes: number;
+  workerHeapBytes: number;
+  playgroundHeapBytes: number | null;
+  /** GPU buffers alive on the shared worker's device (created and not destroyed). */
+  gpuBytes: number;
+  gpuBuffers: number;
+}
+
+export interface SoakReport {
+  date: string;
+  commit: string;
+  seed: number;
+  durationMs: number;
+  heartbeat: { intervalMs: number; timeoutMs: number };
+  requestDeadlineMs: number;
+  events: Array<{ atMs: number; kind: string; detail: string }>;
+  requests: { served: number; total: number; byClient: Record<string, number>; tokens: number };
+  errors: { expected: Record<string, number>; unexpected: Record<string, number>; unexpectedExamples: string[] };
+  consoleErrors: string[];
+  /** Requests that reached more than one end (a second finish_reason, a chunk after one), from the pages. */
+  doubleEnds: number;
+  /** Requests the pages started minus those that reached an end. */
+  unended: number;
+  samples: Sample[];
+  kvBlocksUsedAtEnd: number | null;
+  workerRestarts: number;
+  /** The playground tab (its own dedicated worker): turns sent and how they ended. */
+  playground: { turns: number; done: number; failed: number } | null;
+}
+
+/** AbortError after this page aborted; the lost tab's errors; typed errors of a reload or a freeze. */
+export function classify(end: RequestEnd): { expected: boolean; type: string } | null {
+  if (end.end === 'ok') return null;
+  if (end.end === 'deadline') return { expected: false, type: 'deadline' };
+  if (end.end === 'lost') return { expected: end.disturbances.includes('closed'), type: 'tab-closed' };
+  const name = end.errorName ?? 'Error';
+  if (name === 'AbortError' && end.disturbances.includes('aborted')) return { expected: true, type: 'AbortError' };
+  // a reload ends every turn (ModelNotLoadedError) and refuses requests until the model is back
+  if (end.disturbances.includes('reload') && name === 'ModelNotLoadedError') return { expected: true, type: `${name} (reload)` };
+  // the worker ended the silent tab: its turns are cancelled and its connection refuses calls
+  if (end.disturbances.includes('frozen') && (name === 'AbortError' || /engine connection ended/.test(end.errorMessage ?? ''))) return { expected: true, type: `${name} (frozen tab)` };
+  return { expected: false, type: name };
+}
+
+export function tallyErrors(ends: RequestEnd[]): SoakReport['errors'] {
+  const errors: SoakReport['errors'] = { expected: {}, unexpected: {}, unexpectedExamples: [] };
+  for (const end of ends) {
+    const kind = classify(end);
+    if (!kind) continue;
+    const bucket = kind.expected ? errors.expected : errors.unexpected;
+    bucket[kind.type] = (bucket[kind.type] ?? 0) + 1;
+    if (!kind.expected && errors.unexpectedExamples.length < 10) {
+      errors.unexpectedExamples.push(`${end.client} ${end.stream ? 'stream' : 'create'} n=${end.n} [${end.disturbances.join(',')}] ${kind.type}: ${end.errorMessage ?? ''}`.trim());
+    }
+  }
+  return errors;
+}
+
+/** Growth from the first sample after warm-up to the last, as a fraction (0.05 = 5%); null with < 2 samples. */
+export function growth(samples: Sample[], field: 'pageHeapBytes' | 'workerHeapBytes' | 'gpuBytes', warmUpMs: number): number | null {
+  const after = samples.filter((s) => s.atMs >= warmUpMs);
+  if (after.length < 2) return null;
+  const first = after[0]![field];
+  const last = after.at(-1)![field];
+  return first === 0 ? (last === 0 ? 0 : Infinity) : (last - first) / first;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  value: string;
+}
+
+/** Growth past warm-up may be at most this (heap and GPU bytes). */
+export const MAX_GROWTH = 0.05;
+
+/** What a soak must show; growth checks only when there are samples past warm-up to compare. */
+export function checks(report: SoakReport, warmUpMs: number): Check[] {
+  const unexpected = Object.values(report.errors.unexpected).reduce((a, b) => a + b, 0);
+  const list: Check[] = [
+    { name: 'requests served', ok: report.requests.served > 0, value: String(report.requests.served) },
+    { name: 'unexpected errors', ok: unexpected === 0, value: String(unexpected) },
+    { name: 'console errors', ok: report.consoleErrors.length === 0, value: String(report.consoleErrors.length) },
+    { name: 'requests ended exactly once', ok: report.doubleEnds === 0 && report.unended === 0, value: `${report.doubleEnds} double, ${report.unended} unended` },
+    { name: 'KV blocks in use at the end', ok: report.kvBlocksUsedAtEnd === 0, value: String(report.kvBlocksUsedAtEnd) },
+    { name: 'worker restarts', ok: report.workerRestarts === 0, value: String(report.workerRestarts) },
+  ];
+  for (const field of ['pageHeapBytes', 'workerHeapBytes', 'gpuBytes'] as const) {
+    const g = growth(report.samples, field, warmUpMs);
+    if (g !== null) list.push({ name: `${field} growth after warm-up`, ok: g <= MAX_GROWTH, value: `${(g * 100).toFixed(1)}%` });
+  }
+  return list;
+}
+
+const mib = (bytes: number | null) => (bytes === null ? '-' : (bytes / 2 ** 20).toFixed(2));
+const counts = (record: Record<string, number>) =>
+  Object.keys(record).length === 0
+    ? 'none'
+    : Object.entries(record)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+
+export function renderMarkdown(report: SoakReport, warmUpMs: number): string {
+  const results = checks(report, warmUpMs);
+  return [
+    `# Soak ${report.date} (${(report.durationMs / 60_000).toFixed(1)} min, seed ${report.seed}, ${report.commit})`,
+    '',
+    `Three tabs of one origin on the shared engine worker plus the playground, in headless Chromium; heartbeat ${report.heartbeat.intervalMs}/${report.heartbeat.timeoutMs} ms, per-request deadline ${report.requestDeadlineMs} ms.`,
+    `${results.every((c) => c.ok) ? 'All checks pass.' : `FAILED: ${results.filter((c) => !c.ok).map((c) => c.name).join(', ')}.`}`,
+    '',
+    '| check | value | ok |',
+    '| --- | --- | --- |',
+    ...results.map((c) => `| ${c.name} | ${c.value} | ${c.ok ? 'yes' : 'NO'} |`),
+    '',
+    `Requests: ${report.requests.served} served of ${report.requests.total} (${counts(report.requests.byClient)}), ${report.requests.tokens} completion tokens.`,
+    `Expected errors: ${counts(report.errors.expected)}. Unexpected: ${counts(report.errors.unexpected)}.`,
+    ...report.errors.unexpectedExamples.map((e) => `- ${e}`),
+    ...(report.consoleErrors.length ? ['', 'Console errors:', ...report.consoleErrors.slice(0, 10).map((e) => `- ${e}`)] : []),
+    ...(report.playground ? ['', `Playground: ${report.playground.turns} turns, ${report.playground.done} done, ${report.playground.failed} not.`] : []),
+    '',
+    `Events: ${report.events.map((e) => `${(e.atMs / 1000).toFixed(0)} s ${e.kind}`).join('; ') || 'none'}.`,
+    '',
+    '| t (s) | page heap MiB | worker heap MiB | playground heap MiB | GPU MiB | GPU buffers |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...report.samples.map((s) => `| ${(s.atMs / 1000).toFixed(0)} | ${mib(s.pageHeapBytes)} | ${mib(s.workerHeapBytes)} | ${mib(s.playgroundHeapBytes)} | ${mib(s.gpuBytes)} | ${s.gpuBuffers} |`),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,68 @@
+// `npm run bench:soak -- --minutes=10 [--seed=1] [--sample-seconds=30] [--no-build] [--no-playground]`:
+// the soak (soak.ts) in headless Chromium on the test build; writes results/<date>-soak.{json,md}, exits 1 on a failed check.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from '@playwright/test';
+import { chromiumLaunchOptions } from '../testing/chromium-fixtures';
+import { repoPath } from '../src/gpu/testing/node-gpu';
+import { runSoak } from './soak';
+import { checks, renderMarkdown } from './soak-report';
+
+const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string | undefined]));
+const minutes = Number(args.get('minutes') ?? 10);
+const seed = Number(args.get('seed') ?? 1);
+const sampleEveryMs = Number(args.get('sample-seconds') ?? 30) * 1000;
+const port = Number(process.env.COHORT_PORT ?? 4174);
+/** Heap and GPU growth are measured from the first sample past this (pipelines compiled, pools filled). */
+const warmUpMs = Number(args.get('warm-up-seconds') ?? 60) * 1000;
+if (!(minutes > 0) || !(sampleEveryMs > 0)) {
+  console.error('Usage: npm run bench:soak -- [--minutes=10] [--seed=1] [--sample-seconds=30] [--warm-up-seconds=60] [--no-build] [--no-playground]');
+  process.exit(2);
+}
+
+async function serve(): Promise<ChildProcess> {
+  const vite = repoPath('node_modules/.bin/vite');
+  if (!args.has('no-build') && spawnSync(vite, ['build', '--mode', 'test', '--logLevel', 'warn'], { cwd: repoPath('.'), stdio: 'inherit' }).status !== 0) throw new Error('vite build --mode test failed');
+  const server = spawn(vite, ['preview', '--mode', 'test', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], { cwd: repoPath('.'), stdio: 'ignore' });
+  for (let i = 0; i < 120; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/testing/library.html`)).ok) return server;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  server.kill();
+  throw new Error(`vite preview did not answer on port ${port}`);
+}
+
+const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
+const server = await serve();
+const browser = await chromium.launch({ ...chromiumLaunchOptions(), headless: true });
+try {
+  const report = await runSoak(browser, {
+    baseURL: `http://127.0.0.1:${port}`,
+    durationMs: minutes * 60_000,
+    seed,
+    sampleEveryMs,
+    heartbeat: { intervalMs: 250, timeoutMs: 3_000 },
+    requestDeadlineMs: 120_000,
+    clientsPerTab: 2,
+    playground: !args.has('no-playground'),
+    commit,
+    log: (line) => console.log(line),
+  });
+  const dir = repoPath('bench/results');
+  mkdirSync(dir, { recursive: true });
+  const base = `${report.date}-soak`;
+  writeFileSync(join(dir, `${base}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(dir, `${base}.md`), renderMarkdown(report, warmUpMs));
+  const results = checks(report, warmUpMs);
+  for (const c of results) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.value}`);
+  console.log(`wrote bench/results/${base}.{json,md}`);
+  process.exitCode = results.every((c) => c.ok) ? 0 : 1;
+} finally {
+  await browser.close();
+  server.kill();
+}

@@ -1,0 +1,336 @@
+// The soak: three tabs of one origin on the shared engine worker (testing/library.html's cohortSoak)
+// plus the playground, random clients for a set time, with a frozen tab, a closed tab and model reloads. No files, no asserts.
+import type { Browser, BrowserContext, CDPSession, Page } from '@playwright/test';
+import { makeNiahSuite, seededRandom } from '../src/protocol/niah';
+import type { SoakOutcome, SoakRequest } from '../testing/library/soak';
+import { tallyErrors, type Disturbance, type RequestEnd, type Sample, type SoakReport } from './soak-report';
+import { WorkerTarget } from './soak-worker-target';
+
+export interface SoakOptions {
+  baseURL: string;
+  durationMs: number;
+  seed: number;
+  sampleEveryMs: number;
+  /** Short, so a frozen tab is ended within the run. */
+  heartbeat: { intervalMs: number; timeoutMs: number };
+  requestDeadlineMs: number;
+  clientsPerTab: number;
+  playground: boolean;
+  commit: string;
+  log: (line: string) => void;
+}
+
+/** Every disturbance (freeze, reload, close) happens once per cycle of this length, or once in a shorter run. */
+const CYCLE_MS = 180_000;
+const NUM_TABS = 3;
+/** A page call can outlive its page-side deadline only if the page is frozen or gone: this bounds it too. */
+const PAGE_CALL_SLACK_MS = 30_000;
+
+interface Tab {
+  slot: number;
+  page: Page;
+  cdp: CDPSession;
+  /** Resolves when the tab may take requests (after a rejoin or a reopen). */
+  ready: Promise<void>;
+  /** Bumped when the page is replaced, so requests know whether their tab was closed under them. */
+  generation: number;
+}
+
+interface Span {
+  kind: Disturbance;
+  /** The tab it hit; null: every tab (a reload). */
+  slot: number | null;
+  startMs: number;
+  endMs: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+export async function runSoak(browser: Browser, options: SoakOptions): Promise<SoakReport> {
+  const random = seededRandom(options.seed);
+  // the clock starts once every tab is up: the duration is the soak's, not the setup's
+  let startMs = Date.now();
+  const now = () => Date.now() - startMs;
+  const endAtMs = options.durationMs;
+  const consoleErrors: string[] = [];
+  const events: SoakReport['events'] = [];
+  const spans: Span[] = [];
+  const ends: RequestEnd[] = [];
+  const samples: Sample[] = [];
+  /** The disturbances' own streams: waited for at the end (each is bounded by its deadline). */
+  const longStreams: Array<Promise<RequestEnd>> = [];
+  const event = (kind: string, detail = '') => {
+    events.push({ atMs: now(), kind, detail });
+    options.log(`${(now() / 1000).toFixed(1)} s ${kind} ${detail}`);
+  };
+  // NIAH prompts (the model's task) and plain text; any text works as load
+  const prompts = [...makeNiahSuite(options.seed, 6, 120, 400).map((c) => c.prompt), 'hello there', 'Note 0001: this paragraph is unrelated padding.', 'What is the secret code?'];
+
+  const context: BrowserContext = await browser.newContext();
+  const watch = (page: Page, name: string) => {
+    page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(`${name}: ${m.text()}`)));
+    page.on('pageerror', (e) => consoleErrors.push(`${name}: uncaught ${e.message}`));
+  };
+  const openTab = async (slot: number, generation: number): Promise<Tab> => {
+    const page = await context.newPage();
+    watch(page, `tab ${slot}`);
+    await page.goto(`${options.baseURL}/testing/library.html`);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true');
+    const kind = await page.evaluate((heartbeat) => window.cohortSoak.start({ heartbeat }), options.heartbeat);
+    if (kind !== 'shared') throw new Error(`tab ${slot} got a ${kind} engine worker, not the shared one`);
+    return { slot, page, cdp: await context.newCDPSession(page), ready: Promise.resolve(), generation };
+  };
+  const tabs: Tab[] = [];
+  for (let slot = 0; slot < NUM_TABS; slot++) tabs.push(await openTab(slot, 0));
+  const worker = await WorkerTarget.attach(browser, (line) => consoleErrors.push(`shared worker: ${line}`));
+  let playground: Page | null = null;
+  if (options.playground) {
+    playground = await context.newPage();
+    watch(playground, 'playground');
+    await playground.goto(`${options.baseURL}/`);
+    await playground.locator('[data-testid=model-info][data-state=ready]').waitFor({ timeout: 300_000 });
+  }
+  startMs = Date.now();
+  event('ready', `${NUM_TABS} tabs on one shared worker${playground ? ', playground' : ''}`);
+
+  function randomRequest(): SoakRequest {
+    const stream = random() < 0.7;
+    const n = 1 + Math.floor(random() * 4);
+    const request: SoakRequest = {
+      params: {
+        messages: [{ role: 'user', content: prompts[Math.floor(random() * prompts.length)]! }],
+        max_tokens: 4 + Math.floor(random() * 28),
+        n,
+        temperature: random() < 0.5 ? 0 : 0.8,
+        seed: Math.floor(random() * 1e6),
+        ...(random() < 0.3 ? { stop: [random() < 0.5 ? ' ' : 'e'] } : {}),
+      },
+      stream,
+      deadlineMs: options.requestDeadlineMs,
+    };
+    if (stream && random() < 0.25) request.abortAfterChunks = 1 + Math.floor(random() * 6);
+    return request;
+  }
+
+  /** Runs one request in the tab and records how it ended. */
+  async function track(tab: Tab, name: string, request: SoakRequest): Promise<RequestEnd> {
+    const { page, generation } = tab;
+    const sentMs = now();
+    let outcome: SoakOutcome | null = null;
+    let lost = false;
+    try {
+      outcome = await withDeadline(
+        page.evaluate((r) => window.cohortSoak.request(r), request),
+        request.deadlineMs + PAGE_CALL_SLACK_MS,
+        name,
+      );
+    } catch (err) {
+      if (tab.generation !== generation || page.isClosed()) lost = true;
+      else outcome = { end: 'deadline', errorName: null, errorMessage: (err as Error).message, aborted: false, numChunks: 0, finishReasons: [], completionTokens: 0, elapsedMs: now() - sentMs };
+    }
+    const endMs = now();
+    const disturbances = new Set<Disturbance>(outcome?.aborted ? ['aborted'] : []);
+    for (const w of spans) if (w.startMs <= endMs && w.endMs >= sentMs && (w.slot === null || w.slot === tab.slot)) disturbances.add(w.kind);
+    if (lost) disturbances.add('closed');
+    const end: RequestEnd = {
+      client: name,
+      stream: request.stream,
+      n: request.params.n ?? 1,
+      end: lost ? 'lost' : outcome!.end,
+      errorName: outcome?.errorName ?? null,
+      errorMessage: outcome?.errorMessage ?? null,
+      disturbances: [...disturbances],
+      elapsedMs: endMs - sentMs,
+      completionTokens: outcome?.completionTokens ?? 0,
+    };
+    ends.push(end);
+    return end;
+  }
+
+  async function client(tab: Tab, index: number): Promise<void> {
+    const name = `tab${tab.slot}.${index}`;
+    while (now() < endAtMs) {
+      await tab.ready;
+      if (now() >= endAtMs) break;
+      const end = await track(tab, name, randomRequest());
+      // mostly back to back; now and then a pause as a person would leave; a refused request is retried after a moment
+      if (end.end !== 'ok' && !end.disturbances.includes('aborted')) await sleep(500);
+      else if (random() < 0.2) await sleep(Math.floor(random() * 1500));
+    }
+  }
+
+  /** A stream long enough to be in flight when a disturbance hits its tab (or the engine). */
+  function longStream(tab: Tab): Promise<RequestEnd> {
+    const request: SoakRequest = { params: { messages: [{ role: 'user', content: prompts[0]! }], max_tokens: 400, ignore_eos: true }, stream: true, deadlineMs: options.requestDeadlineMs };
+    const running = track(tab, `tab${tab.slot}.long`, request);
+    longStreams.push(running);
+    return running;
+  }
+
+  /** Starts a long stream in the tab and resolves once its first chunk has come (or after 10 s). */
+  async function startLongStream(tab: Tab): Promise<{ running: Promise<RequestEnd> }> {
+    const before = await tab.page.evaluate(() => window.cohortSoak.counters().chunks);
+    const running = longStream(tab);
+    for (let i = 0; i < 100 && (await tab.page.evaluate(() => window.cohortSoak.counters().chunks)) === before; i++) await sleep(100);
+    return { running }; // wrapped: an async function would wait for the stream itself
+  }
+
+  const playgroundTurns = { turns: 0, done: 0, failed: 0 };
+  async function playgroundClient(page: Page): Promise<void> {
+    const pane = page.getByTestId('session-pane').first();
+    while (now() < endAtMs) {
+      playgroundTurns.turns++;
+      try {
+        if ((await page.getByTestId('session-pane').count()) === 0) await page.getByTestId('add-session').click();
+        await pane.getByTestId('session-input').fill(prompts[Math.floor(random() * prompts.length)]!);
+        await pane.getByTestId('session-input').press('Enter');
+        await page.waitForFunction((el) => el && /^(done|error|cancelled)$/.test(el.getAttribute('data-state') ?? ''), await pane.elementHandle(), { timeout: options.requestDeadlineMs, polling: 250 });
+        if ((await pane.getAttribute('data-state')) === 'done') playgroundTurns.done++;
+        else playgroundTurns.failed++;
+      } catch {
+        playgroundTurns.failed++;
+      }
+      await sleep(2000 + Math.floor(random() * 3000));
+    }
+  }
+
+  /** Forces a GC in each target, then reads the heaps and the worker's live GPU buffers. */
+  async function sample(): Promise<void> {
+    const heap = async (cdp: CDPSession) => {
+      await cdp.send('HeapProfiler.collectGarbage');
+      return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    };
+    const gpu = await tabs[0]!.page.evaluate(() => window.cohortSoak.gpuMemory());
+    const playgroundCdp = playground ? await context.newCDPSession(playground) : null;
+    samples.push({
+      atMs: now(),
+      pageHeapBytes: await heap(tabs[0]!.cdp),
+      workerHeapBytes: await worker.heapUsedBytes(),
+      playgroundHeapBytes: playgroundCdp ? await heap(playgroundCdp) : null,
+      gpuBytes: gpu.bytes,
+      gpuBuffers: gpu.count,
+    });
+    await playgroundCdp?.detach();
+    const s = samples.at(-1)!;
+    options.log(`${(s.atMs / 1000).toFixed(0)} s sample: page ${(s.pageHeapBytes / 2 ** 20).toFixed(2)} MiB, worker ${(s.workerHeapBytes / 2 ** 20).toFixed(2)} MiB, GPU ${(s.gpuBytes / 2 ** 20).toFixed(1)} MiB in ${s.gpuBuffers} buffers, ${ends.length} requests`);
+  }
+
+  async function sampler(): Promise<void> {
+    await sample();
+    while (now() + options.sampleEveryMs < endAtMs) {
+      await sleep(options.sampleEveryMs);
+      await sample();
+    }
+  }
+
+  /** Freezes tab 1 past its heartbeat timeout (the worker ends it), thaws it and has it join again. */
+  async function freeze(tab: Tab): Promise<void> {
+    let reopen!: () => void;
+    tab.ready = new Promise((resolve) => (reopen = resolve));
+    const { running: long } = await startLongStream(tab);
+    const span: Span = { kind: 'frozen', slot: tab.slot, startMs: now(), endMs: Infinity };
+    spans.push(span);
+    event('freeze', `tab ${tab.slot} for ${options.heartbeat.timeoutMs + 2000} ms`);
+    await tab.cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+    await sleep(options.heartbeat.timeoutMs + 2000);
+    await tab.cdp.send('Page.setWebLifecycleState', { state: 'active' });
+    // let its in-flight calls see the ended connection before it joins again
+    await sleep(1000);
+    await tab.page.evaluate(() => window.cohortSoak.rejoin());
+    span.endMs = now();
+    event('thaw', `tab ${tab.slot} joined again`);
+    reopen();
+    void long.then((ended) => event('frozen stream ended', `${ended.end} ${ended.errorName ?? ''}`));
+  }
+
+  async function reload(): Promise<void> {
+    const { running: long } = await startLongStream(tabs[0]!);
+    const span: Span = { kind: 'reload', slot: null, startMs: now(), endMs: Infinity };
+    spans.push(span);
+    event('reload', 'unload + load of the embedded model, a long stream in flight');
+    await tabs[0]!.page.evaluate(() => window.cohortSoak.reload());
+    span.endMs = now();
+    event('reloaded');
+    void long.then((ended) => event('reloaded stream ended', `${ended.end} ${ended.errorName ?? ''}`));
+  }
+
+  /** Closes tab 2 while a long stream of its own is running, then opens a new one. */
+  async function closeMidStream(tab: Tab): Promise<void> {
+    let reopen!: () => void;
+    tab.ready = new Promise((resolve) => (reopen = resolve));
+    const { running: long } = await startLongStream(tab);
+    const old = tab.page;
+    tab.generation++;
+    spans.push({ kind: 'closed', slot: tab.slot, startMs: now(), endMs: now() });
+    event('close', `tab ${tab.slot}`);
+    await old.close();
+    const fresh = await openTab(tab.slot, tab.generation);
+    tab.page = fresh.page;
+    tab.cdp = fresh.cdp;
+    event('reopen', `tab ${tab.slot}`);
+    reopen();
+    await long;
+  }
+
+  async function disturber(): Promise<void> {
+    for (let cycleMs = 0; cycleMs < endAtMs; cycleMs += CYCLE_MS) {
+      const length = Math.min(CYCLE_MS, endAtMs - cycleMs);
+      const at = async (fraction: number) => {
+        const wait = cycleMs + fraction * length - now();
+        if (wait > 0) await sleep(wait);
+      };
+      await at(0.2 + 0.05 * random());
+      await freeze(tabs[1]!);
+      await at(0.45 + 0.05 * random());
+      await reload();
+      await at(0.65 + 0.05 * random());
+      await closeMidStream(tabs[2]!);
+    }
+  }
+
+  await Promise.all([
+    ...tabs.flatMap((tab) => Array.from({ length: options.clientsPerTab }, (_, i) => client(tab, i))),
+    ...(playground ? [playgroundClient(playground)] : []),
+    sampler(),
+    disturber(),
+  ]);
+  await Promise.all(longStreams);
+  event('stopped', `${ends.length} requests`);
+
+  // one last small request: its final step shows the blocks still held once every session is closed
+  await tabs[0]!.page.evaluate(() => window.cohortSoak.request({ params: { messages: [{ role: 'user', content: 'hello there' }], max_tokens: 1 }, stream: false, deadlineMs: 60_000 }));
+  const counters = await Promise.all(tabs.map((tab) => tab.page.evaluate(() => window.cohortSoak.counters())));
+  const report: SoakReport = {
+    date: new Date().toISOString().slice(0, 10),
+    commit: options.commit,
+    seed: options.seed,
+    durationMs: now(),
+    heartbeat: options.heartbeat,
+    requestDeadlineMs: options.requestDeadlineMs,
+    events,
+    requests: {
+      served: ends.filter((e) => e.end === 'ok').length,
+      total: ends.length,
+      byClient: Object.fromEntries(tabs.map((t) => [`tab${t.slot}`, ends.filter((e) => e.client.startsWith(`tab${t.slot}.`) && e.end === 'ok').length])),
+      tokens: ends.reduce((sum, e) => sum + e.completionTokens, 0),
+    },
+    errors: tallyErrors(ends),
+    consoleErrors,
+    doubleEnds: counters.reduce((sum, c) => sum + c.doubleEnds, 0),
+    // the closed tabs' pages are gone; their requests were counted as 'lost' above
+    unended: counters.reduce((sum, c) => sum + c.started - c.ended, 0),
+    samples,
+    kvBlocksUsedAtEnd: counters[0]!.lastStep?.kvBlocksUsed ?? null,
+    workerRestarts: worker.restarts(),
+    playground: playground ? playgroundTurns : null,
+  };
+  await worker.detach();
+  await context.close();
+  return report;
+}
