@@ -8,7 +8,9 @@ import { MAX_METADATA_STRING_BYTES, readGgufHeader } from './gguf';
 import { loadGgufModel } from './gguf-loader';
 import { tokenizerFromGguf } from './gguf-vocab';
 import { loadHfModel } from './hf-loader';
-import { HfTokenizer, MAX_VOCAB_ENTRIES } from './tokenizer';
+import { openHfModel } from './open-model';
+import { HfTokenizer } from './tokenizer';
+import { MAX_VOCAB_ENTRIES } from './vocab-limits';
 import { byteLevelGguf } from './testing/tokenizer-fixtures';
 import { fileSource, folderOpener } from '../../tools/models/node-files';
 import { ggufContents, hfToGguf } from '../../tools/models/hf-to-gguf';
@@ -128,7 +130,10 @@ describe('malformed GGUF', () => {
   it('unsupported architecture', () => expectGgufError(ggufWith(setMeta('general.architecture', str('mamba'))), /unsupported architecture "mamba"/));
   it('absurd layer count', () => expectGgufError(ggufWith(setMeta('llama.block_count', u32(4_000_000_000))), /"llama.block_count" must be an integer/));
   it('missing tokenizer', () => expectGgufError(ggufWith((m) => m.filter(([k]) => k !== 'tokenizer.ggml.tokens')), /missing tokenizer/));
-  it('vocabulary larger than the embedding', () => expectGgufError(ggufWith(setMeta('tokenizer.ggml.tokens', arr('string', Array.from({ length: 300 }, (_, i) => `t${i}`)))), /vocabulary has 300 tokens/));
+  it('vocabulary larger than the embedding', () => expectGgufError(
+    ggufWith(setMeta('tokenizer.ggml.tokens', arr('string', Array.from({ length: 300 }, (_, i) => `t${i}`)))),
+    exactly("token ids 259, 260, 261, 262, 263 and 36 more lie outside the model's vocabulary of 259 tokens (ids 0 to 258, its embedding rows)"),
+  ));
 });
 
 describe('malformed HF folders', () => {
@@ -260,6 +265,27 @@ describe('oversized vocabularies', () => {
     expect(() => tokenizerFromGguf({ ...byteLevelGguf(), 'tokenizer.ggml.tokens': tokens })).toThrow(
       `tokenizer.ggml.tokens has ${MAX_VOCAB_ENTRIES + 1} entries, more than the limit of ${MAX_VOCAB_ENTRIES}`,
     );
+  });
+});
+
+describe('token ids past the embedding', () => {
+  const openWith = (parts: ReturnType<typeof tiny>) => openHfModel(mapOpener(hfFiles(parts, 'f32')), 'm').then(() => null, (e: unknown) => e);
+
+  it('HF: a byte-level tokenizer (259 ids) on a model of 256 embedding rows', async () => {
+    const parts = syntheticModel({ arch: 'llama', seed: 9, dims: { hidden: 64, intermediate: 128, layers: 1, heads: 2, kvHeads: 1, headDim: 32, vocab: 256 } });
+    expect(await openWith(parts)).toEqual(new ModelFormatError('tokenizer.json', "token ids 256, 257, 258 lie outside the model's vocabulary of 256 tokens (ids 0 to 255, its embedding rows)"));
+  });
+
+  it('HF: one added token far past the vocabulary', async () => {
+    const parts = tiny();
+    const added = parts.tokenizer.added_tokens as Array<Record<string, unknown>>;
+    parts.tokenizer.added_tokens = [...added, { ...added[0], id: 70_000, content: '<|tool|>' }];
+    expect(await openWith(parts)).toEqual(new ModelFormatError('tokenizer.json', "token id 70000 lies outside the model's vocabulary of 259 tokens (ids 0 to 258, its embedding rows)"));
+  });
+
+  it('HF: the unmodified folder loads, its tokenizer filling the embedding exactly', async () => {
+    const { desc, tokenizer } = await openHfModel(mapOpener(hfFiles(tiny(), 'f32')), 'm');
+    expect((tokenizer as HfTokenizer).vocabSize).toBe(desc.config.vocabSize);
   });
 });
 

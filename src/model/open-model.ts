@@ -9,6 +9,7 @@ import { loadGgufModel } from './gguf-loader';
 import { tokenizerFromGguf } from './gguf-vocab';
 import { loadHfModel } from './hf-loader';
 import { HfTokenizer, type JsonObject } from './tokenizer';
+import { checkIdsFitEmbedding } from './vocab-limits';
 
 /** tokenizer.json of a large vocabulary runs to tens of MB; anything far beyond is not one. */
 const MAX_TOKENIZER_BYTES = 64 << 20;
@@ -41,6 +42,7 @@ export async function openHfModel(open: FileOpener, name: string, onProgress?: P
   const tokenizerConfig = await optionalJson(open, 'tokenizer_config.json');
   const generationConfig = await optionalJson(open, 'generation_config.json');
   const tokenizer = HfTokenizer.fromFiles({ tokenizerJson: tokenizerJson as JsonObject, tokenizerConfig, generationConfig });
+  checkIdsFitEmbedding('tokenizer.json', tokenizer.idsOutside(desc.config.vocabSize), desc.config.vocabSize);
   const chatTemplate = chatTemplateFromTokenizerConfig(tokenizerConfig ?? {});
   return { name, desc, tokenizer, chatTemplate, ...noteOf(chatTemplate) };
 }
