@@ -140,14 +140,19 @@ export function urlOpener(baseUrl: string, fetchFn: typeof fetch = fetch): FileO
   };
 }
 
-/** Reads a small text file (JSON) whole, refusing anything above maxBytes. */
-export async function readText(src: ByteSource, maxBytes: number): Promise<string> {
+/**
+ * Reads a small text file (JSON) whole, refusing anything above maxBytes. `vetBytes` sees the
+ * raw bytes first and may refuse them before any text is decoded.
+ */
+export async function readText(src: ByteSource, maxBytes: number, vetBytes?: (bytes: Uint8Array) => void): Promise<string> {
   if (src.size > maxBytes) throw new ModelFormatError(src.name, `${src.size} bytes is larger than the ${maxBytes}-byte limit for this file`);
-  return new TextDecoder().decode(await src.read(0, src.size));
+  const bytes = await src.read(0, src.size);
+  vetBytes?.(bytes);
+  return new TextDecoder().decode(bytes);
 }
 
-export async function readJson(src: ByteSource, maxBytes: number): Promise<unknown> {
-  const text = await readText(src, maxBytes);
+export async function readJson(src: ByteSource, maxBytes: number, vetBytes?: (bytes: Uint8Array) => void): Promise<unknown> {
+  const text = await readText(src, maxBytes, vetBytes);
   try {
     return JSON.parse(text);
   } catch (e) {

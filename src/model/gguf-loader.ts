@@ -9,6 +9,7 @@ import { checkTensors } from './expected-tensors';
 import { BLOCK_LAYOUTS, dtypeFromGgmlId } from './quant-layout';
 import { unpermuteRowsFromGguf } from './permute';
 import { ModelFormatError, check } from './errors';
+import { checkIdsFitEmbedding } from './vocab-limits';
 import { checkNoOverlap } from './tensor-ranges';
 
 const MAX_DIM = 2 ** 31;
@@ -64,7 +65,9 @@ export async function loadGgufModel(src: ByteSource, options: GgufLoadOptions = 
   check(Array.isArray(tokens) && tokens.length > 0, file, 'missing tokenizer: no "tokenizer.ggml.tokens" vocabulary');
   const embd = placed.find((p) => p.name === 'token_embd.weight');
   const config = configFromGguf(file, header.metadata, embd ? embd.shape[0] : tokens.length);
-  check(tokens.length <= config.vocabSize, file, `vocabulary has ${tokens.length} tokens but the model only ${config.vocabSize} embedding rows`);
+  // Token i of the vocabulary is id i, so ids past the embedding are the tokens past its rows.
+  const idsPastRows = Array.from({ length: Math.max(0, tokens.length - config.vocabSize) }, (_, i) => config.vocabSize + i);
+  checkIdsFitEmbedding(file, idsPastRows, config.vocabSize);
 
   const dataEnd = placed.reduce((a, p) => Math.max(a, p.end), header.dataOffset);
   const onChunk = progressCounter(dataEnd - header.dataOffset, options.onProgress);

@@ -3,7 +3,8 @@
 
 import { ModelFormatError } from './errors';
 import { byteLevelPreTokenizerJson, preTokenizerSpec, SUPPORTED_PRE_TOKENIZERS } from './gguf-vocab-pre';
-import { checkVocabEntries, HfTokenizer, type HfTokenizerOptions, type JsonObject } from './tokenizer';
+import { HfTokenizer, type HfTokenizerOptions, type JsonObject } from './tokenizer';
+import { checkVocabEntries } from './vocab-limits';
 
 const FILE = 'GGUF tokenizer metadata';
 

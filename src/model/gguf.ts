@@ -2,7 +2,7 @@
 // pieces, every count, length and size bounded before it is trusted. Not tensor loading (gguf-loader.ts).
 import type { ByteSource } from './byte-source';
 import { check } from './errors';
-import { MAX_VOCAB_ENTRIES } from './tokenizer';
+import { MAX_VOCAB_ENTRIES } from './vocab-limits';
 
 // Our own reader rather than @huggingface/gguf: that parser decodes strings from a buffer it
 // grows in 2 MB pieces and silently cuts any string that crosses the buffer's end.

@@ -1,15 +1,22 @@
 // Malformed and hostile model files: each must fail fast with a ModelFormatError that names
 // the file and the problem, without hanging or allocating more than the file implies.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bytesSource, mapOpener } from './byte-source';
 import { ModelFormatError } from './errors';
 import { MAX_METADATA_STRING_BYTES, readGgufHeader } from './gguf';
 import { loadGgufModel } from './gguf-loader';
 import { tokenizerFromGguf } from './gguf-vocab';
 import { loadHfModel } from './hf-loader';
-import { HfTokenizer, MAX_VOCAB_ENTRIES } from './tokenizer';
+import { openHfModel } from './open-model';
+import { HfTokenizer } from './tokenizer';
+import { MAX_VOCAB_ENTRIES } from './vocab-limits';
+import { largeBpeTokenizerJson } from './testing/large-tokenizer';
 import { byteLevelGguf } from './testing/tokenizer-fixtures';
+import { openInChild, writeModelFolder } from '../../tools/models/tokenizer-refusal.node';
 import { fileSource, folderOpener } from '../../tools/models/node-files';
 import { ggufContents, hfToGguf } from '../../tools/models/hf-to-gguf';
 import { arr, str, u32, writeGguf, type GgufValue } from '../../tools/models/gguf-writer';
@@ -128,7 +135,10 @@ describe('malformed GGUF', () => {
   it('unsupported architecture', () => expectGgufError(ggufWith(setMeta('general.architecture', str('mamba'))), /unsupported architecture "mamba"/));
   it('absurd layer count', () => expectGgufError(ggufWith(setMeta('llama.block_count', u32(4_000_000_000))), /"llama.block_count" must be an integer/));
   it('missing tokenizer', () => expectGgufError(ggufWith((m) => m.filter(([k]) => k !== 'tokenizer.ggml.tokens')), /missing tokenizer/));
-  it('vocabulary larger than the embedding', () => expectGgufError(ggufWith(setMeta('tokenizer.ggml.tokens', arr('string', Array.from({ length: 300 }, (_, i) => `t${i}`)))), /vocabulary has 300 tokens/));
+  it('vocabulary larger than the embedding', () => expectGgufError(
+    ggufWith(setMeta('tokenizer.ggml.tokens', arr('string', Array.from({ length: 300 }, (_, i) => `t${i}`)))),
+    exactly("token ids 259, 260, 261, 262, 263 and 36 more lie outside the model's vocabulary of 259 tokens (ids 0 to 258, its embedding rows)"),
+  ));
 });
 
 describe('malformed HF folders', () => {
@@ -260,6 +270,64 @@ describe('oversized vocabularies', () => {
     expect(() => tokenizerFromGguf({ ...byteLevelGguf(), 'tokenizer.ggml.tokens': tokens })).toThrow(
       `tokenizer.ggml.tokens has ${MAX_VOCAB_ENTRIES + 1} entries, more than the limit of ${MAX_VOCAB_ENTRIES}`,
     );
+  });
+});
+
+describe('tokenizer.json refused from its bytes', () => {
+  /** 3.5M entries in 49 MB: under the 64 MB file cap, so only the entry count can refuse it. */
+  const hostile = largeBpeTokenizerJson({ vocabEntries: 3_500_000, merges: 0 });
+  const folder = () => new Map(hfFiles(tiny(), 'f32')).set('tokenizer.json', hostile);
+  /** Where the 1,000,001st vocabulary entry starts: the scan reads no further. */
+  const firstPastLimit = new TextDecoder().decode(hostile.subarray(0, 20 << 20)).indexOf(`:${MAX_VOCAB_ENTRIES},`);
+  const problem = `the vocabulary (model.vocab) has more than ${MAX_VOCAB_ENTRIES} entries, past the limit (counted up to byte ${hostile.lastIndexOf(0x2c, firstPastLimit) + 1} of ${hostile.length})`;
+
+  it('3.5M vocabulary entries: refused before any text is decoded or parsed', async () => {
+    expect(hostile.length).toBeLessThan(64 << 20);
+    const parse = vi.spyOn(JSON, 'parse');
+    const decode = vi.spyOn(TextDecoder.prototype, 'decode');
+    try {
+      const err = await openHfModel(mapOpener(folder()), 'hostile').then(() => null, (e: unknown) => e);
+      expect(err).toEqual(new ModelFormatError('tokenizer.json', problem));
+      // config.json and the safetensors header are parsed; the 49 MB file is neither decoded nor parsed.
+      expect(parse.mock.calls.filter(([text]) => text.length > 1 << 20)).toEqual([]);
+      expect(decode.mock.calls.filter(([bytes]) => ((bytes as Uint8Array | undefined)?.byteLength ?? 0) > 1 << 20)).toEqual([]);
+    } finally {
+      parse.mockRestore();
+      decode.mockRestore();
+    }
+  });
+
+  it('3.5M vocabulary entries: a fresh process refusing it peaks under 200 MB (the parse it replaced took ~820 MB)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cohort-hostile-tokenizer-'));
+    try {
+      writeModelFolder(dir, hostile);
+      const report = openInChild(dir);
+      expect(report.problem).toBe(problem);
+      expect(report.peakRssBytes).toBeLessThan(200 << 20);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('token ids past the embedding', () => {
+  const openWith = (parts: ReturnType<typeof tiny>) => openHfModel(mapOpener(hfFiles(parts, 'f32')), 'm').then(() => null, (e: unknown) => e);
+
+  it('HF: a byte-level tokenizer (259 ids) on a model of 256 embedding rows', async () => {
+    const parts = syntheticModel({ arch: 'llama', seed: 9, dims: { hidden: 64, intermediate: 128, layers: 1, heads: 2, kvHeads: 1, headDim: 32, vocab: 256 } });
+    expect(await openWith(parts)).toEqual(new ModelFormatError('tokenizer.json', "token ids 256, 257, 258 lie outside the model's vocabulary of 256 tokens (ids 0 to 255, its embedding rows)"));
+  });
+
+  it('HF: one added token far past the vocabulary', async () => {
+    const parts = tiny();
+    const added = parts.tokenizer.added_tokens as Array<Record<string, unknown>>;
+    parts.tokenizer.added_tokens = [...added, { ...added[0], id: 70_000, content: '<|tool|>' }];
+    expect(await openWith(parts)).toEqual(new ModelFormatError('tokenizer.json', "token id 70000 lies outside the model's vocabulary of 259 tokens (ids 0 to 258, its embedding rows)"));
+  });
+
+  it('HF: the unmodified folder loads, its tokenizer filling the embedding exactly', async () => {
+    const { desc, tokenizer } = await openHfModel(mapOpener(hfFiles(tiny(), 'f32')), 'm');
+    expect((tokenizer as HfTokenizer).vocabSize).toBe(desc.config.vocabSize);
   });
 });
 

@@ -9,6 +9,8 @@ import { loadGgufModel } from './gguf-loader';
 import { tokenizerFromGguf } from './gguf-vocab';
 import { loadHfModel } from './hf-loader';
 import { HfTokenizer, type JsonObject } from './tokenizer';
+import { checkTokenizerJsonEntries } from './tokenizer-json-scan';
+import { checkIdsFitEmbedding } from './vocab-limits';
 
 /** tokenizer.json of a large vocabulary runs to tens of MB; anything far beyond is not one. */
 const MAX_TOKENIZER_BYTES = 64 << 20;
@@ -36,11 +38,14 @@ export async function openHfModel(open: FileOpener, name: string, onProgress?: P
   const desc = await loadHfModel(open, { source: name, onProgress });
   const tokSrc = await open('tokenizer.json');
   if (!tokSrc) throw new ModelFormatError('tokenizer.json', `missing from ${name}: the model cannot be used without its tokenizer`);
-  const tokenizerJson = await readJson(tokSrc, MAX_TOKENIZER_BYTES);
+  // Counted on the raw bytes: a 3.5M-entry vocabulary took 10-31 s and ~850 MB to parse before
+  // the parsed tables could be refused (tools/models/tokenizer-refusal.node.ts).
+  const tokenizerJson = await readJson(tokSrc, MAX_TOKENIZER_BYTES, (bytes) => checkTokenizerJsonEntries('tokenizer.json', bytes));
   if (tokenizerJson === null || typeof tokenizerJson !== 'object') throw new ModelFormatError('tokenizer.json', 'is not a JSON object');
   const tokenizerConfig = await optionalJson(open, 'tokenizer_config.json');
   const generationConfig = await optionalJson(open, 'generation_config.json');
   const tokenizer = HfTokenizer.fromFiles({ tokenizerJson: tokenizerJson as JsonObject, tokenizerConfig, generationConfig });
+  checkIdsFitEmbedding('tokenizer.json', tokenizer.idsOutside(desc.config.vocabSize), desc.config.vocabSize);
   const chatTemplate = chatTemplateFromTokenizerConfig(tokenizerConfig ?? {});
   return { name, desc, tokenizer, chatTemplate, ...noteOf(chatTemplate) };
 }

@@ -6,18 +6,9 @@ import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 import { ModelFormatError } from './errors';
 import { encodeChat } from './tokenizer-chat';
 import { TokenSplitter } from './tokenizer-splitter';
+import { checkVocabEntries } from './vocab-limits';
 
 export type JsonObject = Record<string, unknown>;
-
-/** The largest vocabularies in use hold ~260k tokens; a tokenizer past this is hostile or broken. */
-export const MAX_VOCAB_ENTRIES = 1_000_000;
-
-/** Refuses a vocabulary table (tokens, merges, added tokens) longer than MAX_VOCAB_ENTRIES. */
-export function checkVocabEntries(file: string, what: string, count: number): void {
-  if (count > MAX_VOCAB_ENTRIES) {
-    throw new ModelFormatError(file, `${what} has ${count} entries, more than the limit of ${MAX_VOCAB_ENTRIES}`);
-  }
-}
 
 /** Entries of a JSON array or object (0 for anything else). */
 function entryCount(value: unknown): number {
@@ -266,6 +257,16 @@ export class HfTokenizer implements Tokenizer {
 
   idToToken(id: number): string | undefined {
     return this.lib.id_to_token(id);
+  }
+
+  /** Every id of this vocabulary (model and added tokens) outside [0, rows): ids with no embedding row. */
+  idsOutside(rows: number): number[] {
+    const outside = new Set<number>();
+    const inRange = (id: number) => Number.isInteger(id) && id >= 0 && id < rows;
+    // The library's vocabulary also maps `undefined` to the last hole below a sparse id: not a token.
+    for (const [content, id] of this.lib.get_vocab(true)) if (typeof content === 'string' && !inRange(id)) outside.add(id);
+    for (const id of this.addedById.keys()) if (!inRange(id)) outside.add(id);
+    return [...outside];
   }
 
   /** The library's own encode of a string with every added token recognized (for tests). */
