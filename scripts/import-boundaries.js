@@ -27,9 +27,9 @@ const policies = {
   workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'shaders'], testOnlyLayers: ['tools', 'testing'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
 
-/** The only UI file allowed to touch comlink and the worker module. */
+/** The only UI file allowed to reach the worker module and the comlink adapter (libRemoteFile). */
 const engineClientFile = 'src/app/engine-client.ts';
-/** The library's only file allowed to touch comlink (the worker module is reached by URL, not imported). */
+/** The one product file outside workers/ allowed to touch comlink: the adapter the library and the page share. */
 const libRemoteFile = 'src/lib/remote.ts';
 /** Folders whose every file may use comlink and reach the worker module (no UI components there). */
 const comlinkLayers = ['workers', 'testing'];
@@ -82,7 +82,7 @@ export const importBoundaries = {
       testOnly: '{{from}} may import {{to}} only in tests: {{why}}.',
       package: "{{from}} may not import '{{name}}': {{why}}.",
       nodeBuiltin: "{{from}} runs in the browser: '{{name}}' is allowed only in tests and Node-only files.",
-      comlink: `Only ${engineClientFile}, ${libRemoteFile} (and workers/, tests and test scaffolding) may import comlink.`,
+      comlink: `Only ${libRemoteFile} (and workers/, tests and test scaffolding) may import comlink; the page wraps the worker through it in ${engineClientFile}.`,
       testing: '{{from}} is product code: it may not import test scaffolding ({{to}}); only tests, testing/ folders, e2e/, bench/ and tools/ may.',
       worker: `Only ${engineClientFile} may reach the worker module.`,
     },
@@ -108,6 +108,7 @@ export const importBoundaries = {
           if (relFile !== engineClientFile) report('worker');
           return;
         }
+        if (relFile === engineClientFile && toRel.replace(/\.ts$/, '') === libRemoteFile.replace(/\.ts$/, '')) return;
         if (toLayer && policy.layers.includes(toLayer)) return;
         if (toLayer && policy.typeOnlyLayers?.includes(toLayer)) {
           if (!typeOnly) report('typeOnly', { to: toLayer });
@@ -126,7 +127,7 @@ export const importBoundaries = {
         return;
       }
       if (name === 'comlink') {
-        if (!comlinkLayers.includes(fromLayer) && relFile !== engineClientFile && relFile !== libRemoteFile && !mayUseScaffolding(relFile)) report('comlink');
+        if (!comlinkLayers.includes(fromLayer) && relFile !== libRemoteFile && !mayUseScaffolding(relFile)) report('comlink');
         return;
       }
       if (policy.deniedPackages.includes(name)) {
