@@ -27,9 +27,9 @@ const policies = {
   workers: { layers: ['workers', 'src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'shaders'], testOnlyLayers: ['tools', 'testing'], deniedPackages: uiPackages, why: 'the worker never imports UI code' },
 };
 
-/** The only UI file allowed to touch comlink and the worker module. */
+/** The only UI file allowed to reach the worker module and the comlink adapter (libRemoteFile). */
 const engineClientFile = 'src/app/engine-client.ts';
-/** The library's only file allowed to touch comlink (the worker module is reached by URL, not imported). */
+/** The one product file outside workers/ allowed to touch comlink: the adapter the library and the page share. */
 const libRemoteFile = 'src/lib/remote.ts';
 /** Folders whose every file may use comlink and reach the worker module (no UI components there). */
 const comlinkLayers = ['workers', 'testing'];
@@ -93,7 +93,7 @@ export const importBoundaries = {
       testOnly: '{{from}} may import {{to}} only in tests: {{why}}.',
       package: "{{from}} may not import '{{name}}': {{why}}.",
       nodeBuiltin: "{{from}} runs in the browser: '{{name}}' is allowed only in tests and Node-only files.",
-      comlink: `Only ${engineClientFile}, ${libRemoteFile} (and workers/, tests and test scaffolding) may import comlink.`,
+      comlink: `Only ${libRemoteFile} (and workers/, tests and test scaffolding) may import comlink; the page wraps the worker through it in ${engineClientFile}.`,
       testing: '{{from}} is product code: it may not import test scaffolding ({{to}}); only tests, testing/ folders, e2e/, bench/ and tools/ may.',
       worker: `Only ${engineClientFile} may reach the worker module.`,
       sharedLeaf: '{{from}} is a shared leaf that every folder may import: it may import nothing itself.',
@@ -124,6 +124,7 @@ export const importBoundaries = {
           if (relFile !== engineClientFile) report('worker');
           return;
         }
+        if (relFile === engineClientFile && toRel.replace(/\.ts$/, '') === libRemoteFile.replace(/\.ts$/, '')) return;
         if (toLayer && policy.layers.includes(toLayer)) return;
         if (isSharedLeaf(toRel)) return;
         if (toLayer && policy.typeOnlyLayers?.includes(toLayer)) {
@@ -143,7 +144,7 @@ export const importBoundaries = {
         return;
       }
       if (name === 'comlink') {
-        if (!comlinkLayers.includes(fromLayer) && relFile !== engineClientFile && relFile !== libRemoteFile && !mayUseScaffolding(relFile)) report('comlink');
+        if (!comlinkLayers.includes(fromLayer) && relFile !== libRemoteFile && !mayUseScaffolding(relFile)) report('comlink');
         return;
       }
       if (policy.deniedPackages.includes(name)) {

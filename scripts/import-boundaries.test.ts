@@ -32,12 +32,16 @@ describe('import boundaries', () => {
     expect(await lintAt('src/gpu/probe.ts', 'export type D = GPUDevice;\n')).toEqual([]);
   });
 
-  it('lets src/app reach the worker only through protocol and engine-client', async () => {
+  it('lets src/app reach the worker only through protocol and engine-client, over the library\'s comlink adapter', async () => {
     expect(await lintAt('src/app/Probe.tsx', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toContain('cohort/import-boundaries');
     expect(await lintAt('src/app/Probe.tsx', "import { sampleUniform } from '../engine/rng';\nexport const s = sampleUniform;\n")).toContain('cohort/import-boundaries');
     expect(await lintAt('src/app/Probe.tsx', "import w from '../../workers/engine.worker?worker';\nexport const x = w;\n")).toContain('cohort/import-boundaries');
     expect(await lintAt('src/app/Probe.tsx', "import type { StepEvent } from '../protocol/api';\nexport type E = StepEvent;\n")).toEqual([]);
-    expect(await lintAt('src/app/engine-client.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toEqual([]);
+    expect(await lintAt('src/app/engine-client.ts', "import * as Comlink from 'comlink';\nexport const c = Comlink;\n")).toContain('cohort/import-boundaries');
+    const adapter = "import { wrapEndpoint } from '../lib/remote';\nexport const w = wrapEndpoint;\n";
+    expect(await lintAt('src/app/engine-client.ts', adapter)).toEqual([]);
+    expect(await lintAt('src/app/Probe.tsx', adapter)).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/app/engine-client.ts', "import { CohortEngine } from '../lib/engine';\nexport const e = CohortEngine;\n")).toContain('cohort/import-boundaries');
   });
 
   it('lets src/lib reach the engine only through protocol and its one comlink file', async () => {

@@ -1,13 +1,10 @@
 // One tab's view of the shared engine: EngineApi forwarded to the one engine, remembering the
 // sessions and subscriptions this tab made so they end when it leaves or goes silent. No comlink.
-import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions } from '../src/protocol/api';
+import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions, TabApi } from '../src/protocol/api';
 import type { StepEvent } from '../src/protocol/events';
 
 /** A tab that never said hello (or whose probe failed) is dropped after this much silence. */
 export const DEFAULT_TAB_TIMEOUT_MS = 90_000;
-
-/** What a tab may call: EngineApi plus the per-tab calls of src/lib/remote.ts's TabCalls (same names). */
-export type TabApi = EngineApi & { hello(timeoutMs: number): Promise<void>; goodbye(): Promise<void> };
 
 export type EndReason = 'goodbye' | 'silent';
 

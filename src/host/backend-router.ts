@@ -1,16 +1,24 @@
-// BackendRouter: one EngineApi over two backends, the local engine (EngineHost) and a server
+// BackendRouter: one HostApi over two backends, the local engine (EngineHost) and a server
 // (ServerHost): a 'server' source connects the second, any other loads the first. Routing only.
 import { Subscriptions } from '../engine/listeners';
-import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from '../protocol/events';
-import type { EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
+import type { EngineMode, StepEvent } from '../protocol/events';
+import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, StepBudget } from '../protocol/api';
 import { ServerHost, type ServerHostOptions } from '../remote/server-host';
-import type { EngineHost, HostApi } from './engine-host';
+import type { EngineHost } from './engine-host';
+
+/** The verbs the router answers itself; every other HostApi verb goes to the active backend as it is. */
+type RoutedVerb = 'loadModel' | 'setMode' | 'setStepBudget' | 'subscribe' | 'subscribeNotices' | 'unsubscribe';
+
+// The constructor's Proxy supplies these at run time, so a verb added to HostApi is forwarded with no line here.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface BackendRouter extends Omit<HostApi, RoutedVerb> {}
 
 /**
  * Whichever backend last loaded serves every call; the other is idle (the local model is
  * unloaded once a server connects, to free its GPU memory). A failed load changes nothing: the
  * backend serving before keeps serving. Subscriptions are the router's and survive a switch.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class BackendRouter extends Subscriptions<StepEvent, EngineNotice> implements HostApi {
   private active: HostApi;
   private server: ServerHost | null = null;
@@ -23,6 +31,15 @@ export class BackendRouter extends Subscriptions<StepEvent, EngineNotice> implem
     super();
     this.active = local;
     void this.forward(local);
+    // As in workers/tab-connection.ts, a proxy rather than a forwarding method per verb: what the
+    // router (or a subclass) defines answers here, any other name is the active backend's.
+    return new Proxy(this, {
+      get: (target, key) => {
+        const owner: object = key in target ? target : target.active;
+        const value: unknown = Reflect.get(owner, key);
+        return typeof value === 'function' ? value.bind(owner) : value;
+      },
+    });
   }
 
   async loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo> {
@@ -58,42 +75,12 @@ export class BackendRouter extends Subscriptions<StepEvent, EngineNotice> implem
     });
   }
 
-  createSession(options?: SessionOptions): Promise<SessionId> {
-    return this.active.createSession(options);
-  }
-  send(sessionId: SessionId, input: SendInput): Promise<void> {
-    return this.active.send(sessionId, input);
-  }
-  cancel(sessionId: SessionId): Promise<void> {
-    return this.active.cancel(sessionId);
-  }
-  closeSession(sessionId: SessionId): Promise<void> {
-    return this.active.closeSession(sessionId);
-  }
-  resetSession(sessionId: SessionId): Promise<void> {
-    return this.active.resetSession(sessionId);
-  }
-  waitForTurn(sessionId: SessionId): Promise<TurnResult> {
-    return this.active.waitForTurn(sessionId);
-  }
-  getSession(sessionId: SessionId): Promise<SessionSnapshot> {
-    return this.active.getSession(sessionId);
-  }
-  currentModel(): Promise<ModelInfo | null> {
-    return this.active.currentModel();
-  }
-  unloadModel(): Promise<void> {
-    return this.active.unloadModel();
-  }
   async setMode(mode: EngineMode): Promise<void> {
     this.mode = mode;
     await Promise.all([this.local.setMode(mode), this.server?.setMode(mode)]);
   }
+
   setStepBudget(budget: StepBudget | null): Promise<void> {
     return this.local.setStepBudget(budget);
   }
-  ping(): Promise<true> {
-    return this.active.ping();
-  }
 }
-

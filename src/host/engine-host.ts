@@ -9,16 +9,13 @@ import type { ProgressCallback } from '../model/byte-source';
 import type { ModelDesc } from '../model/desc';
 import type { OpenedModel } from '../model/open-model';
 import { openModelSource, type SourceOptions } from '../model/open-source';
-import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../protocol/api';
+import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../protocol/api';
 import { MODEL_CHANGED, ModelChangedFailure, ModelLoadFailure, toLoadFailure } from '../protocol/load-errors';
 import { describeSource } from '../protocol/model-source';
 import { describeModel, weightBytes } from './model-info';
 import { sessionNumber, shiftEvent, shiftId } from './session-ids';
 
 export type RunnerFactory = (desc: ModelDesc) => Promise<ModelRunner>;
-
-/** What a host serves: EngineApi less the calls that need the worker's own device and scope. */
-export type HostApi = Omit<EngineApi, 'gpuInfo' | 'selfCheck' | 'debugLoseDevice' | 'debugCloseWorker'>;
 
 export interface EngineHostOptions extends SourceOptions {
   makeRunner: RunnerFactory;

@@ -1,8 +1,43 @@
-// The library's one comlink file: wraps an endpoint serving EngineApi (the engine worker, a shared
-// worker's port, or a Node worker thread in tests) as an EngineLink, proxying callbacks. No engine logic, no DOM.
+// The one comlink adapter, the library's and the page's: an endpoint serving async verbs, as those verbs
+// (EngineApi of the engine worker, TabApi of a shared worker's port, a Node thread in tests). No engine logic, no DOM.
 import * as Comlink from 'comlink';
-import type { EngineApi, GpuInfo } from '../protocol/api';
+import type { EngineApi, TabApi, TabCalls } from '../protocol/api';
 import type { EngineLink } from './completions';
+
+/** An API of verbs only: every member a method returning a Promise, as comlink answers. */
+export type Verbs<T> = { [K in keyof T]: (...args: never[]) => Promise<unknown> };
+
+export interface Wrapped<T> {
+  api: T;
+  /** Drops the comlink proxy; the endpoint (worker, port) is the caller's to end. */
+  release(): void;
+}
+
+/**
+ * `T` over `endpoint`, with no list of its verbs: any name called is sent as that call, so a verb
+ * added to EngineApi needs nothing here. Function arguments go as comlink proxies (called back
+ * across the endpoint) and typed arrays are transferred, not copied: the caller must not reuse
+ * them. Only top-level arguments are looked at. `own` members answer here, before the endpoint.
+ */
+export function wrapEndpoint<T extends Verbs<T>, Own extends object = object>(endpoint: Comlink.Endpoint, own?: Own): Wrapped<T & Own> {
+  const remote = Comlink.wrap<T>(endpoint);
+  const api = new Proxy(own ?? {}, {
+    get(target, key) {
+      if (key in target) return Reflect.get(target, key);
+      // `then` must stay undefined, or awaiting the api (an async function returning it) would call the worker
+      if (typeof key !== 'string' || key === 'then') return undefined;
+      const call = Reflect.get(remote, key) as (...args: unknown[]) => Promise<unknown>;
+      return (...args: unknown[]) => call(...args.map(toWire));
+    },
+  }) as T & Own;
+  return { api, release: () => remote[Comlink.releaseProxy]() };
+}
+
+function toWire(arg: unknown): unknown {
+  if (typeof arg === 'function') return Comlink.proxy(arg);
+  if (ArrayBuffer.isView(arg) && arg.buffer instanceof ArrayBuffer) return Comlink.transfer(arg, [arg.buffer]);
+  return arg;
+}
 
 export interface RemoteLink {
   link: EngineLink;
@@ -10,43 +45,14 @@ export interface RemoteLink {
   release(): void;
 }
 
-/**
- * What the shared worker (workers/engine.shared-worker.ts) serves on each tab's port besides
- * EngineApi. Declared on both sides by the same names (src/lib may not import workers/).
- */
-export interface TabCalls {
-  /** This tab pings at least this often; silent longer than timeoutMs, its sessions are ended. */
-  hello(timeoutMs: number): Promise<void>;
-  /** This tab is leaving: end its sessions and subscriptions now. */
-  goodbye(): Promise<void>;
-  gpuInfo(): Promise<GpuInfo>;
-}
-
-function linkOver(remote: Comlink.Remote<EngineApi>): EngineLink {
-  return {
-    loadModel: (source, onProgress) => remote.loadModel(source, onProgress ? Comlink.proxy(onProgress) : undefined),
-    currentModel: () => remote.currentModel(),
-    unloadModel: () => remote.unloadModel(),
-    createSession: (options) => remote.createSession(options),
-    send: (sessionId, input) => remote.send(sessionId, input),
-    cancel: (sessionId) => remote.cancel(sessionId),
-    closeSession: (sessionId) => remote.closeSession(sessionId),
-    getSession: (sessionId) => remote.getSession(sessionId),
-    subscribe: (onStep) => remote.subscribe(Comlink.proxy(onStep)),
-    subscribeNotices: (onNotice) => remote.subscribeNotices(Comlink.proxy(onNotice)),
-    unsubscribe: (id) => remote.unsubscribe(id),
-    ping: () => remote.ping(),
-  };
-}
-
+/** The library's link to an engine worker (a page's dedicated one, or a Node worker thread in tests). */
 export function linkOverEndpoint(endpoint: Comlink.Endpoint): RemoteLink {
-  const remote = Comlink.wrap<EngineApi>(endpoint);
-  return { link: linkOver(remote), release: () => remote[Comlink.releaseProxy]() };
+  const { api, release } = wrapEndpoint<EngineApi>(endpoint);
+  return { link: api, release };
 }
 
 /** A link over one port of the shared worker, with its per-tab calls. */
-export function linkOverTabPort(port: MessagePort): RemoteLink & { tab: TabCalls } {
-  const remote = Comlink.wrap<EngineApi & TabCalls>(port);
-  const tab: TabCalls = { hello: (timeoutMs) => remote.hello(timeoutMs), goodbye: () => remote.goodbye(), gpuInfo: () => remote.gpuInfo() };
-  return { link: linkOver(remote), tab, release: () => remote[Comlink.releaseProxy]() };
+export function linkOverTabPort(port: MessagePort): RemoteLink & { tab: TabCalls & Pick<EngineApi, 'gpuInfo'> } {
+  const { api, release } = wrapEndpoint<TabApi>(port);
+  return { link: api, tab: api, release };
 }

@@ -3,12 +3,14 @@
 
 /** Cache Storage name for downloaded model files: the worker writes it, the page lists and deletes. */
 export const MODEL_CACHE_NAME = 'cohort-models';
+import type { SessionOptions } from '../engine/session-options';
 import type { StepBudget } from '../engine/step-budget';
 import type { SamplingParams } from '../engine/types';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from './events';
 import type { ServerInfo } from './server';
 
-export type { SamplingParams, StepBudget };
+/** The engine's own shapes, not copies: SessionOptions out of bounds (src/engine/session-options.ts) make createSession reject with an InvalidOptionError. */
+export type { SamplingParams, SessionOptions, StepBudget };
 
 export type SessionId = string;
 
@@ -49,18 +51,6 @@ export interface ModelInfo {
   templateNote?: string;
   /** Set when a server serves the model: then the fields above it cannot know are 0 or empty. */
   server?: ServerInfo;
-}
-
-/** Out-of-bounds values (src/engine/session-options.ts) make createSession reject with an InvalidOptionError. */
-export interface SessionOptions {
-  systemPrompt?: string;
-  sampling?: Partial<SamplingParams>;
-  maxNewTokens?: number;
-  stopStrings?: string[];
-  /** Keep generating past EOS until maxNewTokens (benchmarks, like vLLM's ignore_eos). */
-  ignoreEos?: boolean;
-  /** Earlier user/assistant messages to continue from (a transcript restored after a restart). */
-  history?: Array<{ role: 'user' | 'assistant'; content: string }>;
 }
 
 /** A user turn as text (templated by the model's chat template) or as raw token ids. */
@@ -116,9 +106,12 @@ export interface EngineNotice {
   message: string;
 }
 
-export interface EngineApi {
-  gpuInfo(): Promise<GpuInfo>;
-  selfCheck(): Promise<SelfCheckResult>;
+/**
+ * Every verb a host serves (src/host/engine-host.ts on the local engine, src/remote/server-host.ts
+ * on a server), each declared here once: BackendRouter forwards, and the page's and the library's
+ * comlink wrapper (src/lib/remote.ts) passes through, whatever is listed here.
+ */
+export interface HostApi {
   loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo>;
   createSession(options?: SessionOptions): Promise<SessionId>;
   send(sessionId: SessionId, input: SendInput): Promise<void>;
@@ -149,8 +142,25 @@ export interface EngineApi {
   unsubscribe(subscriptionId: number): Promise<void>;
   /** Answers at once while the worker's event loop runs: the page's watchdog. */
   ping(): Promise<true>;
+}
+
+/** What the engine worker serves: every host verb plus those that need the worker's own device and scope. */
+export interface EngineApi extends HostApi {
+  gpuInfo(): Promise<GpuInfo>;
+  selfCheck(): Promise<SelfCheckResult>;
   /** Debug hook: stops the worker for good (as a crash would), to exercise the page's restart. */
   debugCloseWorker(): Promise<void>;
   /** Debug hook: destroys the GPU device as a driver reset would, to exercise recovery. */
   debugLoseDevice(): Promise<void>;
 }
+
+/** What the shared worker (workers/engine.shared-worker.ts) serves on each tab's port besides EngineApi. */
+export interface TabCalls {
+  /** This tab pings at least this often; silent longer than timeoutMs, its sessions are ended. */
+  hello(timeoutMs: number): Promise<void>;
+  /** This tab is leaving: end its sessions and subscriptions now. */
+  goodbye(): Promise<void>;
+}
+
+/** What a tab may call on the shared worker's port. */
+export type TabApi = EngineApi & TabCalls;

@@ -1,7 +1,7 @@
 // ServerHost: the EngineApi over an OpenAI-compatible server (llama.cpp's llama-server, vLLM). Each
 // session's turn streams through /v1/chat/completions; the server batches, this host only samples.
 import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
-import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
+import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import { sendToFirstTokenMs } from '../protocol/metrics';
 import type { ServerSample } from '../protocol/server';
 import { Subscriptions } from '../engine/listeners';
@@ -11,8 +11,6 @@ import { connectServer, normalizeBaseUrl, type ConnectOptions, type ServerAddres
 import { ServerError } from './server-errors';
 import { ServerPoller } from './server-poller';
 import { streamTurn } from './server-turn';
-
-export type ServerHostApi = Omit<EngineApi, 'gpuInfo' | 'selfCheck' | 'debugLoseDevice' | 'debugCloseWorker'>;
 
 export interface ServerHostOptions extends ConnectOptions {
   /** How often the cohort view samples the streams and the server's counters, in ms. */
@@ -45,7 +43,7 @@ interface Connection {
 }
 
 /** Accepts notice subscriptions for the API's sake: a server sends no engine notices. */
-export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implements ServerHostApi {
+export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implements HostApi {
   private connection: Connection | null = null;
   private mode: EngineMode = 'batched';
   private readonly sessions = new SessionBook<Turn>('r');

@@ -16,7 +16,8 @@ let pending: ReceivedStep[] = [];
 let frame: number | null = null;
 let backstop: ReturnType<typeof setTimeout> | null = null;
 const taps = new Set<(event: StepEvent) => void>();
-let unsubscribe: (() => Promise<void>) | null = null;
+/** Set before the subscribe call resolves, so a second start cannot subscribe twice. */
+let subscribed = false;
 
 /** Engine-clock origin (ms) of the charts' time axis: the first step since the last clear. */
 export let stepOriginMs: number | null = null;
@@ -45,14 +46,14 @@ function receive(event: StepEvent): void {
 
 /** Subscribes once for the page's lifetime; later calls do nothing. */
 export async function startStepFeed(client: EngineClient): Promise<void> {
-  if (unsubscribe) return;
-  unsubscribe = () => Promise.resolve();
-  unsubscribe = await client.subscribe(receive);
+  if (subscribed) return;
+  subscribed = true;
+  await client.subscribe(receive);
 }
 
 /** Forgets the subscription (its worker is gone), so startStepFeed subscribes a new one. */
 export function stopStepFeed(): void {
-  unsubscribe = null;
+  subscribed = false;
 }
 
 /** Calls onStep for every step until the returned function is called. */

@@ -73,6 +73,7 @@ export function fakeEngineClient(): FakeEngineClient {
     debugCloseWorker: unused('debugCloseWorker'),
     onUnresponsive() {},
     subscribeNotices: unused('subscribeNotices'),
+    unsubscribe: unused('unsubscribe'),
     terminate() {},
   };
   return client;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import type { HostApi } from '../engine-host';
+import type { HostApi } from '../../protocol/api';
 import { writeSyntheticModel } from '../../../tools/models/synth';
 
 export type { HostApi };
