@@ -1,0 +1,153 @@
+// The engine loop over the real runners (GpuRunner on Node's WebGPU, CpuRunner): a turn sent the
+// moment the last one ends, a reset or close right after a step, thousands of times; async fuzz.
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { hfFiles, syntheticModel } from '../../tools/models/synth';
+import { EngineCore } from '../engine/engine-core';
+import { runAsyncSchedule, type AsyncFuzzSetup } from '../engine/testing/async-fuzz.node';
+import { ByteTokenizer, PlainChatTemplate } from '../engine/testing/test-support';
+import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
+import { mapOpener } from '../model/byte-source';
+import type { ModelDesc } from '../model/desc';
+import { loadHfModel } from '../model/hf-loader';
+import { CpuRunner } from '../reference/cpu-runner';
+import { GpuRunner } from './gpu-runner';
+import { testPipelineCache } from './testing/kernel-harness';
+import { loadShader } from './testing/node-gpu';
+
+const NUM_TURNS = Number(process.env.LOOP_TURNS ?? 2000);
+const BLOCK_SIZE = 4;
+const NUM_BLOCKS = 40;
+
+async function tinyModel(): Promise<ModelDesc> {
+  // 260 ids: the byte tokenizer's 256 bytes and its EOS all index the embedding
+  const dims = { hidden: 32, intermediate: 64, layers: 1, heads: 2, kvHeads: 1, headDim: 16, vocab: 260 };
+  return loadHfModel(mapOpener(hfFiles(syntheticModel({ arch: 'llama', dims, seed: 11 }), 'f32')), { source: 'synthetic-loop' });
+}
+
+/** Delegates to one runner; dispose() is the test's, so "fresh" runners can share one device pool. */
+class Shared implements ModelRunner {
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  readonly maxTokensPerStep: number;
+  readonly maxRows: number;
+  readonly maxContext?: number;
+  constructor(private readonly inner: ModelRunner) {
+    this.blockSize = inner.blockSize;
+    this.numBlocks = inner.numBlocks;
+    this.maxTokensPerStep = inner.maxTokensPerStep;
+    this.maxRows = inner.maxRows;
+    this.maxContext = inner.maxContext;
+  }
+  execute(plan: StepPlan): Promise<StepResult> {
+    return this.inner.execute(plan);
+  }
+  dispose(): void {}
+}
+
+type RunnerKind = 'GpuRunner' | 'CpuRunner';
+
+async function makeRunner(kind: RunnerKind, model: ModelDesc): Promise<ModelRunner> {
+  if (kind === 'CpuRunner') return new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8 });
+  const pipelines = await testPipelineCache();
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8, maxContext: 160 });
+}
+
+function watchUnhandled(): unknown[] {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+  return unhandled;
+}
+
+/** Counts execute() calls under way at once: the loop must never start a second. */
+class Overlap implements ModelRunner {
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  readonly maxTokensPerStep: number;
+  readonly maxRows: number;
+  private inFlight = 0;
+  maxInFlight = 0;
+  constructor(private readonly inner: ModelRunner) {
+    this.blockSize = inner.blockSize;
+    this.numBlocks = inner.numBlocks;
+    this.maxTokensPerStep = inner.maxTokensPerStep;
+    this.maxRows = inner.maxRows;
+  }
+  async execute(plan: StepPlan): Promise<StepResult> {
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      return await this.inner.execute(plan);
+    } finally {
+      this.inFlight--;
+    }
+  }
+  dispose(): void {}
+}
+
+for (const kind of ['GpuRunner', 'CpuRunner'] as const) {
+  describe(`engine loop on ${kind}`, () => {
+    it(`a turn sent, a session reset or closed the moment the last turn ends, ${NUM_TURNS} times: no error, one step at a time`, async () => {
+      const unhandled = watchUnhandled();
+      const inner = await makeRunner(kind, await tinyModel());
+      onTestFinished(() => inner.dispose());
+      const runner = new Overlap(inner);
+      const engine = new EngineCore({ runner, tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate() });
+      const stepIndexes: number[] = [];
+      engine.subscribe((e) => stepIndexes.push(e.stepIndex));
+      let id = engine.createSession({ maxNewTokens: 2 });
+      const other = engine.createSession({ maxNewTokens: 60 }); // decodes beside the first for a while
+      engine.send(id, 'turn 1');
+      engine.send(other, 'beside');
+      const reasons = new Map<string, number>();
+      for (let i = 0; i < NUM_TURNS; i++) {
+        const result = await engine.waitForTurn(id);
+        reasons.set(result.finishReason, (reasons.get(result.finishReason) ?? 0) + 1);
+        // the very next microtask, as a library caller awaiting one completion then starting the next
+        if (i % 3 === 1) engine.resetSession(id);
+        if (i % 3 === 2) {
+          engine.closeSession(id);
+          id = engine.createSession({ maxNewTokens: 2 });
+        }
+        engine.send(id, `turn ${i + 2}`);
+      }
+      await engine.waitForTurn(id);
+      await engine.whenIdle();
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+      expect(runner.maxInFlight).toBe(1);
+      expect(stepIndexes).toEqual(stepIndexes.map((_, i) => i));
+      expect([...reasons.keys()]).toEqual(['length']);
+      expect(engine.pool.stats().numUsed).toBe(0);
+      await engine.dispose();
+    }, 600_000);
+
+    it('async schedules with injected calls: every turn ends once with its solo tokens', async () => {
+      const unhandled = watchUnhandled();
+      const inner = await makeRunner(kind, await tinyModel());
+      onTestFinished(() => inner.dispose());
+      const setup: AsyncFuzzSetup = {
+        makeRunner: () => new Shared(inner),
+        tokenizer: new ByteTokenizer(),
+        chatTemplate: new PlainChatTemplate(),
+        minTokenId: 97,
+        maxTokenId: 122,
+        maxSessions: 4,
+        maxPromptTokens: 24,
+        maxNewTokens: 6,
+        maxReplacements: 1,
+      };
+      const numSchedules = kind === 'GpuRunner' ? 12 : 40;
+      let numTurns = 0;
+      for (let seed = 1; seed <= numSchedules; seed++) {
+        try {
+          numTurns += (await runAsyncSchedule(setup, seed)).numTurns;
+        } catch (err) {
+          throw new Error(`seed ${seed}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        }
+      }
+      expect(unhandled).toEqual([]);
+      expect(numTurns).toBeGreaterThan(numSchedules);
+    }, 600_000);
+  });
+}
