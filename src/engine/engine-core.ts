@@ -68,7 +68,7 @@ export class EngineCore {
     });
     this.scheduler.stepBudget = validateStepBudget(options.stepBudget ?? null);
     this.scheduler.stepCost.reset(runner.tokenTile);
-    this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate, this.now);
+    this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate);
   }
 
   get mode(): EngineMode {

@@ -118,8 +118,6 @@ export interface SessionStats {
   tokensOut: number;
   /** Prompt tokens the current turn found in the prefix cache instead of computing. */
   cachedTokens: number;
-  /** Send to first sampled token, in ms. */
-  timeToFirstTokenMs?: number;
   totalTokensIn: number;
   totalTokensOut: number;
   finishReason?: FinishReason;

@@ -342,7 +342,6 @@ export class Scheduler {
     return { stepIndex, rows, finished, numTokens, ...(budget ? { budget } : {}) };
   }
 
-  /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
   /** The waiting requests in arrival order, each with why it waits (for StepEvents and the UI). */
   waitingReasons(): WaitingEvent[] {
     return this.waiting.map((request) => ({
@@ -360,6 +359,7 @@ export class Scheduler {
     return victims.length;
   }
 
+  /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
   private preempt(victim: Request, scheduled: ScheduledEntry[]): number {
     this.kv.free(victim.requestId);
     remove(this.running, victim);

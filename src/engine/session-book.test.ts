@@ -6,7 +6,7 @@ import { SessionBook, type TurnOutcome, type TurnRecord } from './session-book';
 const TEXT_ONLY = { promptTokenIds: [], outputTokenIds: [] };
 
 function turnOf(requestId: string, text = ''): TurnRecord {
-  return { requestId, sentAtMs: 0, text };
+  return { requestId, text };
 }
 
 function ended(reason: TurnOutcome['reason'], extra: Partial<TurnOutcome> = {}): TurnOutcome {
@@ -106,7 +106,7 @@ describe('SessionRecord', () => {
   it('begin clears the last turn\'s counts and keeps the totals', () => {
     const record = new SessionBook('t').create();
     const turn = record.begin('a', () => turnOf('r1'));
-    record.stats = { ...record.stats, tokensIn: 5, tokensOut: 3, cachedTokens: 2, timeToFirstTokenMs: 9, totalTokensIn: 5, totalTokensOut: 3 };
+    record.stats = { ...record.stats, tokensIn: 5, tokensOut: 3, cachedTokens: 2, totalTokensIn: 5, totalTokensOut: 3 };
     record.end(turn, ended('error', { error: 'x' }));
     record.begin('b', () => turnOf('r2'));
     expect(record.stats).toEqual({ tokensIn: 0, tokensOut: 0, cachedTokens: 0, totalTokensIn: 5, totalTokensOut: 3 });

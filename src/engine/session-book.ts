@@ -28,8 +28,6 @@ export interface SessionSettings {
 /** What every turn carries; an executor extends it with its handle (a scheduler request, a fetch's controller). */
 export interface TurnRecord {
   readonly requestId: string;
-  sentAtMs: number;
-  firstTokenAtMs?: number;
   /** The reply so far; the history's assistant message when the turn ends. */
   text: string;
 }

@@ -74,7 +74,6 @@ describe('SessionRegistry', () => {
     const { state, stats } = engine.sessions.get(id);
     expect(state).toBe('done');
     expect(stats).toMatchObject({ tokensIn: 30, tokensOut: 4, finishReason: 'length' });
-    expect(stats.timeToFirstTokenMs).toBeGreaterThan(0);
   });
 
   it('continues a token-id turn from the raw token history', async () => {

@@ -22,15 +22,13 @@ export class SessionRegistry {
   private readonly scheduler: Scheduler;
   private readonly tokenizer: Tokenizer;
   private readonly template: ChatTemplate;
-  private readonly now: () => number;
   private readonly book = new SessionBook<ScheduledTurn>('s');
   private readonly byRequestId = new Map<string, Session>();
 
-  constructor(scheduler: Scheduler, tokenizer: Tokenizer, template: ChatTemplate, now: () => number) {
+  constructor(scheduler: Scheduler, tokenizer: Tokenizer, template: ChatTemplate) {
     this.scheduler = scheduler;
     this.tokenizer = tokenizer;
     this.template = template;
-    this.now = now;
   }
 
   /** Throws InvalidOptionError (session-options.ts) for an option out of bounds; no session is made. */
@@ -58,7 +56,7 @@ export class SessionRegistry {
         stopStrings: settings.stopStrings,
         ignoreEos: settings.ignoreEos,
       });
-      return { requestId: request.requestId, request, sentAtMs: this.now(), text: '' };
+      return { requestId: request.requestId, request, text: '' };
     });
     session.stats.tokensIn = turn.request.numPromptTokens;
     session.stats.totalTokensIn += turn.request.numPromptTokens;
@@ -108,12 +106,10 @@ export class SessionRegistry {
 
   /** Folds one step's output into the sessions' text, history, state and stats. */
   applyStep(output: StepOutput): void {
-    const nowMs = this.now();
     for (const row of output.rows) {
       const session = this.byRequestId.get(row.requestId);
       const active = session?.active;
       if (!session || !active || row.newTokenIds.length === 0) continue;
-      active.firstTokenAtMs ??= nowMs;
       active.text += row.newText;
       session.stats.tokensOut++;
       session.stats.totalTokensOut++;
@@ -151,8 +147,7 @@ export class SessionRegistry {
       session.state = request.numComputedTokens < request.numPromptTokens ? 'prefill' : 'decode';
     }
     session.stats.cachedTokens = Math.min(request.numCachedTokens, request.numPromptTokens);
-    // Rates are not kept here: src/protocol/metrics.ts derives every one from StepEvents.
-    if (active.firstTokenAtMs !== undefined) session.stats.timeToFirstTokenMs = active.firstTokenAtMs - active.sentAtMs;
+    // Neither rates nor TTFT are kept here: src/protocol/metrics.ts derives every one from StepEvents.
   }
 
   /** encodeChat keeps special-token strings typed by the user as plain text. */

@@ -63,7 +63,6 @@ describe('ServerHost on llama-server', () => {
       expect(stats.tokensIn).toBeGreaterThan(500);
       expect(stats.tokensOut).toBe(numDelivered);
       expect(stats.tokensOut).toBeGreaterThan(0);
-      expect(stats.timeToFirstTokenMs).toBeGreaterThan(0);
     }
   }, 180_000);
 

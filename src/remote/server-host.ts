@@ -2,7 +2,6 @@
 // session's turn streams through /v1/chat/completions; the server batches, this host only samples.
 import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
 import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
-import { sendToFirstTokenMs } from '../protocol/metrics';
 import type { ServerSample } from '../protocol/server';
 import { Subscriptions } from '../engine/listeners';
 import { SessionBook, type SessionRecord, type TurnRecord } from '../engine/session-book';
@@ -100,7 +99,6 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
     if (typeof input !== 'string') throw new Error('a server backend takes text turns, not token ids');
     session.begin(input, () => ({
       requestId: `${sessionId}-t${this.nextRequestNumber++}`,
-      sentAtMs: this.now(),
       controller: new AbortController(),
       started: false,
       text: '',
@@ -192,7 +190,6 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
         },
         {
           onDelta: (text, numTokens) => {
-            turn.firstTokenAtMs ??= this.now();
             turn.text += text;
             turn.pendingText += text;
             turn.numTokensOut += numTokens;
@@ -290,13 +287,11 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
 
   private statsOf(session: Session, turn: Turn): SessionStats {
     const before = session.stats;
-    const timeToFirstTokenMs = sendToFirstTokenMs(turn.sentAtMs, turn.firstTokenAtMs);
     return {
       ...before,
       tokensIn: turn.numPromptTokens,
       tokensOut: turn.numTokensOut,
       cachedTokens: turn.numCachedTokens,
-      ...(timeToFirstTokenMs !== undefined ? { timeToFirstTokenMs } : {}),
     };
   }
 
