@@ -98,7 +98,7 @@ export class CohortEngine {
 
   private async create(request: ChatCompletionCreateParams, options: RequestOptions): Promise<ChatCompletionStream | ChatCompletion> {
     const model = await this.currentModel();
-    const plan = planRequest(request, model.contextTokens);
+    const plan = planRequest(request);
     await this.subscribe();
     const ctx: RunContext = {
       api: this.api,

@@ -55,7 +55,7 @@ describe('OpenAI SDK shapes', () => {
       store: false,
       tools: [],
     };
-    const plan = planRequest(request, 1024);
+    const plan = planRequest(request);
     expect(plan).toMatchObject({ userText: 'Count to three.', stream: true, includeUsage: true });
     expect(plan.sessions).toHaveLength(2);
     expect(plan.sessions[0]).toMatchObject({

@@ -5,7 +5,7 @@ import { InvalidRequestError } from './errors';
 import { choiceSeed, planRequest } from './request';
 import type { ChatCompletionCreateParams } from './types';
 
-const plan = (request: Partial<ChatCompletionCreateParams>) => planRequest({ messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionCreateParams, 999);
+const plan = (request: Partial<ChatCompletionCreateParams>) => planRequest({ messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionCreateParams);
 
 function refusal(request: Partial<ChatCompletionCreateParams>): string | null {
   try {
@@ -18,9 +18,9 @@ function refusal(request: Partial<ChatCompletionCreateParams>): string | null {
 }
 
 describe('planRequest', () => {
-  it('reads nulls as defaults: greedy, up to the context, one choice', () => {
+  it("reads nulls as defaults: greedy, the engine's length default (up to the context), one choice", () => {
     const p = plan({ temperature: null, max_tokens: null, n: null, stop: null, seed: null });
-    expect(p.sessions).toEqual([{ history: [], maxNewTokens: 999, sampling: {} }]);
+    expect(p.sessions).toEqual([{ history: [], sampling: {} }]);
     expect(p).toMatchObject({ userText: 'hi', stream: false, includeUsage: false });
   });
 

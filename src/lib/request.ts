@@ -33,7 +33,7 @@ const UNSUPPORTED: Record<string, (value: unknown) => boolean> = {
 };
 
 /** Throws InvalidRequestError (400) for a request the engine cannot serve as asked. */
-export function planRequest(request: ChatCompletionCreateParams, defaultMaxTokens: number): RequestPlan {
+export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
   if (typeof request !== 'object' || request === null) throw new InvalidRequestError('the request must be an object', null);
   for (const [field, refuses] of Object.entries(UNSUPPORTED)) {
     const value = (request as unknown as Record<string, unknown>)[field];
@@ -48,7 +48,8 @@ export function planRequest(request: ChatCompletionCreateParams, defaultMaxToken
   const base: SessionOptions = {
     ...(systemPrompt !== undefined ? { systemPrompt } : {}),
     history,
-    maxNewTokens: request.max_completion_tokens ?? request.max_tokens ?? defaultMaxTokens,
+    // absent: the engine's own default, until EOS, a stop string or the context (OpenAI's)
+    ...defined('maxNewTokens', request.max_completion_tokens ?? request.max_tokens),
     sampling: {
       ...defined('temperature', request.temperature),
       ...defined('topP', request.top_p),
