@@ -20,8 +20,8 @@ export interface HostFixture {
   close(): Promise<void>;
 }
 
-/** Serves a tiny synthetic llama under /good/ and starts the Node engine worker on it. */
-export async function startHost(numBlocks: number): Promise<HostFixture> {
+/** Serves a tiny synthetic llama under /good/ on 127.0.0.1 (every test's model), until close(). */
+export async function serveSyntheticModel(): Promise<{ origin: string; close(): void }> {
   const dir = mkdtempSync(join(tmpdir(), 'cohort-host-'));
   writeSyntheticModel({ arch: 'llama', format: 'hf', dtype: 'f32', dir: join(dir, 'good'), seed: 3, dims: { hidden: 64, intermediate: 128, layers: 2, heads: 4, kvHeads: 2, headDim: 16 } });
   const server = createServer((req, res) => {
@@ -32,7 +32,19 @@ export async function startHost(numBlocks: number): Promise<HostFixture> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (!address || typeof address === 'string') throw new Error('no server address');
-  const origin = `http://127.0.0.1:${address.port}`;
+  return {
+    origin: `http://127.0.0.1:${address.port}`,
+    close() {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Serves the synthetic model and starts the Node engine worker on it. */
+export async function startHost(numBlocks: number): Promise<HostFixture> {
+  const served = await serveSyntheticModel();
+  const origin = served.origin;
   // Worker threads take no TypeScript loader flags: a one-line bootstrap imports the entry via tsx.
   const entry = new URL('./engine-worker.node.ts', import.meta.url).href;
   const worker = new Worker(`import('tsx/esm/api').then((m) => m.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`, {
@@ -47,8 +59,7 @@ export async function startHost(numBlocks: number): Promise<HostFixture> {
     origin,
     async close() {
       await worker.terminate();
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
+      served.close();
     },
   };
 }

@@ -1,0 +1,73 @@
+// The host in-process, as a library user drives it: await one turn, start the next in the same
+// microtask, reset or close right after a step, over a runner whose execute() awaits a macrotask.
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
+import type { ModelDesc } from '../model/desc';
+import { CpuRunner } from '../reference/cpu-runner';
+import { EngineHost } from './engine-host';
+import { serveSyntheticModel } from './testing/host-fixtures';
+
+const NUM_TURNS = Number(process.env.LOOP_TURNS ?? 2000);
+
+/** CpuRunner answering after a macrotask, as every GPU readback does. */
+class ReadbackRunner implements ModelRunner {
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  readonly maxTokensPerStep: number;
+  readonly maxRows: number;
+  readonly maxContext?: number;
+  private readonly inner: CpuRunner;
+  constructor(model: ModelDesc) {
+    this.inner = new CpuRunner(model, { numBlocks: 65 });
+    this.blockSize = this.inner.blockSize;
+    this.numBlocks = this.inner.numBlocks;
+    this.maxTokensPerStep = this.inner.maxTokensPerStep;
+    this.maxRows = this.inner.maxRows;
+    this.maxContext = this.inner.maxContext;
+  }
+  async execute(plan: StepPlan): Promise<StepResult> {
+    await new Promise((r) => setImmediate(r));
+    return this.inner.execute(plan);
+  }
+  dispose(): void {
+    this.inner.dispose();
+  }
+}
+
+let served: Awaited<ReturnType<typeof serveSyntheticModel>>;
+beforeAll(async () => {
+  served = await serveSyntheticModel();
+});
+afterAll(() => served.close());
+
+describe('EngineHost in-process, turns back to back', () => {
+  it(`send the moment waitForTurn answers, reset and close right after a step: ${NUM_TURNS} turns, no error`, async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+    const api = new EngineHost({ makeRunner: async (model) => new ReadbackRunner(model), embeddedModelUrl: `${served.origin}/good/`, pageOrigin: served.origin });
+    await api.loadModel({ kind: 'embedded' });
+    const stepIndexes: number[] = [];
+    await api.subscribe((e) => stepIndexes.push(e.stepIndex));
+    let s = await api.createSession({ maxNewTokens: 4 });
+    await api.send(s, 'turn 1');
+    const reasons = new Map<string, number>();
+    for (let i = 0; i < NUM_TURNS; i++) {
+      const result = await api.waitForTurn(s);
+      reasons.set(result.finishReason, (reasons.get(result.finishReason) ?? 0) + 1);
+      if (i % 4 === 1) await api.resetSession(s);
+      if (i % 4 === 3) {
+        await api.closeSession(s);
+        s = await api.createSession({ maxNewTokens: 4 });
+      }
+      await api.send(s, `turn ${i + 2}`); // the very next microtask
+    }
+    await api.waitForTurn(s);
+    await api.unloadModel();
+    await new Promise((r) => setImmediate(r));
+    expect(unhandled).toEqual([]);
+    expect([...reasons.keys()]).toEqual(['length']);
+    expect(stepIndexes).toEqual(stepIndexes.map((_, i) => i));
+  }, 600_000);
+});
