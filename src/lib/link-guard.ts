@@ -26,8 +26,14 @@ export class LinkGuard {
 
   constructor(inner: EngineLink) {
     this.inner = inner;
-    const verbs = Object.fromEntries(Object.keys(inner).map((verb) => [verb, (...args: unknown[]) => this.call(verb as keyof EngineLink, args)]));
-    this.link = verbs as unknown as EngineLink;
+    // any verb by name, as the link it guards (remote.ts's has no list of them either)
+    this.link = new Proxy({} as EngineLink, {
+      get: (_target, key) => {
+        // `then` stays undefined, or awaiting something that returns the link would call the worker
+        if (typeof key !== 'string' || key === 'then') return undefined;
+        return (...args: unknown[]) => this.call(key as keyof EngineLink, args);
+      },
+    });
   }
 
   /** Every call waiting for an answer, and every later one, rejects with `error`: the worker will not answer. */
