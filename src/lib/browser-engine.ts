@@ -4,7 +4,7 @@ import { fromEngineError, type EngineLink } from './completions';
 import { CohortEngine } from './engine';
 import { EngineStartError, EngineTerminatedError } from './errors';
 import { LinkGuard } from './link-guard';
-import { linkOverEndpoint, linkOverTabPort, type RemoteLink, type TabCalls } from './remote';
+import { linkOverEndpoint, linkOverTabPort } from './remote';
 
 export type WorkerKind = 'dedicated' | 'shared';
 
@@ -142,7 +142,7 @@ async function startDedicated(timeoutMs: number): Promise<BrowserEngine> {
 
 /** One port to the shared worker, its handshake done: WebGPU works there, and the tab said hello. */
 interface TabPort {
-  remote: RemoteLink & { tab: TabCalls };
+  remote: ReturnType<typeof linkOverTabPort>;
   port: MessagePort;
 }
 
