@@ -19,6 +19,9 @@ describe('classify', () => {
   it("expects a frozen tab's cancelled turns and ended connection", () => {
     expect(classify(end({ errorName: 'Error', errorMessage: "this tab's engine connection ended (silent): create a new engine", disturbances: ['frozen'] }))?.expected).toBe(true);
     expect(classify(end({ errorName: 'AbortError', disturbances: ['frozen'] }))?.expected).toBe(true);
+    expect(classify(end({ errorName: 'TabExpiredError', errorMessage: "this tab's engine connection ended (silent): the engine dropped this tab after its heartbeat expired", disturbances: ['frozen'] }))?.expected).toBe(true);
+    expect(classify(end({ errorName: 'EngineTerminatedError', disturbances: ['frozen'] }))?.expected).toBe(true);
+    expect(classify(end({ errorName: 'EngineTerminatedError' }))?.expected).toBe(false);
     expect(classify(end({ errorName: 'Error', errorMessage: 'boom', disturbances: ['frozen'] }))?.expected).toBe(false);
   });
 

@@ -62,7 +62,9 @@ export function classify(end: RequestEnd): { expected: boolean; type: string } |
   // a reload ends every turn (ModelNotLoadedError) and refuses requests until the model is back
   if (end.disturbances.includes('reload') && name === 'ModelNotLoadedError') return { expected: true, type: `${name} (reload)` };
   // the worker ended the silent tab: its turns are cancelled and its connection refuses calls
-  if (end.disturbances.includes('frozen') && (name === 'AbortError' || /engine connection ended/.test(end.errorMessage ?? ''))) return { expected: true, type: `${name} (frozen tab)` };
+  // (TabExpiredError); the thawed tab then terminates its engine and joins again, ending what still ran
+  const frozenEnd = name === 'AbortError' || name === 'EngineTerminatedError' || /engine connection ended/.test(end.errorMessage ?? '');
+  if (end.disturbances.includes('frozen') && frozenEnd) return { expected: true, type: `${name} (frozen tab)` };
   return { expected: false, type: name };
 }
 

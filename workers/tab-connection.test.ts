@@ -2,6 +2,7 @@
 // end with it (goodbye or silence), other tabs' stay; the same model source is loaded once.
 import { describe, expect, it, vi } from 'vitest';
 import type { EngineApi, ModelInfo } from '../src/protocol/api';
+import { TAB_EXPIRED_ERROR_NAME } from '../src/protocol/tab-errors';
 import { SharedLoads, TabConnection, type EndReason } from './tab-connection';
 
 function scriptedEngine() {
@@ -74,8 +75,18 @@ describe('TabConnection', () => {
     expect(a.connection.checkHeartbeat(Date.now() + 1_100)).toBe(true);
     expect(a.ended).toEqual(['silent']);
     expect(open.size).toBe(0);
-    // a tab that was only frozen learns it on its next call
+    // a tab that was only frozen learns it on its next call, by a name the library types
+    const err = await a.connection.api.ping().catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: TAB_EXPIRED_ERROR_NAME, message: expect.stringMatching(/connection ended \(silent\).*heartbeat expired \(no call for more than 1000 ms\)/) });
     await expect(a.connection.api.createSession()).rejects.toThrow(/connection ended \(silent\)/);
+  });
+
+  it('a tab that said goodbye gets a plain ended error, not the expired one', async () => {
+    const { api } = scriptedEngine();
+    const a = tab(api);
+    await a.connection.api.goodbye();
+    const err = await a.connection.api.ping().catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'Error', message: expect.stringMatching(/connection ended \(goodbye\)/) });
   });
 });
 

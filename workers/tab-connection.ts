@@ -2,6 +2,7 @@
 // sessions and subscriptions this tab made so they end when it leaves or goes silent. No comlink.
 import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions, TabApi } from '../src/protocol/api';
 import type { StepEvent } from '../src/protocol/events';
+import { TAB_EXPIRED_ERROR_NAME } from '../src/protocol/tab-errors';
 
 /** A tab that never said hello (or whose probe failed) is dropped after this much silence. */
 export const DEFAULT_TAB_TIMEOUT_MS = 90_000;
@@ -77,7 +78,7 @@ export class TabConnection {
     this.api = new Proxy(engine as TabApi, {
       get: (target, key) => {
         this.lastSeenMs = Date.now();
-        if (this.ended && key !== 'then') return () => Promise.reject(new Error(`this tab's engine connection ended (${this.ended}): create a new engine`));
+        if (this.ended && key !== 'then') return () => Promise.reject(this.endedError());
         if (typeof key === 'string' && key in own) return own[key as keyof TabApi];
         const value: unknown = Reflect.get(target, key);
         return typeof value === 'function' ? value.bind(target) : value;
@@ -105,6 +106,19 @@ export class TabConnection {
     this.sessionIds.clear();
     this.subscriptionIds.clear();
     this.onEnd(this, reason);
+  }
+
+  /**
+   * What every call of an ended tab rejects with. A silent tab was only frozen or throttled, maybe: it
+   * learns on its next call (its heartbeat's) that its turns were cancelled, by a name the library types.
+   */
+  private endedError(): Error {
+    if (this.ended === 'silent') {
+      const error = new Error(`this tab's engine connection ended (silent): the engine dropped this tab after its heartbeat expired (no call for more than ${this.timeoutMs} ms) and cancelled its requests`);
+      error.name = TAB_EXPIRED_ERROR_NAME;
+      return error;
+    }
+    return new Error(`this tab's engine connection ended (${this.ended}): create a new engine`);
   }
 
   private track(subscriptionId: number): number {

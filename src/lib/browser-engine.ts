@@ -1,8 +1,9 @@
 // How a page reaches the engine: its own dedicated worker, or the one shared worker every tab of the
 // origin talks to (with a heartbeat: a shared worker never hears that a tab closed). No request logic.
-import type { EngineLink } from './completions';
+import { fromEngineError, type EngineLink } from './completions';
 import { CohortEngine } from './engine';
-import { EngineStartError } from './errors';
+import { EngineStartError, EngineTerminatedError } from './errors';
+import { LinkGuard } from './link-guard';
 import { linkOverEndpoint, linkOverTabPort } from './remote';
 
 export type WorkerKind = 'dedicated' | 'shared';
@@ -34,20 +35,43 @@ export class BrowserEngine extends CohortEngine {
   constructor(
     /** Which worker serves this page: 'shared' means other tabs' requests ride in the same steps. */
     readonly workerKind: WorkerKind,
-    link: EngineLink,
+    private readonly guard: LinkGuard,
     /** Ends this page's use of the worker and drops the comlink proxy (after any last call). */
     private readonly end: () => void,
+    /** Shared only: joins the worker again on a new port, after it dropped this tab for silence. */
+    rejoin?: () => Promise<EngineLink>,
   ) {
-    super(link);
+    super(guard.link);
+    if (rejoin) guard.onExpired = (err) => this.expired(err, rejoin);
   }
 
   /**
-   * Dedicated: ends the worker (every request fails, the GPU device and model are freed). Shared:
-   * this tab leaves (its requests are cancelled); the worker and model stay for the other tabs.
+   * Dedicated: ends the worker (the GPU device and model are freed). Shared: this tab leaves (its
+   * requests are cancelled); the worker and model stay for the other tabs. Either way every request
+   * in flight ends at once with EngineTerminatedError (an AbortError), and later calls reject with it.
    */
   terminate(): void {
+    if (this.guard.closed) return;
+    const error = new EngineTerminatedError();
+    // the requests' sessions are closed and the subscriptions dropped while the link still serves
+    this.endRequests(error);
     void this.dispose().catch(() => undefined);
+    this.guard.close(error);
     this.end();
+  }
+
+  /**
+   * The shared worker ended this tab while it was frozen or throttled past its heartbeat timeout: its
+   * turns were cancelled and its subscriptions dropped, so no step will end its requests. They end
+   * now with TabExpiredError; the engine joins the worker again on a new port for the next ones.
+   */
+  private expired(err: Error, rejoin: () => Promise<EngineLink>): Promise<EngineLink> {
+    this.endRequests(fromEngineError(err));
+    const subscribeAgain = this.forgetSubscriptions();
+    const next = rejoin();
+    // runs before the guard switches to the new link, so its calls wait for it and go there
+    next.then(subscribeAgain).catch(() => undefined);
+    return next;
   }
 }
 
@@ -113,45 +137,77 @@ async function startDedicated(timeoutMs: number): Promise<BrowserEngine> {
     end();
     throw err;
   }
-  return new BrowserEngine('dedicated', remote.link, end);
+  return new BrowserEngine('dedicated', new LinkGuard(remote.link), end);
+}
+
+/** One port to the shared worker, its handshake done: WebGPU works there, and the tab said hello. */
+interface TabPort {
+  remote: ReturnType<typeof linkOverTabPort>;
+  port: MessagePort;
 }
 
 /** Joins (or starts) the origin's shared engine worker; rejects where WebGPU does not work in it. */
 async function joinShared(heartbeat: WorkerOptions['heartbeat'], timeoutMs: number): Promise<BrowserEngine> {
   const { intervalMs, timeoutMs: silentMs } = { ...DEFAULT_HEARTBEAT, ...heartbeat };
-  let url = '';
-  const SharedWorker = class extends globalThis.SharedWorker {
-    constructor(scriptUrl: URL, options: WorkerConstructorOptions) {
-      super(scriptUrl, options);
-      url = scriptUrl.href;
+  const connect = async (): Promise<TabPort> => {
+    let url = '';
+    const SharedWorker = class extends globalThis.SharedWorker {
+      constructor(scriptUrl: URL, options: WorkerConstructorOptions) {
+        super(scriptUrl, options);
+        url = scriptUrl.href;
+      }
+    };
+    const worker = new SharedWorker(new URL('../../workers/engine.shared-worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' });
+    const remote = linkOverTabPort(worker.port);
+    try {
+      // the first call is the handshake; its WebGPU device may take longer to come than the script
+      const gpu = await workerStarted(worker, url, remote.tab.gpuInfo(), Math.max(timeoutMs, SHARED_PROBE_TIMEOUT_MS));
+      if (gpu.status !== 'ok') throw new Error(`no WebGPU in the shared worker: ${gpu.message}`);
+      await remote.tab.hello(silentMs);
+    } catch (err) {
+      remote.release();
+      worker.port.close();
+      throw err;
     }
+    return { remote, port: worker.port };
   };
-  const worker = new SharedWorker(new URL('../../workers/engine.shared-worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' });
-  const remote = linkOverTabPort(worker.port);
-  try {
-    // the first call is the handshake; its WebGPU device may take longer to come than the script
-    const gpu = await workerStarted(worker, url, remote.tab.gpuInfo(), Math.max(timeoutMs, SHARED_PROBE_TIMEOUT_MS));
-    if (gpu.status !== 'ok') throw new Error(`no WebGPU in the shared worker: ${gpu.message}`);
-    await remote.tab.hello(silentMs);
-  } catch (err) {
-    remote.release();
-    worker.port.close();
-    throw err;
-  }
-  const beat = setInterval(() => void remote.link.ping().catch(() => undefined), intervalMs);
+  let current = await connect();
+  const guard = new LinkGuard(current.remote.link);
+  // a ping the worker refuses because it dropped this tab is how a thawed tab learns it (the guard tells)
+  const ping = () => void guard.link.ping().catch(() => undefined);
+  const beat = setInterval(ping, intervalMs);
+  // A frozen page's timers resume late: it asks at once when it wakes (Page Lifecycle 'resume').
+  globalThis.document?.addEventListener('resume', ping);
   // A page put in the back-forward cache may come back: the heartbeat timeout decides for it.
-  const onPageHide = (event: PageTransitionEvent) => void (event.persisted || remote.tab.goodbye().catch(() => undefined));
+  const onPageHide = (event: PageTransitionEvent) => void (event.persisted || current.remote.tab.goodbye().catch(() => undefined));
   addEventListener('pagehide', onPageHide);
-  const leave = () => {
-    clearInterval(beat);
-    removeEventListener('pagehide', onPageHide);
+  const rejoin = async (): Promise<EngineLink> => {
+    const next = await connect();
+    current.remote.release();
+    current.port.close();
+    current = next;
+    if (guard.closed) {
+      // terminated while it joined: leave the new port as leave() would have
+      leaveCurrent();
+      throw new Error('the engine was terminated');
+    }
+    return next.remote.link;
+  };
+  const leaveCurrent = () => {
+    const { remote, port } = current;
     // the goodbye goes before the proxy's release, which closes the port on the worker's side
     void remote.tab.goodbye().catch(() => undefined).finally(() => {
       remote.release();
-      worker.port.close();
+      port.close();
     });
   };
-  return new BrowserEngine('shared', remote.link, leave);
+  const leave = () => {
+    clearInterval(beat);
+    globalThis.document?.removeEventListener('resume', ping);
+    removeEventListener('pagehide', onPageHide);
+    leaveCurrent();
+  };
+  return new BrowserEngine('shared', guard, leave, rejoin);
 }
 
 /** The engine worker createEngine() uses, per `options.shared`. */

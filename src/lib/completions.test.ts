@@ -281,9 +281,11 @@ describe('chat.completions over EngineApi', () => {
 
   it('unload ends the requests in flight and refuses new ones with a 404', async () => {
     const inFlight = streamed(ask('a long answer', { max_tokens: 500, ignore_eos: true }));
+    // its end may come before unload() returns: the expectation is attached before that
+    const ended = expect(inFlight).rejects.toBeInstanceOf(ModelNotLoadedError);
     await new Promise((resolve) => setTimeout(resolve, 50));
     await engine.unload();
-    await expect(inFlight).rejects.toBeInstanceOf(ModelNotLoadedError);
+    await ended;
     expect(engine.models).toEqual([]);
     const err = await complete(ask('hi')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelNotLoadedError);

@@ -5,7 +5,8 @@ import type { FinishedEvent, FinishReason as EngineFinishReason, SessionStats, S
 import { decodeThroughput, meanCohortSize, prefillThroughput, timeToFirstTokenMs } from '../protocol/metrics';
 import { Channel } from './channel';
 import { MODEL_CHANGED, MODEL_CHANGED_ERROR_NAME } from '../protocol/load-errors';
-import { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelChangedError, ModelNotLoadedError } from './errors';
+import { TAB_EXPIRED_ERROR_NAME } from '../protocol/tab-errors';
+import { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelChangedError, ModelNotLoadedError, TabExpiredError } from './errors';
 import type { RequestPlan } from './request';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionStream, CompletionUsage, FinishReason, LoadedModel } from './types';
 
@@ -19,8 +20,11 @@ export type EngineLink = Pick<
 export interface RunContext {
   api: EngineLink;
   model: LoadedModel;
-  /** Calls onStep for each step that involves any of `sessionIds` (rows, waiting or finished); returns unwatch. */
-  watch(sessionIds: ReadonlySet<SessionId>, onStep: (event: StepEvent) => void): () => void;
+  /**
+   * Calls onStep for each step that involves any of `sessionIds` (rows, waiting or finished), and
+   * onEnded when the engine object ends every request (terminated, or its tab dropped); returns unwatch.
+   */
+  watch(sessionIds: ReadonlySet<SessionId>, onStep: (event: StepEvent) => void, onEnded: (error: CohortError) => void): () => void;
   /** GPU-loss notices received so far. */
   gpuLosses(): number;
 }
@@ -68,7 +72,11 @@ class RequestRun {
     if (this.settled) throw new AbortError();
     const shown = new Promise<void>((resolve, reject) => (this.firstShown = { resolve, reject }));
     shown.catch(() => undefined); // an early failure is thrown below, not left unhandled
-    this.unwatch = this.ctx.watch(this.watched, (event) => this.onStep(event));
+    this.unwatch = this.ctx.watch(
+      this.watched,
+      (event) => this.onStep(event),
+      (error) => this.abort(error),
+    );
     try {
       for (const options of this.plan.sessions) {
         const id = await this.ctx.api.createSession(options);
@@ -270,6 +278,7 @@ export function fromEngineError(err: unknown): CohortError {
     return new InvalidRequestError(message, param);
   }
   if (e.name === MODEL_CHANGED_ERROR_NAME) return new ModelChangedError(e.message);
+  if (e.name === TAB_EXPIRED_ERROR_NAME) return new TabExpiredError(e.message);
   if (/no model is loaded/.test(e.message)) return new ModelNotLoadedError();
   return new EngineError(e.message);
 }

@@ -5,7 +5,7 @@ import type { StepEvent } from '../protocol/events';
 import { Listeners } from '../engine/listeners';
 import { Channel } from './channel';
 import { fromEngineError, runCompletion, type EngineLink, type RunContext } from './completions';
-import { checkSource, fromLoadError, ModelNotLoadedError } from './errors';
+import { checkSource, fromLoadError, ModelNotLoadedError, type CohortError } from './errors';
 import { planRequest } from './request';
 import type {
   ChatCompletion,
@@ -38,6 +38,8 @@ export class CohortEngine {
   /** Requests' watchers (only the steps of their sessions), then onStep listeners: a faulty one never stops the others. */
   private readonly watchers = new Listeners<StepEvent>('step');
   private readonly stepListeners = new Listeners<StepEvent>('step');
+  /** How to end each request in flight, by its watcher's id. */
+  private readonly enders = new Map<number, (error: CohortError) => void>();
   private nextListenerId = 1;
   private gpuLossCount = 0;
   private subscribed: Promise<void> | null = null;
@@ -103,11 +105,15 @@ export class CohortEngine {
     const ctx: RunContext = {
       api: this.api,
       model,
-      watch: (sessionIds, onStep) => {
+      watch: (sessionIds, onStep, onEnded) => {
         const id = this.watchers.add(this.nextListenerId++, (event) => {
           if (involves(event, sessionIds)) onStep(event);
         });
-        return () => this.watchers.delete(id);
+        this.enders.set(id, onEnded);
+        return () => {
+          this.watchers.delete(id);
+          this.enders.delete(id);
+        };
       },
       gpuLosses: () => this.gpuLossCount,
     };
@@ -122,16 +128,40 @@ export class CohortEngine {
     return this.model;
   }
 
+  /** Ends every request in flight with `error`: the engine, or this page's way to it, is gone. */
+  protected endRequests(error: CohortError): void {
+    for (const end of [...this.enders.values()]) end(error);
+  }
+
+  /**
+   * The worker dropped this page's subscriptions (a shared worker ending a silent tab): forgets them
+   * now, and returns how to subscribe again, where anything had, once a new link serves.
+   */
+  protected forgetSubscriptions(): () => Promise<void> {
+    const had = this.subscribed !== null;
+    this.subscribed = null;
+    this.subscriptionIds = [];
+    return async () => {
+      if (had) await this.subscribe();
+    };
+  }
+
   /** One step subscription and one notice subscription for every request and listener here. */
   private subscribe(): Promise<void> {
-    this.subscribed ??= (async () => {
+    if (this.subscribed) return this.subscribed;
+    const subscribed = (async () => {
       const steps = await this.api.subscribe((event) => this.dispatch(event));
       const notices = await this.api.subscribeNotices((notice) => {
         if (notice.kind === 'gpu-lost') this.gpuLossCount++;
       });
       this.subscriptionIds.push(steps, notices);
     })();
-    return this.subscribed;
+    // a failed subscription is tried again by the next caller, not kept as the answer for good
+    subscribed.catch(() => {
+      if (this.subscribed === subscribed) this.subscribed = null;
+    });
+    this.subscribed = subscribed;
+    return subscribed;
   }
 
   private dispatch(event: StepEvent): void {

@@ -62,9 +62,32 @@ export class ContextLengthError extends InvalidRequestError {
 
 /** The request's AbortSignal fired (the SDK's APIUserAbortError); it has no HTTP status. */
 export class AbortError extends CohortError {
-  constructor(message = 'Request was aborted.') {
-    super(message, { type: 'aborted', code: 'aborted' });
+  constructor(message = 'Request was aborted.', code = 'aborted') {
+    super(message, { type: 'aborted', code });
     this.name = 'AbortError';
+  }
+}
+
+/**
+ * The engine was terminated (BrowserEngine.terminate()) while the request ran, or before it was sent:
+ * an abort this page asked for, so it is an AbortError too, with its own code.
+ */
+export class EngineTerminatedError extends AbortError {
+  constructor(message = 'The engine was terminated: create a new engine to send requests.') {
+    super(message, 'engine_terminated');
+    this.name = 'EngineTerminatedError';
+  }
+}
+
+/**
+ * 408, retryable: the shared engine worker dropped this tab after its heartbeat expired (the tab was
+ * frozen or throttled past `heartbeat.timeoutMs`) and cancelled its requests. The engine joins the
+ * worker again by itself: sent again, the request runs.
+ */
+export class TabExpiredError extends CohortError {
+  constructor(message = "this tab's engine connection ended (silent): the engine dropped this tab after its heartbeat expired and cancelled its requests") {
+    super(message, { status: 408, type: 'server_error', code: 'tab_expired', retryable: true });
+    this.name = 'TabExpiredError';
   }
 }
 

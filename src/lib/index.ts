@@ -17,11 +17,13 @@ export {
   ContextLengthError,
   EngineError,
   EngineStartError,
+  EngineTerminatedError,
   GpuLostError,
   InvalidRequestError,
   ModelChangedError,
   ModelLoadError,
   ModelNotLoadedError,
+  TabExpiredError,
   type ErrorBody,
 } from './errors';
 export type { ModelLoadErrorCode } from '../protocol/load-errors';
