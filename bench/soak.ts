@@ -237,9 +237,13 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
     const span: Span = { kind: 'frozen', slot: tab.slot, startMs: now(), endMs: Infinity };
     spans.push(span);
     event('freeze', `tab ${tab.slot} for ${options.heartbeat.timeoutMs + 2000} ms`);
-    await tab.cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+    // The page's JavaScript stops, as in a hung tab: Chromium's lifecycle 'frozen' state keeps
+    // timers running headless, so the heartbeat went on and the worker never dropped the tab.
+    await tab.cdp.send('Debugger.enable');
+    await tab.cdp.send('Debugger.pause');
     await sleep(options.heartbeat.timeoutMs + 2000);
-    await tab.cdp.send('Page.setWebLifecycleState', { state: 'active' });
+    await tab.cdp.send('Debugger.resume');
+    await tab.cdp.send('Debugger.disable');
     // let its in-flight calls see the ended connection before it joins again
     await sleep(1000);
     await tab.page.evaluate(() => window.cohortSoak.rejoin());
