@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
 import { FakeRunner } from './testing/fake-runner';
+import { RunnerWrapper } from './testing/runner-wrapper';
 import { ByteTokenizer, PlainChatTemplate } from './testing/test-support';
 import type { ModelRunner, StepPlan, StepResult } from './types';
 
@@ -152,31 +153,21 @@ describe('EngineCore loop', () => {
 });
 
 /** A runner whose execute() resolves after a macrotask, as every GPU readback does; counts overlaps. */
-class MacrotaskRunner implements ModelRunner {
-  readonly inner: FakeRunner;
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly maxTokensPerStep: number;
-  readonly maxRows: number;
-  inFlight = 0;
+class MacrotaskRunner extends RunnerWrapper {
+  private inFlight = 0;
   maxInFlight = 0;
-  constructor(inner = new FakeRunner({ numBlocks: 100, blockSize: 4 })) {
-    this.inner = inner;
-    this.blockSize = inner.blockSize;
-    this.numBlocks = inner.numBlocks;
-    this.maxTokensPerStep = inner.maxTokensPerStep;
-    this.maxRows = inner.maxRows;
+  constructor() {
+    super(new FakeRunner({ numBlocks: 100, blockSize: 4 }));
   }
-  async execute(plan: StepPlan): Promise<StepResult> {
+  override async execute(plan: StepPlan): Promise<StepResult> {
     this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
     try {
       await new Promise((r) => setImmediate(r));
-      return this.inner.executeSync(plan);
+      return await this.inner.execute(plan);
     } finally {
       this.inFlight--;
     }
   }
-  dispose(): void {}
 }
 
 describe('EngineCore loop: one owner', () => {

@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { hfFiles, syntheticModel } from '../../tools/models/synth';
 import { EngineCore } from '../engine/engine-core';
 import { runAsyncSchedule, type AsyncFuzzSetup } from '../engine/testing/async-fuzz.node';
+import { RunnerWrapper } from '../engine/testing/runner-wrapper';
 import { ByteTokenizer, PlainChatTemplate } from '../engine/testing/test-support';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import { mapOpener } from '../model/byte-source';
@@ -25,23 +26,8 @@ async function tinyModel(): Promise<ModelDesc> {
 }
 
 /** Delegates to one runner; dispose() is the test's, so "fresh" runners can share one device pool. */
-class Shared implements ModelRunner {
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly maxTokensPerStep: number;
-  readonly maxRows: number;
-  readonly maxContext?: number;
-  constructor(private readonly inner: ModelRunner) {
-    this.blockSize = inner.blockSize;
-    this.numBlocks = inner.numBlocks;
-    this.maxTokensPerStep = inner.maxTokensPerStep;
-    this.maxRows = inner.maxRows;
-    this.maxContext = inner.maxContext;
-  }
-  execute(plan: StepPlan): Promise<StepResult> {
-    return this.inner.execute(plan);
-  }
-  dispose(): void {}
+class Shared extends RunnerWrapper {
+  override dispose(): void {}
 }
 
 type RunnerKind = 'GpuRunner' | 'CpuRunner';
@@ -61,20 +47,10 @@ function watchUnhandled(): unknown[] {
 }
 
 /** Counts execute() calls under way at once: the loop must never start a second. */
-class Overlap implements ModelRunner {
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly maxTokensPerStep: number;
-  readonly maxRows: number;
+class Overlap extends RunnerWrapper {
   private inFlight = 0;
   maxInFlight = 0;
-  constructor(private readonly inner: ModelRunner) {
-    this.blockSize = inner.blockSize;
-    this.numBlocks = inner.numBlocks;
-    this.maxTokensPerStep = inner.maxTokensPerStep;
-    this.maxRows = inner.maxRows;
-  }
-  async execute(plan: StepPlan): Promise<StepResult> {
+  override async execute(plan: StepPlan): Promise<StepResult> {
     this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
     try {
       return await this.inner.execute(plan);
@@ -82,7 +58,7 @@ class Overlap implements ModelRunner {
       this.inFlight--;
     }
   }
-  dispose(): void {}
+  override dispose(): void {}
 }
 
 for (const kind of ['GpuRunner', 'CpuRunner'] as const) {

@@ -1,8 +1,8 @@
 // The host in-process, as a library user drives it: await one turn, start the next in the same
 // microtask, reset or close right after a step, over a runner whose execute() awaits a macrotask.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
-import type { ModelDesc } from '../model/desc';
+import { RunnerWrapper } from '../engine/testing/runner-wrapper';
+import type { StepPlan, StepResult } from '../engine/types';
 import { CpuRunner } from '../reference/cpu-runner';
 import { EngineHost } from './engine-host';
 import { serveSyntheticModel } from './testing/host-fixtures';
@@ -10,27 +10,10 @@ import { serveSyntheticModel } from './testing/host-fixtures';
 const NUM_TURNS = Number(process.env.LOOP_TURNS ?? 2000);
 
 /** CpuRunner answering after a macrotask, as every GPU readback does. */
-class ReadbackRunner implements ModelRunner {
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly maxTokensPerStep: number;
-  readonly maxRows: number;
-  readonly maxContext?: number;
-  private readonly inner: CpuRunner;
-  constructor(model: ModelDesc) {
-    this.inner = new CpuRunner(model, { numBlocks: 65 });
-    this.blockSize = this.inner.blockSize;
-    this.numBlocks = this.inner.numBlocks;
-    this.maxTokensPerStep = this.inner.maxTokensPerStep;
-    this.maxRows = this.inner.maxRows;
-    this.maxContext = this.inner.maxContext;
-  }
-  async execute(plan: StepPlan): Promise<StepResult> {
+class ReadbackRunner extends RunnerWrapper {
+  override async execute(plan: StepPlan): Promise<StepResult> {
     await new Promise((r) => setImmediate(r));
     return this.inner.execute(plan);
-  }
-  dispose(): void {
-    this.inner.dispose();
   }
 }
 
@@ -46,7 +29,7 @@ describe('EngineHost in-process, turns back to back', () => {
     const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
-    const api = new EngineHost({ makeRunner: async (model) => new ReadbackRunner(model), embeddedModelUrl: `${served.origin}/good/`, pageOrigin: served.origin });
+    const api = new EngineHost({ makeRunner: async (model) => new ReadbackRunner(new CpuRunner(model, { numBlocks: 65 })), embeddedModelUrl: `${served.origin}/good/`, pageOrigin: served.origin });
     await api.loadModel({ kind: 'embedded' });
     const stepIndexes: number[] = [];
     await api.subscribe((e) => stepIndexes.push(e.stepIndex));

@@ -6,6 +6,7 @@ import type { EngineMode, StepEvent } from '../events';
 import type { TurnResult } from '../sessions';
 import type { StepBudget } from '../step-budget';
 import type { ChatTemplate, ModelRunner, StepPlan, StepResult, Tokenizer } from '../types';
+import { RunnerWrapper } from './runner-wrapper';
 import { makeRandom } from './test-support';
 
 type Random = ReturnType<typeof makeRandom>;
@@ -62,26 +63,16 @@ let executing = 0;
 let maxOverlap = 0;
 
 /** Wraps a runner: random delays around execute(), API calls injected at each await, overlap check. */
-class AsyncRunner implements ModelRunner {
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly maxTokensPerStep: number;
-  readonly maxRows: number;
-  readonly maxContext?: number;
-
+class AsyncRunner extends RunnerWrapper {
   constructor(
-    private readonly inner: ModelRunner,
+    inner: ModelRunner,
     private readonly rnd: Random,
     private readonly inject: () => void,
   ) {
-    this.blockSize = inner.blockSize;
-    this.numBlocks = inner.numBlocks;
-    this.maxTokensPerStep = inner.maxTokensPerStep;
-    this.maxRows = inner.maxRows;
-    this.maxContext = inner.maxContext;
+    super(inner);
   }
 
-  async execute(plan: StepPlan): Promise<StepResult> {
+  override async execute(plan: StepPlan): Promise<StepResult> {
     maxOverlap = Math.max(maxOverlap, ++executing);
     try {
       this.inject();
@@ -94,10 +85,6 @@ class AsyncRunner implements ModelRunner {
     } finally {
       executing--;
     }
-  }
-
-  dispose(): void {
-    this.inner.dispose();
   }
 }
 

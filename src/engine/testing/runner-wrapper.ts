@@ -1,0 +1,29 @@
+// RunnerWrapper: a ModelRunner that forwards to another, for tests that delay, count or check
+// execute() around a real or fake runner. Test-only; not a runner of its own.
+import type { ModelRunner, StepPlan, StepResult } from '../types';
+
+export class RunnerWrapper implements ModelRunner {
+  readonly blockSize: number;
+  readonly numBlocks: number;
+  readonly maxTokensPerStep: number;
+  readonly maxRows: number;
+  readonly maxContext?: number;
+  readonly tokenTile?: number;
+
+  constructor(protected readonly inner: ModelRunner) {
+    this.blockSize = inner.blockSize;
+    this.numBlocks = inner.numBlocks;
+    this.maxTokensPerStep = inner.maxTokensPerStep;
+    this.maxRows = inner.maxRows;
+    this.maxContext = inner.maxContext;
+    this.tokenTile = inner.tokenTile;
+  }
+
+  execute(plan: StepPlan): Promise<StepResult> {
+    return this.inner.execute(plan);
+  }
+
+  dispose(): void {
+    this.inner.dispose();
+  }
+}
