@@ -39,7 +39,7 @@ let llamaCppNote = 'bytes per token by llama.cpp\'s formula only (--no-llama).';
 if (!args.has('no-llama')) {
   const started = Date.now();
   try {
-    const { LlamaKvProbe } = await import('./llama-kv.node');
+    const { LlamaKvProbe } = await import('./llama-kv');
     const probe = await LlamaKvProbe.start();
     llamaMeasured = new Map();
     try {
