@@ -59,7 +59,12 @@ export class LlamaKvProbe {
         // a quantized V cache needs flash attention in llama.cpp
         const context = await model.createContext({ contextSize: cells, batchSize: 256, threads: 1, flashAttention: type === 'q8_0', experimentalKvCacheKeyType: GGML_NAMES[type], experimentalKvCacheValueType: GGML_NAMES[type] });
         try {
-          const found = parseKvCacheLog(this.log.slice(start));
+          // llama.cpp's log reaches the logger on the event loop, sometimes after createContext resolves
+          let found = parseKvCacheLog(this.log.slice(start));
+          for (let i = 0; i < 100 && !found; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            found = parseKvCacheLog(this.log.slice(start));
+          }
           if (!found) throw new Error(`llama.cpp logged no KV cache size for ${shape.name} ${type}`);
           if (found.kType !== type || found.vType !== type) throw new Error(`llama.cpp made a ${found.kType}/${found.vType} cache, not ${type}`);
           out.set(type, ((found.kMiB + found.vMiB) * 2 ** 20) / found.cells);
