@@ -50,7 +50,7 @@ export function runsOnCpu(device: GPUDevice): boolean {
 
 /** The KV pool's share of the largest buffer the device offers: the other half is headroom for weights and activations. */
 export const KV_BUDGET_FRACTION_OF_MAX_BUFFER = 0.5;
-/** Most a default pool takes on a GPU: past it a tab risks the browser's GPU process limits, and 2 GiB holds 64k f16 tokens of Llama-3.2-1B. */
+/** Most a default pool takes on a GPU: maxBufferSize says nothing of free memory, and 2 GiB holds 64k f16 tokens of Llama-3.2-1B. */
 export const KV_BUDGET_CEILING_GPU = 2 * 2 ** 30;
 /** Most a default pool takes on a CPU adapter (SwiftShader, fallback), where it lives in system memory beside the weights. */
 export const KV_BUDGET_CEILING_CPU = 512 * 2 ** 20;
