@@ -45,7 +45,7 @@ describe('defaultKvBudgetBytes', () => {
   const MiB = 2 ** 20;
   const llama1b = kvBytesPerToken('f16', 16, 8 * 64); // Llama-3.2-1B: 32 KiB a token
   const rule = (maxBufferSize: number, onCpu = false, bytesPerToken = llama1b, maxContext = 131072) =>
-    defaultKvBudgetBytes({ maxBufferSize, onCpu, bytesPerToken, maxRows: 16, maxContext });
+    defaultKvBudgetBytes({ maxBufferSize, onCpu, bytesPerToken, maxRows: 16, maxContext, blockSize: 16 });
 
   it('takes half of maxBufferSize, leaving the other half for weights and activations', () => {
     expect(rule(256 * MiB)).toBe(128 * MiB); // WebGPU's guaranteed minimum
@@ -61,7 +61,8 @@ describe('defaultKvBudgetBytes', () => {
 
   it('never takes more than every row can hold at its full context', () => {
     const tiny = kvBytesPerToken('f16', 4, 2 * 32); // the embedded model: 1 KiB a token
-    expect(rule(4 * GiB, false, tiny, 4096)).toBe(16 * 4096 * tiny); // 64 MiB, not 2 GiB
+    expect(rule(4 * GiB, false, tiny, 4096)).toBe((16 * 4096 + 16) * tiny); // 64 MiB and block 0, not 2 GiB
+    expect(rule(4 * GiB, false, tiny, 4001)).toBe((16 * 251 * 16 + 16) * tiny); // whole blocks: 251 of them a row
   });
 
   it('follows the storage type only through the full-context cap', () => {

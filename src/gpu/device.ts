@@ -62,9 +62,10 @@ export interface KvBudgetInputs {
   onCpu: boolean;
   /** K + V bytes of one token across every layer, in the pool's storage type (src/model/kv-types.ts). */
   bytesPerToken: number;
-  /** Rows a step carries and positions each may reach: the most KV the running rows can ever hold. */
+  /** Rows a step carries and positions each may reach, in blocks of blockSize: the most KV the running rows can ever hold. */
   maxRows: number;
   maxContext: number;
+  blockSize: number;
 }
 
 /**
@@ -78,6 +79,7 @@ export interface KvBudgetInputs {
 export function defaultKvBudgetBytes(inputs: KvBudgetInputs): number {
   const byDevice = Math.floor(inputs.maxBufferSize * KV_BUDGET_FRACTION_OF_MAX_BUFFER);
   const ceiling = inputs.onCpu ? KV_BUDGET_CEILING_CPU : KV_BUDGET_CEILING_GPU;
-  const fullUse = inputs.bytesPerToken * inputs.maxRows * inputs.maxContext;
+  // every row's blocks at full context, and block 0 (reserved)
+  const fullUse = (inputs.maxRows * Math.ceil(inputs.maxContext / inputs.blockSize) + 1) * inputs.blockSize * inputs.bytesPerToken;
   return Math.min(byDevice, ceiling, fullUse);
 }

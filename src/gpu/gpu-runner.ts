@@ -25,7 +25,7 @@ export interface GpuRunnerOptions {
   pipelines?: PipelineCache;
   /** Token positions per KV block (default 16). */
   blockSize?: number;
-  /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for). */
+  /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for; given alone, the pool has this many). */
   numBlocks?: number;
   /** Bytes the KV pool may take (default: device.ts's defaultKvBudgetBytes rule), further capped by one binding per layer. */
   kvBudgetBytes?: number;
@@ -128,7 +128,8 @@ export class GpuRunner implements ModelRunner {
       minStorageBufferOffsetAlignment: device.limits.minStorageBufferOffsetAlignment,
     };
     const bytesPerToken = kvBytesPerToken(options.kvCacheType ?? DEFAULT_KV_CACHE_TYPE, c.numLayers, kvShape.kvDim);
-    const kvBudget = options.kvBudgetBytes ?? defaultKvBudgetBytes({ maxBufferSize: device.limits.maxBufferSize, onCpu: runsOnCpu(device), bytesPerToken, maxRows, maxContext });
+    // a caller's numBlocks with no budget is taken as it is (capped by one binding only)
+    const kvBudget = options.kvBudgetBytes ?? (options.numBlocks !== undefined ? Infinity : defaultKvBudgetBytes({ maxBufferSize: device.limits.maxBufferSize, onCpu: runsOnCpu(device), bytesPerToken, maxRows, maxContext, blockSize }));
     const kvPlan = planKvArena(kvShape, kvLimits, kvBudget, options.numBlocks);
     const kv = new KvArena(device, kvShape, kvPlan);
     const geometry = attentionGeometry(c.numHeads, c.numKvHeads);
