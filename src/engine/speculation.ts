@@ -21,6 +21,12 @@ export const MAX_DRAFT_TOKENS = 32;
  */
 const PRIOR_ACCEPTED = 1;
 const PRIOR_TESTED = 2;
+/**
+ * Drafts an 'auto' row carries while the cost model is still calibrating: a cost model fitted to
+ * decode steps alone cannot tell a fed token's cost from a row's, and only steps that feed more
+ * tokens than rows (chunks, or these) teach it; a short run keeps the price of a wrong guess small.
+ */
+export const EXPLORE_DRAFT_TOKENS = 2;
 
 /** Checks a speculation setting from the API; returns a fresh copy. Throws InvalidOptionError naming `option`. */
 export function validateSpeculation(value: unknown, option = 'speculation'): Speculation {
@@ -70,7 +76,7 @@ export interface DraftCandidate {
 export interface DraftLimits {
   /** Predicted step ms for a step shape (the cost model). */
   cost: (shape: StepShape) => number;
-  /** The cost model has seen enough steps to trust its per-token cost ('auto' waits for it). */
+  /** The cost model has seen enough steps to trust its per-token cost (until then 'auto' explores). */
   calibrated: boolean;
   /** Tokens per ms the step's decode rows make without drafts: what a draft must beat. */
   decodeRate: number;
@@ -86,11 +92,14 @@ export interface DraftLimits {
  * the chance that it and every draft before it are accepted, each one more token). An 'auto' draft
  * is taken only when its gain per predicted ms beats `decodeRate`, so where a fed token costs as
  * much as a decode row's share of the step (large cohorts, a compute-bound runner) or acceptance
- * is low, lengths fall to 0 by themselves. Every draft keeps the step within the limits.
+ * is low, lengths fall to 0 by themselves. Every draft keeps the step within the limits. While the
+ * model calibrates, 'auto' rows carry up to EXPLORE_DRAFT_TOKENS.
  */
 export function chooseDraftLengths(rows: readonly DraftCandidate[], base: StepShape, limits: DraftLimits): number[] {
   const lengths = rows.map(() => 0);
-  const done = rows.map((row) => row.drafts.length === 0 || (!row.fixed && !limits.calibrated));
+  const exploring = !limits.calibrated;
+  const maxLengths = rows.map((row) => (row.fixed ? row.drafts.length : Math.min(row.drafts.length, exploring ? EXPLORE_DRAFT_TOKENS : Infinity)));
+  const done = maxLengths.map((max) => max === 0);
   const shape: StepShape = { ...base };
   let stepMs = limits.cost(shape);
   let budgetTokens = limits.budgetTokens;
@@ -115,13 +124,13 @@ export function chooseDraftLengths(rows: readonly DraftCandidate[], base: StepSh
     };
     const trialMs = limits.cost(trial);
     const fitsTime = limits.targetMs === Infinity || trialMs <= limits.targetMs;
-    const pays = row.fixed || bestGain > limits.decodeRate * (trialMs - stepMs);
+    const pays = row.fixed || exploring || bestGain > limits.decodeRate * (trialMs - stepMs);
     if (!fitsTime || !pays) {
       done[best] = true; // a row's later drafts gain less and cost no less
       continue;
     }
     lengths[best]++;
-    if (lengths[best] === row.drafts.length) done[best] = true;
+    if (lengths[best] === maxLengths[best]) done[best] = true;
     shape.numTokens = trial.numTokens;
     shape.attended = trial.attended;
     stepMs = trialMs;
