@@ -13,7 +13,7 @@ export type SessionState = 'idle' | 'waiting' | 'prefill' | 'decode' | 'done' | 
 export interface StepRowEvent {
   sessionId: string;
   requestId: string;
-  /** 'decode' feeds the one token sampled last step; anything else (prompt, recompute) is 'prefill'. */
+  /** 'decode' feeds the one token sampled last step (and any drafts after it); anything else (prompt, recompute) is 'prefill'. */
   kind: 'prefill' | 'decode';
   numTokens: number;
   /** Sequence position of the row's first fed token. */
