@@ -4,10 +4,11 @@
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
-import { DEFAULT_SPECULATION, chooseDraftLengths, combineSpeculation, type DraftCandidate, type Speculation } from './speculation';
+import { DEFAULT_SPECULATION, chooseDraftLengths, draftCandidate, type DraftCandidate, type Speculation } from './speculation';
 import { MIN_PREFILL_TOKENS, stepTargetMs, uncalibratedPrefillTokens, type StepBudget } from './step-budget';
 import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
-import { NON_FINITE_LOGITS, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
+import { acceptSamples } from './verify';
+import { type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 export interface SchedulerConfig {
   /** Token budget of one step, all rows together. */
@@ -44,11 +45,6 @@ interface ScheduledEntry {
 
 const NO_TOKENS = new Int32Array(0);
 const NO_DRAFTS: readonly number[] = [];
-
-/** The turn error for a row the sampler marked NON_FINITE_LOGITS; `position` is the token's. */
-function nonFiniteLogitsMessage(position: number): string {
-  return `the model produced NaN/Inf logits at position ${position}; the turn was stopped`;
-}
 
 export class Scheduler {
   readonly kv: KVCacheManager;
@@ -270,18 +266,9 @@ export class Scheduler {
       const { request } = entry;
       if (entry.numNewTokens !== 1 || request.numComputedTokens !== request.numTokens - 1) continue;
       decodes.push(entry);
-      const setting = combineSpeculation(this.speculation, request.speculation);
-      if (setting === 'off') continue;
-      // k accepted drafts plus the target's next token must fit maxTokens, and every fed position the context
-      const cap = Math.min(
-        this.maxDraftTokens,
-        typeof setting === 'object' ? setting.maxDraftTokens : Infinity,
-        request.maxTokens - request.numOutputTokens - 1,
-        this.contextLimit - request.numTokens,
-      );
-      const drafts = request.proposeDrafts(cap);
-      if (drafts.length === 0) continue;
-      candidates.push({ drafts, fixed: typeof setting === 'object', acceptance: request.draftAcceptance, startPos: request.numComputedTokens, numTokens: 1 });
+      const candidate = draftCandidate(request, this.speculation, this.maxDraftTokens, this.contextLimit);
+      if (!candidate) continue;
+      candidates.push(candidate);
       entries.push(entry);
     }
     if (candidates.length === 0) return;
@@ -347,59 +334,21 @@ export class Scheduler {
     return this.output(plan.stepIndex, rows, numTokens, budget);
   }
 
-  /**
-   * Appends a row's sampled tokens: the one after its last known token, then, while each equals the
-   * draft it was sampled in place of, the one after that draft. Every id is exactly the token plain
-   * decode would have sampled at its position (same logits, same RNG draw), so accepting the
-   * longest matching run plus the first id past it gives plain decode's output, greedy or not: a
-   * draft x is kept with probability p(x), and a rejected one is replaced by a draw from p without
-   * x, renormalized (rejection sampling with a deterministic proposal). EOS, stop strings,
-   * maxTokens and the context end the run token by token, as in plain decode. The KV of rejected
-   * drafts is left behind numComputedTokens; the blocks only they used go back to the pool.
-   */
+  /** Appends a row's sampled tokens (verify.ts accepts drafts), rolls back rejected KV, ends the turn where a rule says so. */
   private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array): void {
-    const newIds: number[] = [];
-    let finishReason: FinishReason | undefined;
-    let error: string | undefined;
-    let accepted = 0;
-    let rejected = false;
-    for (let j = 0; j <= drafts.length; j++) {
-      const tokenId = j === 0 ? firstId : draftIds[j - 1];
-      if (tokenId === NON_FINITE_LOGITS) {
-        // sampling garbage (argmax of NaN is id 0) would stream <pad> forever; only this row ends
-        [finishReason, error] = ['error', nonFiniteLogitsMessage(request.numTokens)];
-        break;
-      }
-      if (!Number.isInteger(tokenId) || tokenId < 0) {
-        [finishReason, error] = ['error', `runner returned token id ${tokenId}`];
-        break;
-      }
-      const appended = request.appendToken(tokenId, this.contextLimit);
-      newIds.push(tokenId);
-      row.newText += appended.delta;
-      const isAccepted = j < drafts.length && tokenId === drafts[j];
-      if (isAccepted) {
-        request.numComputedTokens++; // the draft's KV, written this step, is the sequence's own
-        accepted++;
-      }
-      finishReason = appended.finishReason;
-      if (finishReason) break;
-      if (!isAccepted) {
-        rejected = j < drafts.length;
-        break;
-      }
-    }
-    row.newTokenIds = newIds.length > 0 ? Int32Array.from(newIds) : NO_TOKENS;
+    const run = acceptSamples(request, firstId, drafts, draftIds, this.contextLimit);
+    row.newTokenIds = run.tokenIds.length > 0 ? Int32Array.from(run.tokenIds) : NO_TOKENS;
+    row.newText = run.text;
     if (drafts.length > 0) {
-      row.numAccepted = accepted;
-      request.numDraftAccepted += accepted;
-      request.numDraftTested += accepted + (rejected ? 1 : 0);
+      row.numAccepted = run.numAccepted;
+      request.numDraftAccepted += run.numAccepted;
+      request.numDraftTested += run.numAccepted + (run.rejected ? 1 : 0);
       this.kv.releaseRejectedSlots(request);
       this.kv.cacheComputedBlocks(request);
     }
-    if (finishReason) {
-      this.finish(request, finishReason, error);
-      row.finishReason = finishReason;
+    if (run.finishReason) {
+      this.finish(request, run.finishReason, run.error);
+      row.finishReason = run.finishReason;
     }
   }
 

@@ -2,6 +2,7 @@
 // estimate, and how many drafted tokens each decode row carries in a step. Not the proposers
 // (drafts.ts) and not verification (the scheduler's update()).
 import { InvalidOptionError } from './errors';
+import type { Request } from './request';
 import { attendedPositions, type StepShape } from './step-cost';
 
 /**
@@ -71,6 +72,21 @@ export interface DraftCandidate {
   /** Position of the row's first fed token, and tokens it feeds before any draft. */
   startPos: number;
   numTokens: number;
+}
+
+/**
+ * The draft candidate of a decode row, or null when its request does not speculate or nothing is
+ * proposed. Drafts are cut so that k accepted ones plus the target's next token fit maxTokens and
+ * every fed position fits the context (`contextLimit`), and to the runner's `maxDraftTokens`.
+ */
+export function draftCandidate(request: Request, engine: Speculation, maxDraftTokens: number, contextLimit: number): DraftCandidate | null {
+  const setting = combineSpeculation(engine, request.speculation);
+  if (setting === 'off') return null;
+  const fixed = typeof setting === 'object';
+  const cap = Math.min(maxDraftTokens, fixed ? setting.maxDraftTokens : Infinity, request.maxTokens - request.numOutputTokens - 1, contextLimit - request.numTokens);
+  const drafts = request.proposeDrafts(cap);
+  if (drafts.length === 0) return null;
+  return { drafts, fixed, acceptance: request.draftAcceptance, startPos: request.numComputedTokens, numTokens: request.numTokens - request.numComputedTokens };
 }
 
 export interface DraftLimits {
