@@ -1,5 +1,6 @@
 // Seeded schedules through the self-running loop over a runner that resolves after random
-// microtasks, macrotasks and timers, with API calls injected at every await point (FakeRunner).
+// microtasks, macrotasks and timers, with API calls injected at every await point (FakeRunner,
+// speculating, and every third runner made, a replacement included, one that refuses drafts).
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runAsyncSchedule, type AsyncFuzzSetup } from './testing/async-fuzz.node';
 import { FakeRunner } from './testing/fake-runner';
@@ -7,8 +8,9 @@ import { ByteTokenizer, PlainChatTemplate } from './testing/test-support';
 
 const NUM_SCHEDULES = Number(process.env.ASYNC_FUZZ_N ?? 2000);
 
+let numRunnersMade = 0;
 const setup: AsyncFuzzSetup = {
-  makeRunner: () => new FakeRunner({ blockSize: 4, numBlocks: 48, eosEvery: 23, vocabSize: 12 }),
+  makeRunner: () => new FakeRunner({ blockSize: 4, numBlocks: 48, eosEvery: 23, vocabSize: 12, copyRate: 0.5, maxDraftTokens: numRunnersMade++ % 3 === 2 ? 0 : 4 }),
   tokenizer: new ByteTokenizer(),
   chatTemplate: new PlainChatTemplate(),
   minTokenId: 97,
@@ -25,7 +27,7 @@ describe('engine loop under async schedules', () => {
     const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
-    const totals = { numTurns: 0, numCancelled: 0, numReplacements: 0, numInjected: 0 };
+    const totals = { numTurns: 0, numCancelled: 0, numReplacements: 0, numInjected: 0, numAccepted: 0, numRejected: 0 };
     for (let seed = Number(process.env.ASYNC_FUZZ_FIRST ?? 1); seed <= NUM_SCHEDULES; seed++) {
       try {
         const stats = await runAsyncSchedule(setup, seed);
@@ -39,5 +41,8 @@ describe('engine loop under async schedules', () => {
     expect(totals.numTurns).toBeGreaterThan(NUM_SCHEDULES * 2);
     expect(totals.numCancelled).toBeGreaterThan(NUM_SCHEDULES / 10);
     expect(totals.numReplacements).toBeGreaterThan(NUM_SCHEDULES / 4);
+    // with drafts verified mid-schedule, accepted and rolled back
+    expect(totals.numAccepted).toBeGreaterThan(NUM_SCHEDULES / 3);
+    expect(totals.numRejected).toBeGreaterThan(NUM_SCHEDULES / 2);
   }, 900_000);
 });

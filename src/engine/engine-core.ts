@@ -7,6 +7,7 @@ import { Listeners } from './listeners';
 import { Scheduler, type StepOutput } from './scheduler';
 import type { SessionOptions } from './session-options';
 import { SessionRegistry, type TurnResult } from './sessions';
+import { validateSpeculation, type Speculation } from './speculation';
 import { validateStepBudget, type StepBudget } from './step-budget';
 import { DEFAULT_MAX_ROWS, type ChatTemplate, type ModelRunner, type StepResult, type Tokenizer } from './types';
 
@@ -22,6 +23,11 @@ export interface EngineCoreOptions {
   mode?: EngineMode;
   /** Step-time budget (default null: off, the token budget alone sizes prefill chunks). */
   stepBudget?: StepBudget | null;
+  /**
+   * Speculative decoding, engine-wide (default 'auto'); each session's setting applies under it,
+   * and a runner without maxDraftTokens is never sent drafts.
+   */
+  speculation?: Speculation;
   /** Clock in ms (default performance.now). */
   now?: () => number;
   /** Steps only run when step() is called (tests drive the engine one step at a time). */
@@ -65,6 +71,8 @@ export class EngineCore {
       maxRows: Math.min(options.maxRows ?? DEFAULT_MAX_ROWS, runner.maxRows),
       mode: options.mode,
       maxContextTokens: runner.maxContext,
+      maxDraftTokens: runner.maxDraftTokens ?? 0,
+      speculation: validateSpeculation(options.speculation ?? 'auto'),
     });
     this.scheduler.stepBudget = validateStepBudget(options.stepBudget ?? null);
     this.scheduler.stepCost.reset(runner.tokenTile);
@@ -87,6 +95,15 @@ export class EngineCore {
   /** Takes effect from the next step; throws InvalidOptionError naming a number out of bounds. */
   setStepBudget(budget: StepBudget | null): void {
     this.scheduler.stepBudget = validateStepBudget(budget);
+  }
+
+  get speculation(): Speculation {
+    return this.scheduler.speculation;
+  }
+
+  /** Takes effect from the next step; throws InvalidOptionError for a value out of bounds. */
+  setSpeculation(speculation: Speculation): void {
+    this.scheduler.speculation = validateSpeculation(speculation);
   }
 
   subscribe(listener: StepListener): () => void {
@@ -163,6 +180,7 @@ export class EngineCore {
     this.suspended = true;
     await this.whenIdle(); // the step in flight ends on the old runner; none starts after it
     this.runner = runner;
+    this.scheduler.maxDraftTokens = runner.maxDraftTokens ?? 0;
     this.scheduler.evictAll();
     this.pool.clearCache();
     this.scheduler.stepCost.reset(runner.tokenTile); // a new device need not be as fast, and its first step compiles

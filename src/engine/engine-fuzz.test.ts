@@ -1,8 +1,10 @@
 // Randomized schedules through the whole engine (sessions, scheduler, KV manager, pool) against
-// the FakeRunner: every turn must produce exactly its solo tokens, and the pool must end empty.
+// the FakeRunner, speculating in some: every turn must produce exactly its solo tokens (solo runs
+// never speculate), and the pool must end empty.
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
 import type { EngineMode, StepEvent } from './events';
+import type { Speculation } from './speculation';
 import { FakeRunner } from './testing/fake-runner';
 import type { TurnResult } from './sessions';
 import { ByteTokenizer, PlainChatTemplate, makeRandom } from './testing/test-support';
@@ -20,6 +22,9 @@ interface Scenario {
   mode: EngineMode;
   switchModeAtStep: number;
   enablePrefixCaching: boolean;
+  /** The runner's maxDraftTokens (0: it refuses drafts) and the engine's speculation setting. */
+  maxDraftTokens: number;
+  speculation: Speculation;
 }
 
 /** Checks each plan before the fake forward: limits, and that no row writes a block another can see. */
@@ -30,6 +35,7 @@ class CheckingRunner implements ModelRunner {
   readonly numBlocks: number;
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
+  readonly maxDraftTokens: number;
 
   constructor(inner: FakeRunner) {
     this.inner = inner;
@@ -37,6 +43,7 @@ class CheckingRunner implements ModelRunner {
     this.numBlocks = inner.numBlocks;
     this.maxTokensPerStep = inner.maxTokensPerStep;
     this.maxRows = inner.maxRows;
+    this.maxDraftTokens = inner.maxDraftTokens;
   }
 
   execute(plan: StepPlan): Promise<StepResult> {
@@ -48,6 +55,14 @@ class CheckingRunner implements ModelRunner {
     expect(plan.rows.length).toBeLessThanOrEqual(scheduler.rowCap);
     expect(new Set(plan.rows.map((r) => r.sessionId)).size).toBe(plan.rows.length);
     for (const row of plan.rows) {
+      const numDrafts = row.numDraftTokens ?? 0;
+      if (numDrafts > 0) {
+        // drafts follow the row's last known token, whose sample they are verified against
+        expect(row.sample).toBe(true);
+        expect(numDrafts).toBeLessThanOrEqual(this.maxDraftTokens);
+        expect(row.tokenIds.length).toBe(numDrafts + 1);
+        expect(row.startPos + row.tokenIds.length).toBeLessThanOrEqual(scheduler.contextLimit);
+      }
       const first = Math.floor(row.startPos / this.blockSize);
       const last = Math.floor((row.startPos + row.tokenIds.length - 1) / this.blockSize);
       for (let b = first; b <= last; b++) {
@@ -65,7 +80,9 @@ class CheckingRunner implements ModelRunner {
 }
 
 function makeRunner(s: Scenario): FakeRunner {
-  return new FakeRunner({ blockSize: s.blockSize, numBlocks: s.numBlocks, eosEvery: 29, vocabSize: 12 });
+  // speculating scenarios copy often, so prompt-lookup drafts are often accepted
+  const copyRate = s.maxDraftTokens > 0 ? 0.6 : 0;
+  return new FakeRunner({ blockSize: s.blockSize, numBlocks: s.numBlocks, eosEvery: 29, vocabSize: 12, maxDraftTokens: s.maxDraftTokens, copyRate });
 }
 
 interface TurnSpec {
@@ -74,7 +91,7 @@ interface TurnSpec {
 }
 
 async function soloRun(s: Scenario, spec: TurnSpec, promptTokenIds: number[]): Promise<TurnResult> {
-  const engine = new EngineCore({ runner: makeRunner(s), tokenizer, chatTemplate: template, manualSteps: true });
+  const engine = new EngineCore({ runner: makeRunner(s), tokenizer, chatTemplate: template, manualSteps: true, speculation: 'off' });
   const id = engine.createSession({
     maxNewTokens: spec.options.maxTokens,
     stopStrings: spec.options.stopStrings,
@@ -86,8 +103,12 @@ async function soloRun(s: Scenario, spec: TurnSpec, promptTokenIds: number[]): P
   return engine.waitForTurn(id);
 }
 
-async function runScenario(seed: number): Promise<{ numTurns: number; numPreempted: number; numPrefixHits: number }> {
+async function runScenario(seed: number): Promise<{ numTurns: number; numPreempted: number; numPrefixHits: number; numAccepted: number; numRejected: number }> {
   const rnd = makeRandom(seed);
+  // its own stream, so the schedules drawn below stay those of the seed
+  const speculating = makeRandom(seed ^ 0x5bec);
+  const maxDraftTokens = speculating.next() < 0.6 ? speculating.int(1, 6) : 0;
+  const speculation: Speculation = speculating.pick(['auto', 'off', { maxDraftTokens: speculating.int(1, 6) }, { maxDraftTokens: 4 }]);
   const blockSize = rnd.pick([2, 4, 8, 16]);
   const capacityTokens = rnd.int(40, 700);
   const s: Scenario = {
@@ -98,6 +119,8 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
     mode: rnd.next() < 0.25 ? 'serialized' : 'batched',
     switchModeAtStep: rnd.next() < 0.3 ? rnd.int(1, 60) : -1,
     enablePrefixCaching: rnd.next() < 0.85,
+    maxDraftTokens,
+    speculation,
   };
   const checking = new CheckingRunner(makeRunner(s));
   const engine = new EngineCore({
@@ -109,6 +132,7 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
     enablePrefixCaching: s.enablePrefixCaching,
     mode: s.mode,
     manualSteps: true,
+    speculation: s.speculation,
   });
   checking.engine = engine;
 
@@ -149,6 +173,8 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
   const computedEnd = new Map<string, number>();
   let numPreempted = 0;
   let numPrefixHits = 0;
+  let numAccepted = 0;
+  let numRejected = 0;
   const send = (p: Plan, turn: number): void => {
     engine.send(p.spec.sessionId, p.turns[turn]);
     nextTurn.set(p, turn + 1);
@@ -179,7 +205,11 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
         // a row starting before what its request already computed is a recompute after preemption
         if (row.position < (computedEnd.get(row.requestId) ?? 0)) numPreempted++;
         if (!computedEnd.has(row.requestId) && row.position > 0) numPrefixHits++;
-        computedEnd.set(row.requestId, row.position + row.numTokens);
+        // rejected drafts are fed but not computed: the next row starts after the accepted ones
+        const numRejectedHere = (row.numDrafted ?? 0) - (row.numAccepted ?? 0);
+        computedEnd.set(row.requestId, row.position + row.numTokens - numRejectedHere);
+        numAccepted += row.numAccepted ?? 0;
+        numRejected += numRejectedHere;
       }
       for (const done of event.finished) {
         const p = plans.find((q) => q.spec.sessionId === done.sessionId);
@@ -213,7 +243,7 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
   const all = engine.pool.allocate(engine.pool.numUsable);
   expect(new Set(all).size).toBe(engine.pool.numUsable);
   expect(engine.pool.stats().numCached).toBe(0);
-  return { numTurns: results.length, numPreempted, numPrefixHits };
+  return { numTurns: results.length, numPreempted, numPrefixHits, numAccepted, numRejected };
 }
 
 describe('engine under random schedules', () => {
@@ -221,12 +251,16 @@ describe('engine under random schedules', () => {
     let numTurns = 0;
     let numPreempted = 0;
     let numPrefixHits = 0;
+    let numAccepted = 0;
+    let numRejected = 0;
     for (let seed = 1; seed <= NUM_SCHEDULES; seed++) {
       try {
         const r = await runScenario(seed);
         numTurns += r.numTurns;
         numPreempted += r.numPreempted;
         numPrefixHits += r.numPrefixHits;
+        numAccepted += r.numAccepted;
+        numRejected += r.numRejected;
       } catch (err) {
         throw new Error(`seed ${seed}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
@@ -235,5 +269,8 @@ describe('engine under random schedules', () => {
     expect(numTurns).toBeGreaterThan(1000);
     expect(numPreempted).toBeGreaterThan(50);
     expect(numPrefixHits).toBeGreaterThan(50);
+    // and speculation, with drafts both accepted and rolled back
+    expect(numAccepted).toBeGreaterThan(NUM_SCHEDULES);
+    expect(numRejected).toBeGreaterThan(NUM_SCHEDULES);
   }, 600_000);
 });

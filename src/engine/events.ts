@@ -13,16 +13,23 @@ export type SessionState = 'idle' | 'waiting' | 'prefill' | 'decode' | 'done' | 
 export interface StepRowEvent {
   sessionId: string;
   requestId: string;
-  /** 'decode' feeds the one token sampled last step; anything else (prompt, recompute) is 'prefill'. */
+  /** 'decode' feeds the one token sampled last step (and any drafts after it); anything else (prompt, recompute) is 'prefill'. */
   kind: 'prefill' | 'decode';
   numTokens: number;
   /** Sequence position of the row's first fed token. */
   position: number;
-  /** [0 or 1] token sampled by this row (none for non-final prefill chunks or a cancelled row). */
+  /**
+   * [0 .. numDrafted + 1] tokens this row added: none for non-final prefill chunks or a cancelled
+   * row, one for plain decode, the accepted drafts plus the target's next token for a verify row.
+   */
   newTokenIds: Int32Array;
-  /** Text the new token completed ('' mid-character or while it may still become a stop string). */
+  /** Text the new tokens completed ('' mid-character or while it may still become a stop string). */
   newText: string;
   finishReason?: FinishReason;
+  /** Drafted tokens the row fed for verification (speculative decoding); absent: none. Counted in numTokens. */
+  numDrafted?: number;
+  /** Of those, the ones accepted (each also in newTokenIds); present with numDrafted. */
+  numAccepted?: number;
 }
 
 /** A request that ended this step, with or without a row in it (e.g. cancelled while queued). */

@@ -103,6 +103,24 @@ export class KVCacheManager {
     }
   }
 
+  /**
+   * After a verify step rejected drafts: gives back the tail blocks that held only rejected
+   * positions (at or past the request's known tokens), the one exception to append-only tables.
+   * Such blocks were written this step by this request alone and lie past every computed full
+   * block, so they are neither shared nor cached (checked: that would be a bookkeeping bug).
+   */
+  releaseRejectedSlots(request: KvRequestView): void {
+    const entry = this.tables.get(request.requestId);
+    if (!entry) return;
+    const numKept = Math.max(Math.ceil(request.tokenIds.length / this.blockSize), entry.chainSerials.length);
+    if (entry.blockIds.length <= numKept) return;
+    const rejected = entry.blockIds.splice(numKept).reverse();
+    for (const id of rejected) {
+      if (this.pool.refCount(id) !== 1 || this.pool.isCached(id)) throw new Error(`block ${id} of a rejected draft is shared or cached`);
+    }
+    this.pool.release(rejected);
+  }
+
   /** Releases every block of the request (tail first, so heads stay cached longest). */
   free(requestId: string): void {
     const entry = this.tables.get(requestId);

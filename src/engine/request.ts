@@ -1,7 +1,9 @@
 // Request: one generation (a turn) as the scheduler tracks it: known tokens, computed tokens,
 // sampling and stop settings, output text. No block ids (the KV manager keeps those).
 import type { FinishReason } from './events';
+import { proposeDrafts } from './drafts';
 import { OutputText } from './output-text';
+import { DEFAULT_SPECULATION, acceptanceRate, type Speculation } from './speculation';
 import type { SamplingParams, Tokenizer } from './types';
 
 export interface RequestParams {
@@ -14,6 +16,10 @@ export interface RequestParams {
   stopStrings?: readonly string[];
   /** Keep generating past EOS until maxTokens (benchmarks, like vLLM's ignore_eos). */
   ignoreEos?: boolean;
+  /** Speculative decoding for this request (default 'auto'; the engine's setting and the runner bound it). */
+  speculation?: Speculation;
+  /** The expected output, as tokens: drafts come from it first (OpenAI's Predicted Outputs). */
+  predictionTokenIds?: readonly number[];
 }
 
 export type RequestStatus = 'waiting' | 'running' | 'finished';
@@ -35,6 +41,11 @@ export class Request {
   arrivalSeq = 0;
   numPreemptions = 0;
   cancelRequested = false;
+  readonly speculation: Speculation;
+  readonly predictionTokenIds: readonly number[] | undefined;
+  /** Drafted tokens this request verified, and those accepted (for its acceptance estimate). */
+  numDraftTested = 0;
+  numDraftAccepted = 0;
   finishReason?: FinishReason;
   error?: string;
   private readonly eosTokenIds: ReadonlySet<number>;
@@ -48,6 +59,8 @@ export class Request {
     this.maxTokens = params.maxTokens;
     this.numPromptTokens = params.promptTokenIds.length;
     this.tokenIds = params.promptTokenIds.slice();
+    this.speculation = params.speculation ?? DEFAULT_SPECULATION;
+    this.predictionTokenIds = params.predictionTokenIds?.slice();
     this.eosTokenIds = new Set(params.ignoreEos ? [] : tokenizer.eosTokenIds);
     this.output = new OutputText(tokenizer, params.stopStrings ?? [], params.promptTokenIds);
   }
@@ -80,6 +93,16 @@ export class Request {
     // the new token sits at position numTokens-1 and must be fed to continue
     if (this.numOutputTokens >= this.maxTokens || this.numTokens > capacityTokens) return { delta, finishReason: 'length' };
     return { delta };
+  }
+
+  /** Probability that this request's next drafted token is accepted (speculation.ts). */
+  get draftAcceptance(): number {
+    return acceptanceRate(this.numDraftAccepted, this.numDraftTested);
+  }
+
+  /** Up to `maxDrafts` tokens proposed to follow the last known one (drafts.ts). */
+  proposeDrafts(maxDrafts: number): number[] {
+    return proposeDrafts(this.tokenIds, this.numPromptTokens, this.predictionTokenIds, maxDrafts);
   }
 
   /** Text held back until the end (partial stop string, unfinished character). */

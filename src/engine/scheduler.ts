@@ -1,12 +1,14 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
-// budget, preempts when the KV pool says no, and applies the runner's sampled tokens. It never
-// sees buffers or sessions' text.
+// budget, preempts when the KV pool says no, gives decode rows drafted tokens to verify, and applies
+// the runner's sampled tokens (accepting drafts). It never sees buffers or sessions' text.
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
+import { DEFAULT_SPECULATION, chooseDraftLengths, draftCandidate, type DraftCandidate, type Speculation } from './speculation';
 import { MIN_PREFILL_TOKENS, stepTargetMs, uncalibratedPrefillTokens, type StepBudget } from './step-budget';
 import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
-import { NON_FINITE_LOGITS, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
+import { acceptSamples } from './verify';
+import { type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 export interface SchedulerConfig {
   /** Token budget of one step, all rows together. */
@@ -16,6 +18,10 @@ export interface SchedulerConfig {
   mode?: EngineMode;
   /** Positions one request may reach (the model's or runner's context); default: the KV pool. */
   maxContextTokens?: number;
+  /** The runner's maxDraftTokens (default 0: no drafts are ever sent). */
+  maxDraftTokens?: number;
+  /** Engine-wide speculation (default 'auto'); each request's own setting applies under it. */
+  speculation?: Speculation;
 }
 
 /** What a step did, request by request; the session registry and the engine turn it into events. */
@@ -31,15 +37,14 @@ export interface StepOutput {
 
 interface ScheduledEntry {
   request: Request;
+  /** Tokens fed this step, drafts included. */
   numNewTokens: number;
+  /** Drafted tokens fed after the known ones (the tail of the row's tokenIds). */
+  drafts: readonly number[];
 }
 
 const NO_TOKENS = new Int32Array(0);
-
-/** The turn error for a row the sampler marked NON_FINITE_LOGITS; `position` is the token's. */
-function nonFiniteLogitsMessage(position: number): string {
-  return `the model produced NaN/Inf logits at position ${position}; the turn was stopped`;
-}
+const NO_DRAFTS: readonly number[] = [];
 
 export class Scheduler {
   readonly kv: KVCacheManager;
@@ -64,6 +69,9 @@ export class Scheduler {
   /** The last schedule() could not admit the head of the queue for lack of KV blocks, or preempted. */
   private memoryBound = false;
   private nextArrivalSeq = 1;
+  /** Drafted tokens a row may carry: the runner's maxDraftTokens (0 = the runner cannot verify). */
+  maxDraftTokens: number;
+  speculation: Speculation;
 
   constructor(kv: KVCacheManager, tokenizer: Tokenizer, config: SchedulerConfig) {
     if (config.maxTokensPerStep < 1 || config.maxRows < 1) throw new RangeError('token budget and row cap must be >= 1');
@@ -73,6 +81,8 @@ export class Scheduler {
     this.maxRows = config.maxRows;
     this.mode = config.mode ?? 'batched';
     this.maxContextTokens = config.maxContextTokens ?? Infinity;
+    this.maxDraftTokens = config.maxDraftTokens ?? 0;
+    this.speculation = config.speculation ?? DEFAULT_SPECULATION;
   }
 
   /** Most tokens one request may hold: the model's context or the whole KV pool, whichever is less. */
@@ -149,7 +159,7 @@ export class Scheduler {
     let decodeOnlyMs: number | undefined;
     if (timeBudget) {
       const decodes = ordered.filter((r) => remaining(r) === 1);
-      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictDecodeOnly(this.shapeOf(decodes.map((request) => ({ request, numNewTokens: 1 }))));
+      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictDecodeOnly(this.shapeOf(decodes.map((request) => ({ request, numNewTokens: 1, drafts: NO_DRAFTS }))));
       targetMs = stepTargetMs(timeBudget, decodes.length, decodeOnlyMs);
     }
     let prefillTokens = 0;
@@ -181,7 +191,7 @@ export class Scheduler {
         preempted = true;
       }
       if (request.status !== 'running') continue;
-      scheduled.push({ request, numNewTokens });
+      scheduled.push({ request, numNewTokens, drafts: NO_DRAFTS });
       budget -= numNewTokens;
       if (isChunk) prefillTokens += numNewTokens;
     }
@@ -205,21 +215,29 @@ export class Scheduler {
       request.numComputedTokens = numCachedTokens;
       if (request.numPreemptions === 0) request.numCachedTokens = numCachedTokens;
       insertByArrival(this.running, request);
-      scheduled.push({ request, numNewTokens });
+      scheduled.push({ request, numNewTokens, drafts: NO_DRAFTS });
       budget -= numNewTokens;
       prefillTokens += numNewTokens;
     }
 
+    // Drafts last: they only use what the rows above left of the token and time budgets.
+    if (this.maxDraftTokens > 0 && budget > 0) this.addDrafts(scheduled, budget, timeBudget ? (calibrated ? targetMs : NaN) : Infinity);
+
     const stepIndex = this.nextStepIndex++;
-    const rows: StepRow[] = scheduled.map(({ request, numNewTokens }) => {
+    const rows: StepRow[] = scheduled.map(({ request, numNewTokens, drafts }) => {
       const start = request.numComputedTokens;
+      const numKnown = numNewTokens - drafts.length;
+      const tokenIds = new Int32Array(numNewTokens); // [numNewTokens] known tokens, then drafts
+      tokenIds.set(request.tokenIds.slice(start, start + numKnown));
+      tokenIds.set(drafts, numKnown);
       return {
         sessionId: request.sessionId,
-        tokenIds: Int32Array.from(request.tokenIds.slice(start, start + numNewTokens)), // [numNewTokens]
+        tokenIds,
         startPos: start,
         blockTable: Int32Array.from(this.kv.blockTable(request.requestId)), // [numBlocks of the request]
         sampling: request.sampling,
-        sample: start + numNewTokens === request.numTokens,
+        sample: start + numKnown === request.numTokens,
+        ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),
       };
     });
     let budgetEvent: StepBudgetEvent | undefined;
@@ -233,6 +251,41 @@ export class Scheduler {
     }
     this.inFlight = { stepIndex, entries: scheduled, budget: budgetEvent };
     return { stepIndex, rows };
+  }
+
+  /**
+   * Gives decode rows drafted tokens (speculation.ts sizes them) from the budget the step has left,
+   * and their KV slots; a row whose slots the pool cannot supply drafts only into blocks it holds.
+   * Never preempts: speculation must not cost another request its KV.
+   */
+  private addDrafts(scheduled: ScheduledEntry[], budgetTokens: number, targetMs: number): void {
+    const candidates: DraftCandidate[] = [];
+    const entries: ScheduledEntry[] = [];
+    const decodes: ScheduledEntry[] = [];
+    for (const entry of scheduled) {
+      const { request } = entry;
+      if (entry.numNewTokens !== 1 || request.numComputedTokens !== request.numTokens - 1) continue;
+      decodes.push(entry);
+      const candidate = draftCandidate(request, this.speculation, this.maxDraftTokens, this.contextLimit);
+      if (!candidate) continue;
+      candidates.push(candidate);
+      entries.push(entry);
+    }
+    if (candidates.length === 0) return;
+    const cost = (shape: StepShape): number => this.stepCost.predictShape(shape);
+    const decodeRate = decodes.length / cost(this.shapeOf(decodes));
+    const lengths = chooseDraftLengths(candidates, { ...this.shapeOf(scheduled) }, { cost, calibrated: this.stepCost.calibrated, decodeRate, budgetTokens, targetMs });
+    entries.forEach((entry, i) => {
+      let k = lengths[i];
+      if (k === 0) return;
+      const { request } = entry;
+      if (this.kv.allocateSlots(request, 1 + k) === null) {
+        k = Math.min(k, this.kv.blockTable(request.requestId).length * this.kv.blockSize - request.numTokens);
+        if (k <= 0) return;
+      }
+      entry.numNewTokens = 1 + k;
+      entry.drafts = candidates[i].drafts.slice(0, k);
+    });
   }
 
   /** The cost model's view of some scheduled rows (start = each request's computed tokens). */
@@ -255,34 +308,48 @@ export class Scheduler {
     if (result.sampledIds.length < entries.length) throw new Error('fewer sampled ids than rows');
     const rows: StepRowEvent[] = [];
     let numTokens = 0;
-    entries.forEach(({ request, numNewTokens }, i) => {
-      const row = this.advance(request, numNewTokens);
+    let draftOffset = 0;
+    entries.forEach(({ request, numNewTokens, drafts }, i) => {
+      const row = this.advance(request, numNewTokens - drafts.length);
+      row.numTokens = numNewTokens;
       numTokens += numNewTokens;
+      // [drafts.length] ids sampled after each draft: this row's slice of result.draftSampledIds
+      const draftIds = result.draftSampledIds?.subarray(draftOffset, draftOffset + drafts.length) ?? NO_TOKENS;
+      draftOffset += drafts.length;
+      if (drafts.length > 0) {
+        row.numDrafted = drafts.length;
+        row.numAccepted = 0;
+      }
       if (request.cancelRequested) {
         this.finish(request, 'cancelled');
         row.finishReason = 'cancelled';
+      } else if (draftIds.length < drafts.length) {
+        this.finish(request, 'error', `runner returned ${draftIds.length} draft ids for ${drafts.length} drafts`);
+        row.finishReason = 'error';
       } else if (plan.rows[i].sample) {
-        const tokenId = result.sampledIds[i];
-        if (tokenId === NON_FINITE_LOGITS) {
-          // sampling garbage (argmax of NaN is id 0) would stream <pad> forever; only this row ends
-          this.finish(request, 'error', nonFiniteLogitsMessage(request.numTokens));
-          row.finishReason = 'error';
-        } else if (!Number.isInteger(tokenId) || tokenId < 0) {
-          this.finish(request, 'error', `runner returned token id ${tokenId}`);
-          row.finishReason = 'error';
-        } else {
-          const { delta, finishReason } = request.appendToken(tokenId, this.contextLimit);
-          row.newTokenIds = Int32Array.of(tokenId);
-          row.newText = delta;
-          if (finishReason) {
-            this.finish(request, finishReason);
-            row.finishReason = finishReason;
-          }
-        }
+        this.applySamples(request, row, result.sampledIds[i], drafts, draftIds);
       }
       rows.push(row);
     });
     return this.output(plan.stepIndex, rows, numTokens, budget);
+  }
+
+  /** Appends a row's sampled tokens (verify.ts accepts drafts), rolls back rejected KV, ends the turn where a rule says so. */
+  private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array): void {
+    const run = acceptSamples(request, firstId, drafts, draftIds, this.contextLimit);
+    row.newTokenIds = run.tokenIds.length > 0 ? Int32Array.from(run.tokenIds) : NO_TOKENS;
+    row.newText = run.text;
+    if (drafts.length > 0) {
+      row.numAccepted = run.numAccepted;
+      request.numDraftAccepted += run.numAccepted;
+      request.numDraftTested += run.numAccepted + (run.rejected ? 1 : 0);
+      this.kv.releaseRejectedSlots(request);
+      this.kv.cacheComputedBlocks(request);
+    }
+    if (run.finishReason) {
+      this.finish(request, run.finishReason, run.error);
+      row.finishReason = run.finishReason;
+    }
   }
 
   /** The runner failed: every request of the step ends with an error; the rest carry on. */

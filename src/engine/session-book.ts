@@ -3,6 +3,7 @@
 // tokenizing or I/O: engine/sessions.ts runs turns on the scheduler, remote/server-host.ts on a server.
 import type { FinishReason, SessionSnapshot, SessionState, SessionStats } from './events';
 import { sessionSampling, validateSessionOptions, type SessionOptions } from './session-options';
+import { DEFAULT_SPECULATION, validateSpeculation, type Speculation } from './speculation';
 import type { ChatMessage, SamplingParams } from './types';
 
 export interface TurnResult {
@@ -23,6 +24,9 @@ export interface SessionSettings {
   maxNewTokens?: number;
   stopStrings: string[];
   ignoreEos: boolean;
+  speculation: Speculation;
+  /** Tokens each turn's output is expected to be (drafts come from them first); absent: none. */
+  predictionTokenIds?: number[];
 }
 
 /** What every turn carries; an executor extends it with its handle (a scheduler request, a fetch's controller). */
@@ -193,6 +197,8 @@ export class SessionBook<Turn extends TurnRecord = TurnRecord> {
       maxNewTokens: options.maxNewTokens,
       stopStrings: options.stopStrings ?? [],
       ignoreEos: options.ignoreEos ?? false,
+      speculation: options.speculation === undefined ? DEFAULT_SPECULATION : validateSpeculation(options.speculation),
+      ...(options.predictionTokenIds ? { predictionTokenIds: options.predictionTokenIds.slice() } : {}),
     };
     const history = (options.history ?? []).map(({ role, content }): ChatMessage => ({ role, content }));
     const record = new SessionRecord<Turn>(sessionId, settings, history, () => this.records.delete(sessionId));

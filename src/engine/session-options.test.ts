@@ -1,9 +1,10 @@
-// Tests of session option validation through the engine: every numeric option's bounds, the typed
-// error naming the option and the bad value, and no session left behind. Not sampling behaviour.
+// Tests of session option validation through the engine: every option's bounds (speculation too), the
+// typed error naming the option and the bad value, and no session left behind. Not sampling behaviour.
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
 import { InvalidOptionError } from './errors';
 import { MAX_NEW_TOKENS, MAX_SEED, MAX_TEMPERATURE, MAX_TOP_K, MIN_TEMPERATURE } from './session-options';
+import { MAX_DRAFT_TOKENS } from './speculation';
 import type { SessionOptions } from './session-options';
 import { FakeRunner } from './testing/fake-runner';
 import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
@@ -118,5 +119,31 @@ describe('other options', () => {
     const odd = refusal(engine, { history: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 5 as unknown as string }] });
     expect(odd.option).toBe('history[1]');
     expect(odd.message).toBe('history[1] must be a user or assistant message with text content (history holds only user and assistant messages), got {"role":"assistant","content":5}');
+  });
+});
+
+describe('speculation options', () => {
+  it("takes 'auto', 'off' and { maxDraftTokens } up to the bound, and token-id predictions", () => {
+    const engine = makeEngine();
+    const ok: SessionOptions[] = [
+      { speculation: 'auto' },
+      { speculation: 'off' },
+      { speculation: { maxDraftTokens: 0 } },
+      { speculation: { maxDraftTokens: MAX_DRAFT_TOKENS } },
+      { predictionTokenIds: [] },
+      { predictionTokenIds: [0, 97, 255] },
+    ];
+    for (const options of ok) expect(() => engine.createSession(options)).not.toThrow();
+  });
+
+  it('refuses other settings and predictions that are not token ids, naming the option', () => {
+    const engine = makeEngine();
+    expect(refusal(engine, { speculation: 'on' as unknown as 'auto' }).option).toBe('speculation');
+    expect(refusal(engine, { speculation: { maxDraftTokens: MAX_DRAFT_TOKENS + 1 } }).option).toBe('speculation.maxDraftTokens');
+    expect(refusal(engine, { speculation: { maxDraftTokens: 1.5 } }).option).toBe('speculation.maxDraftTokens');
+    expect(refusal(engine, { speculation: { maxDraftTokens: 2, extra: 1 } as unknown as { maxDraftTokens: number } }).option).toBe('speculation');
+    expect(refusal(engine, { predictionTokenIds: [1, -1] }).option).toBe('predictionTokenIds');
+    expect(refusal(engine, { predictionTokenIds: 'abc' as unknown as number[] }).option).toBe('predictionTokenIds');
+    expect(() => engine.setSpeculation({ maxDraftTokens: -1 })).toThrow(InvalidOptionError);
   });
 });

@@ -1,6 +1,7 @@
 // SessionOptions, the bounds of every option and the one check of them, run where a session is
 // created so every host (worker, Node, library) refuses the same values. Not the UI's limits.
 import { InvalidOptionError } from './errors';
+import { validateSpeculation, type Speculation } from './speculation';
 import type { SamplingParams } from './types';
 
 export interface SessionOptions {
@@ -15,6 +16,16 @@ export interface SessionOptions {
   ignoreEos?: boolean;
   /** Earlier user/assistant messages to continue from (e.g. a transcript restored after a restart). */
   history?: Array<{ role: 'user' | 'assistant'; content: string }>;
+  /**
+   * Speculative decoding (default 'auto': drafted tokens verified in the batched step where the
+   * step cost model says they pay; output is the same as without). See speculation.ts.
+   */
+  speculation?: Speculation;
+  /**
+   * The output expected, as token ids (OpenAI's Predicted Outputs, `prediction.content` encoded):
+   * a draft source for speculation, never forced into the output. Applies to each turn.
+   */
+  predictionTokenIds?: number[];
 }
 
 /** A session's sampling: greedy unless set, seeded by its number unless a seed is given. */
@@ -85,6 +96,11 @@ export function validateSessionOptions(options: SessionOptions): void {
   const stopStrings: unknown = options.stopStrings;
   if (stopStrings !== undefined && !(Array.isArray(stopStrings) && stopStrings.every((s) => typeof s === 'string'))) {
     throw new InvalidOptionError('stopStrings', stopStrings, 'an array of strings');
+  }
+  if (options.speculation !== undefined) validateSpeculation(options.speculation);
+  const prediction: unknown = options.predictionTokenIds;
+  if (prediction !== undefined && !(Array.isArray(prediction) && prediction.every((id) => Number.isInteger(id) && (id as number) >= 0))) {
+    throw new InvalidOptionError('predictionTokenIds', prediction, 'an array of token ids (integers >= 0)');
   }
   const history: unknown = options.history;
   if (history !== undefined) {

@@ -55,6 +55,8 @@ export class SessionRegistry {
         maxTokens: settings.maxNewTokens ?? MAX_NEW_TOKENS,
         stopStrings: settings.stopStrings,
         ignoreEos: settings.ignoreEos,
+        speculation: settings.speculation,
+        predictionTokenIds: settings.predictionTokenIds,
       });
       return { requestId: request.requestId, request, text: '' };
     });
@@ -111,8 +113,9 @@ export class SessionRegistry {
       const active = session?.active;
       if (!session || !active || row.newTokenIds.length === 0) continue;
       active.text += row.newText;
-      session.stats.tokensOut++;
-      session.stats.totalTokensOut++;
+      // a verify row adds its accepted drafts and one more
+      session.stats.tokensOut += row.newTokenIds.length;
+      session.stats.totalTokensOut += row.newTokenIds.length;
     }
     this.applyFinished(output.finished);
   }

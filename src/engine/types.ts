@@ -24,6 +24,13 @@ export interface StepRow {
   sampling: SamplingParams;
   /** Sample a token after the last fed token (false for non-final prefill chunks). */
   sample: boolean;
+  /**
+   * Drafted tokens at the tail of tokenIds, to verify (absent or 0: none). Only on a row with
+   * sample = true, only up to the runner's maxDraftTokens, and fewer than tokenIds.length (the
+   * row's last known token always leads). The runner then samples after the last known token and
+   * after each drafted one, each keyed by its own position: numDraftTokens + 1 ids (StepResult).
+   */
+  numDraftTokens?: number;
 }
 
 /** Plain data handed from scheduler to runner; the runner never chooses rows. */
@@ -41,8 +48,19 @@ export interface StepPlan {
 export const NON_FINITE_LOGITS = -2;
 
 export interface StepResult {
-  /** [rows.length] sampled token id per row, -1 where the row had sample=false, NON_FINITE_LOGITS. */
+  /**
+   * [rows.length] sampled token id per row, -1 where the row had sample=false, NON_FINITE_LOGITS.
+   * For a row with drafts: the id sampled after its last known token (before the first draft).
+   */
   sampledIds: Int32Array;
+  /**
+   * [sum of rows' numDraftTokens] the ids sampled after each drafted token, rows in plan order:
+   * a row's k drafts own the next k entries (its offset = the drafts of the rows before it).
+   * Absent when no row drafted. Each id is sampled from the target's distribution at its position
+   * exactly as plain decode would (the same RNG draw), whether or not the drafts before it match;
+   * the scheduler, not the runner, decides how many drafts are accepted.
+   */
+  draftSampledIds?: Int32Array;
   /** GPU execution time when timestamp queries exist. */
   gpuTimeMs?: number;
 }
@@ -68,6 +86,11 @@ export interface ModelRunner {
    * token count): cost grows per token.
    */
   readonly tokenTile?: number;
+  /**
+   * Most drafted tokens one row may carry for verification (StepRow.numDraftTokens). None or 0:
+   * the runner does not verify drafts, and the engine never sends it any.
+   */
+  readonly maxDraftTokens?: number;
   execute(plan: StepPlan): Promise<StepResult>;
   dispose(): void;
 }

@@ -4,7 +4,7 @@ import { ForwardArena, forward } from './forward';
 import { KvPool } from './kv-pool';
 import { sampleToken } from './sample';
 import { loadCpuWeights, type CpuWeights } from './weights';
-import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
+import type { ModelRunner, StepPlan, StepResult, StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 
 export interface CpuRunnerOptions {
@@ -16,13 +16,18 @@ export interface CpuRunnerOptions {
   maxTokensPerStep?: number;
   /** Most rows per step (default 64). */
   maxRows?: number;
+  /** Drafted tokens a row may carry for verification (default 8; 0: none). */
+  maxDraftTokens?: number;
 }
 
 /** Logits a step produced, for tests and parity checks that look past the sampled ids. */
 export interface CpuStepDetail extends StepResult {
-  /** Indices into plan.rows of the rows that sampled, in plan order. */
+  /**
+   * Indices into plan.rows of the rows that sampled, in plan order; a row with k drafts appears
+   * k + 1 times (after its last known token, then after each draft).
+   */
   sampleRows: number[];
-  /** [sampleRows.length, vocab] */
+  /** [sampleRows.length, vocab] logits at each sampled position */
   logits: Float32Array;
 }
 
@@ -33,6 +38,7 @@ export class CpuRunner implements ModelRunner {
   readonly maxRows: number;
   /** The model's context (maxPositionEmbeddings): RoPE positions past it were never trained. */
   readonly maxContext: number;
+  readonly maxDraftTokens: number;
   readonly weights: CpuWeights;
   readonly kv: KvPool;
   private readonly arena: ForwardArena;
@@ -43,6 +49,7 @@ export class CpuRunner implements ModelRunner {
     this.numBlocks = options.numBlocks ?? 513;
     this.maxTokensPerStep = options.maxTokensPerStep ?? 2048;
     this.maxRows = options.maxRows ?? 64;
+    this.maxDraftTokens = options.maxDraftTokens ?? 8;
     this.weights = loadCpuWeights(model);
     const c = this.weights.config;
     this.maxContext = c.maxPositionEmbeddings;
@@ -58,8 +65,8 @@ export class CpuRunner implements ModelRunner {
 
   execute(plan: StepPlan): Promise<StepResult> {
     try {
-      const { sampledIds } = this.executeDetailed(plan);
-      return Promise.resolve({ sampledIds });
+      const { sampledIds, draftSampledIds } = this.executeDetailed(plan);
+      return Promise.resolve(draftSampledIds ? { sampledIds, draftSampledIds } : { sampledIds });
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
@@ -75,17 +82,68 @@ export class CpuRunner implements ModelRunner {
     }
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
     if (plan.rows.length === 0) return { sampledIds, sampleRows: [], logits: new Float32Array(0) };
-    const { sampleRows, logits } = forward(this.weights, this.kv, plan, this.arena);
+    const numDrafts = plan.rows.reduce((n, row) => n + (row.numDraftTokens ?? 0), 0);
+    if (numDrafts === 0) {
+      const { sampleRows, logits } = forward(this.weights, this.kv, plan, this.arena);
+      const vocab = this.weights.config.vocabSize;
+      sampleRows.forEach((r, i) => {
+        const row = plan.rows[r];
+        const pos = row.startPos + row.tokenIds.length; // position of the token being generated
+        sampledIds[r] = sampleToken(logits.subarray(i * vocab, (i + 1) * vocab), row.sampling, pos);
+      });
+      return { sampledIds, sampleRows, logits };
+    }
+    // Verify rows: the forward runs every token on its own (attention through its row's block
+    // table, every K/V written before any is read), so a row cut into its known tokens and one
+    // sampling row per draft yields the logits at each of those positions, bitwise as plain decode.
+    const { rows, owners } = splitDraftRows(plan.rows, this.maxDraftTokens);
+    const { sampleRows: split, logits } = forward(this.weights, this.kv, { stepIndex: plan.stepIndex, rows }, this.arena);
     const vocab = this.weights.config.vocabSize;
-    sampleRows.forEach((r, i) => {
-      const row = plan.rows[r];
-      const pos = row.startPos + row.tokenIds.length; // position of the token being generated
-      sampledIds[r] = sampleToken(logits.subarray(i * vocab, (i + 1) * vocab), row.sampling, pos);
+    const draftSampledIds = new Int32Array(numDrafts); // [sum of numDraftTokens], rows in plan order
+    const sampleRows: number[] = [];
+    let draftAt = 0;
+    split.forEach((s, i) => {
+      const row = rows[s];
+      const id = sampleToken(logits.subarray(i * vocab, (i + 1) * vocab), row.sampling, row.startPos + row.tokenIds.length);
+      const r = owners[s];
+      sampleRows.push(r);
+      if (sampleRows.length > 1 && sampleRows[sampleRows.length - 2] === r) draftSampledIds[draftAt++] = id;
+      else sampledIds[r] = id;
     });
-    return { sampledIds, sampleRows, logits };
+    return { sampledIds, draftSampledIds, sampleRows, logits };
   }
 
   dispose(): void {
     this.disposed = true;
   }
+}
+
+/**
+ * A plan's rows with each verify row cut in two kinds: its known tokens (sampling after the last)
+ * and one single-token sampling row per draft, at consecutive positions through the same block
+ * table. `owners[i]` is the plan row that rows[i] came from.
+ */
+function splitDraftRows(planRows: readonly StepRow[], maxDraftTokens: number): { rows: StepRow[]; owners: number[] } {
+  const rows: StepRow[] = [];
+  const owners: number[] = [];
+  planRows.forEach((row, r) => {
+    const k = row.numDraftTokens ?? 0;
+    if (k === 0) {
+      rows.push(row);
+      owners.push(r);
+      return;
+    }
+    if (k > maxDraftTokens || !row.sample || k >= row.tokenIds.length) {
+      throw new RangeError(`row ${row.sessionId} carries ${k} drafts (maxDraftTokens ${maxDraftTokens}, ${row.tokenIds.length} tokens, sample ${row.sample})`);
+    }
+    const numKnown = row.tokenIds.length - k;
+    const { numDraftTokens: _drafts, ...plain } = row;
+    rows.push({ ...plain, tokenIds: row.tokenIds.subarray(0, numKnown) });
+    owners.push(r);
+    for (let j = 0; j < k; j++) {
+      rows.push({ ...plain, tokenIds: row.tokenIds.subarray(numKnown + j, numKnown + j + 1), startPos: row.startPos + numKnown + j });
+      owners.push(r);
+    }
+  });
+  return { rows, owners };
 }

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { EngineCore } from '../engine-core';
 import type { EngineMode, StepEvent } from '../events';
 import type { TurnResult } from '../sessions';
+import type { Speculation } from '../speculation';
 import type { StepBudget } from '../step-budget';
 import type { ChatTemplate, ModelRunner, StepPlan, StepResult, Tokenizer } from '../types';
 import { RunnerWrapper } from './runner-wrapper';
@@ -31,6 +32,9 @@ export interface AsyncFuzzStats {
   numCancelled: number;
   numReplacements: number;
   numInjected: number;
+  /** Drafted tokens accepted, and rejected, over the schedule (0 for a runner that does not speculate). */
+  numAccepted: number;
+  numRejected: number;
 }
 
 interface TurnRecord {
@@ -90,7 +94,8 @@ class AsyncRunner extends RunnerWrapper {
 
 async function soloRun(setup: AsyncFuzzSetup, options: SessionPlan['options'], promptTokenIds: number[]): Promise<TurnResult> {
   const runner = setup.makeRunner();
-  const engine = new EngineCore({ runner, tokenizer: setup.tokenizer, chatTemplate: setup.chatTemplate, manualSteps: true });
+  // plain decode: a speculating schedule must give exactly these tokens
+  const engine = new EngineCore({ runner, tokenizer: setup.tokenizer, chatTemplate: setup.chatTemplate, manualSteps: true, speculation: 'off' });
   const id = engine.createSession({ maxNewTokens: options.maxNewTokens, stopStrings: options.stopStrings, sampling: { temperature: options.temperature }, seed: options.seed });
   engine.send(id, promptTokenIds);
   while (await engine.step());
@@ -103,7 +108,8 @@ export async function runAsyncSchedule(setup: AsyncFuzzSetup, seed: number): Pro
   const rnd = makeRandom(seed);
   executing = 0;
   maxOverlap = 0;
-  const stats: AsyncFuzzStats = { numTurns: 0, numCancelled: 0, numReplacements: 0, numInjected: 0 };
+  const stats: AsyncFuzzStats = { numTurns: 0, numCancelled: 0, numReplacements: 0, numInjected: 0, numAccepted: 0, numRejected: 0 };
+  const speculations: Speculation[] = ['auto', 'off', { maxDraftTokens: 2 }, { maxDraftTokens: 8 }];
   const live: string[] = [];
   const pending: Array<Promise<unknown>> = [];
   let replacing: Promise<void> | null = null;
@@ -125,6 +131,7 @@ export async function runAsyncSchedule(setup: AsyncFuzzSetup, seed: number): Pro
       engine.closeSession(target);
       live.splice(live.indexOf(target), 1);
     } else if (action < 0.5) engine.setMode(rnd.next() < 0.5 ? 'batched' : 'serialized');
+    else if (action < 0.55) engine.setSpeculation(rnd.pick(speculations));
     else if (action < 0.6) engine.setStepBudget(rnd.pick<StepBudget | null>([null, { multiple: 1.5 }, { multiple: 1 }, { maxStepMs: 5 }]));
     else if (action < 0.66 && !replacing && stats.numReplacements < setup.maxReplacements) {
       stats.numReplacements++;
@@ -141,12 +148,17 @@ export async function runAsyncSchedule(setup: AsyncFuzzSetup, seed: number): Pro
     maxRows: rnd.pick([1, 3, 16]),
     mode: rnd.next() < 0.2 ? ('serialized' as EngineMode) : 'batched',
     stepBudget: rnd.next() < 0.5 ? { multiple: 1.5 } : null,
+    speculation: rnd.pick(speculations),
   });
   const finishedCount = new Map<string, number>();
   const lastEvents: StepEvent[] = [];
   engine.subscribe((event: StepEvent) => {
     lastEvents.push(event);
     if (lastEvents.length > 8) lastEvents.shift();
+    for (const row of event.rows) {
+      stats.numAccepted += row.numAccepted ?? 0;
+      stats.numRejected += (row.numDrafted ?? 0) - (row.numAccepted ?? 0);
+    }
     for (const done of event.finished) {
       expect(done.reason).toBeTruthy();
       finishedCount.set(done.requestId, (finishedCount.get(done.requestId) ?? 0) + 1);

@@ -1,7 +1,7 @@
 // FakeRunner: a test ModelRunner whose "KV cache" is a paged array of token ids, read back through
 // each row's block table to pick the next token. Not a model: it exists to make KV bugs change tokens.
 import { fmix32, sampleUniform } from '../rng';
-import type { ModelRunner, StepPlan, StepResult } from '../types';
+import type { ModelRunner, StepPlan, StepResult, StepRow } from '../types';
 
 export interface FakeRunnerOptions {
   blockSize?: number;
@@ -16,6 +16,13 @@ export interface FakeRunnerOptions {
   eosEvery?: number;
   /** The model's context in positions (default: none beyond the pool). */
   maxContext?: number;
+  /** Drafted tokens a row may carry (default 0: the runner declares no speculation and refuses drafts). */
+  maxDraftTokens?: number;
+  /**
+   * About this share of samples (0..1, default 0) copy the token that followed the latest earlier
+   * occurrence of the current token in the KV, so prompt-lookup drafts are often right.
+   */
+  copyRate?: number;
 }
 
 const UNWRITTEN = -1;
@@ -30,6 +37,8 @@ export class FakeRunner implements ModelRunner {
   readonly eosTokenId: number;
   readonly eosEvery: number;
   readonly maxContext: number | undefined;
+  readonly maxDraftTokens: number;
+  readonly copyRate: number;
   /** [numBlocks * blockSize] token id stored at each KV slot. */
   readonly slots: Int32Array;
   numExecuted = 0;
@@ -44,6 +53,8 @@ export class FakeRunner implements ModelRunner {
     this.maxContext = options.maxContext;
     this.eosTokenId = options.eosTokenId ?? 256;
     this.eosEvery = options.eosEvery ?? 0;
+    this.maxDraftTokens = options.maxDraftTokens ?? 0;
+    this.copyRate = options.copyRate ?? 0;
     this.slots = new Int32Array(this.numBlocks * this.blockSize).fill(UNWRITTEN);
   }
 
@@ -71,21 +82,42 @@ export class FakeRunner implements ModelRunner {
       });
     }
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
+    const numDrafts = plan.rows.reduce((n, row) => n + (row.numDraftTokens ?? 0), 0);
+    const draftSampledIds = new Int32Array(numDrafts); // [sum of numDraftTokens]
+    let draftAt = 0;
     plan.rows.forEach((row, r) => {
+      const k = row.numDraftTokens ?? 0;
+      if (k > 0 && (k > this.maxDraftTokens || !row.sample || k >= row.tokenIds.length)) {
+        throw new Error(`row ${row.sessionId} carries ${k} drafts (maxDraftTokens ${this.maxDraftTokens}, ${row.tokenIds.length} tokens, sample ${row.sample})`);
+      }
       if (!row.sample) return;
+      // one sample after the last known token, then one after each draft: each reads only the KV up to its position
       const lastPos = row.startPos + row.tokenIds.length - 1;
-      let h = 0x2545f491;
-      for (let pos = 0; pos <= lastPos; pos++) {
-        const tokenId = this.slots[this.slotOf(row.blockTable, pos)];
-        if (tokenId === UNWRITTEN) throw new Error(`row ${row.sessionId} reads unwritten KV at position ${pos}`);
-        h = fmix32((h ^ tokenId) + Math.imul(pos + 1, 0x9e3779b9));
-      }
-      if (row.sampling.temperature > 0) {
-        h = fmix32(h ^ Math.floor(sampleUniform(row.sampling.seed, lastPos + 1) * 16777216));
-      }
-      sampledIds[r] = this.eosEvery > 0 && h % this.eosEvery === 0 ? this.eosTokenId : this.firstTokenId + ((h >>> 8) % this.vocabSize);
+      sampledIds[r] = this.sampleAt(row, lastPos - k);
+      for (let j = 1; j <= k; j++) draftSampledIds[draftAt++] = this.sampleAt(row, lastPos - k + j);
     });
-    return { sampledIds };
+    return numDrafts > 0 ? { sampledIds, draftSampledIds } : { sampledIds };
+  }
+
+  /** The token after position `lastPos`, a function of the row's KV up to it (and the RNG at lastPos + 1). */
+  private sampleAt(row: StepRow, lastPos: number): number {
+    let h = 0x2545f491;
+    const seen: number[] = [];
+    for (let pos = 0; pos <= lastPos; pos++) {
+      const tokenId = this.slots[this.slotOf(row.blockTable, pos)];
+      if (tokenId === UNWRITTEN) throw new Error(`row ${row.sessionId} reads unwritten KV at position ${pos}`);
+      h = fmix32((h ^ tokenId) + Math.imul(pos + 1, 0x9e3779b9));
+      seen.push(tokenId);
+    }
+    if (row.sampling.temperature > 0) {
+      h = fmix32(h ^ Math.floor(sampleUniform(row.sampling.seed, lastPos + 1) * 16777216));
+    }
+    if (this.eosEvery > 0 && h % this.eosEvery === 0) return this.eosTokenId;
+    if (this.copyRate > 0 && (fmix32(h ^ 0x5bd1e995) >>> 8) / 16777216 < this.copyRate) {
+      const current = seen[lastPos];
+      for (let pos = lastPos - 1; pos >= 0; pos--) if (seen[pos] === current) return seen[pos + 1];
+    }
+    return this.firstTokenId + ((h >>> 8) % this.vocabSize);
   }
 
   dispose(): void {}

@@ -9,6 +9,7 @@ export class RunnerWrapper implements ModelRunner {
   readonly maxRows: number;
   readonly maxContext?: number;
   readonly tokenTile?: number;
+  readonly maxDraftTokens?: number;
 
   constructor(protected readonly inner: ModelRunner) {
     this.blockSize = inner.blockSize;
@@ -17,6 +18,7 @@ export class RunnerWrapper implements ModelRunner {
     this.maxRows = inner.maxRows;
     this.maxContext = inner.maxContext;
     this.tokenTile = inner.tokenTile;
+    this.maxDraftTokens = inner.maxDraftTokens;
   }
 
   execute(plan: StepPlan): Promise<StepResult> {

@@ -1,0 +1,156 @@
+// Speculative decoding policy: the `speculation` setting and its check, a request's acceptance
+// estimate, and how many drafted tokens each decode row carries in a step. Not the proposers
+// (drafts.ts) and not verification (the scheduler's update()).
+import { InvalidOptionError } from './errors';
+import type { Request } from './request';
+import { attendedPositions, type StepShape } from './step-cost';
+
+/**
+ * 'auto': each decode row drafts as many tokens as the step cost model and the request's measured
+ * acceptance say pay off (up to the runner's maxDraftTokens); 'off': never; `{ maxDraftTokens }`:
+ * as many as the proposer has, up to that many, whatever they cost (benchmarks, tests) — still
+ * within the token budget, the step-time budget, the KV pool and the runner's own limit.
+ */
+export type Speculation = 'auto' | 'off' | { maxDraftTokens: number };
+
+export const DEFAULT_SPECULATION: Speculation = 'auto';
+/** More drafts than this per row only verify tokens the acceptance estimate already gave up on. */
+export const MAX_DRAFT_TOKENS = 32;
+/**
+ * The acceptance estimate starts from this many accepted out of PRIOR_TESTED (0.5): a request's
+ * first drafts are neither trusted blindly nor never tried, and a few outcomes move it.
+ */
+const PRIOR_ACCEPTED = 1;
+const PRIOR_TESTED = 2;
+/**
+ * Drafts an 'auto' row carries while the cost model is still calibrating: a cost model fitted to
+ * decode steps alone cannot tell a fed token's cost from a row's, and only steps that feed more
+ * tokens than rows (chunks, or these) teach it; a short run keeps the price of a wrong guess small.
+ */
+export const EXPLORE_DRAFT_TOKENS = 2;
+
+/** Checks a speculation setting from the API; returns a fresh copy. Throws InvalidOptionError naming `option`. */
+export function validateSpeculation(value: unknown, option = 'speculation'): Speculation {
+  if (value === 'auto' || value === 'off') return value;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    const max = (value as Record<string, unknown>).maxDraftTokens;
+    if (keys.length === 1 && Number.isInteger(max) && (max as number) >= 0 && (max as number) <= MAX_DRAFT_TOKENS) {
+      return { maxDraftTokens: max as number };
+    }
+    if (keys.length === 1 && keys[0] === 'maxDraftTokens') {
+      throw new InvalidOptionError(`${option}.maxDraftTokens`, max, `an integer from 0 to ${MAX_DRAFT_TOKENS}`);
+    }
+  }
+  throw new InvalidOptionError(option, value, "'auto', 'off' or { maxDraftTokens }");
+}
+
+/** A request's setting under the engine's: 'off' on either side wins, then an explicit length (the session's first). */
+export function combineSpeculation(engine: Speculation, session: Speculation): Speculation {
+  if (engine === 'off' || session === 'off') return 'off';
+  if (typeof session === 'object') return session;
+  return engine;
+}
+
+/**
+ * Probability that a request's next drafted token is accepted, given the drafts it verified so
+ * far: `numTested` counts the tokens whose fate was decided (each accepted one and the first
+ * rejected one of a run; drafts after a rejection were never tested).
+ */
+export function acceptanceRate(numAccepted: number, numTested: number): number {
+  return (numAccepted + PRIOR_ACCEPTED) / (numTested + PRIOR_TESTED);
+}
+
+/** One decode row that may carry drafts. */
+export interface DraftCandidate {
+  /** Proposed tokens, already cut to the most this row may carry. */
+  drafts: readonly number[];
+  /** `{ maxDraftTokens }`: take every proposed token the budgets allow. */
+  fixed: boolean;
+  /** acceptanceRate() of the request. */
+  acceptance: number;
+  /** Position of the row's first fed token, and tokens it feeds before any draft. */
+  startPos: number;
+  numTokens: number;
+}
+
+/**
+ * The draft candidate of a decode row, or null when its request does not speculate or nothing is
+ * proposed. Drafts are cut so that k accepted ones plus the target's next token fit maxTokens and
+ * every fed position fits the context (`contextLimit`), and to the runner's `maxDraftTokens`.
+ */
+export function draftCandidate(request: Request, engine: Speculation, maxDraftTokens: number, contextLimit: number): DraftCandidate | null {
+  const setting = combineSpeculation(engine, request.speculation);
+  if (setting === 'off') return null;
+  const fixed = typeof setting === 'object';
+  const cap = Math.min(maxDraftTokens, fixed ? setting.maxDraftTokens : Infinity, request.maxTokens - request.numOutputTokens - 1, contextLimit - request.numTokens);
+  const drafts = request.proposeDrafts(cap);
+  if (drafts.length === 0) return null;
+  return { drafts, fixed, acceptance: request.draftAcceptance, startPos: request.numComputedTokens, numTokens: request.numTokens - request.numComputedTokens };
+}
+
+export interface DraftLimits {
+  /** Predicted step ms for a step shape (the cost model). */
+  cost: (shape: StepShape) => number;
+  /** The cost model has seen enough steps to trust its per-token cost (until then 'auto' explores). */
+  calibrated: boolean;
+  /** Tokens per ms the step's decode rows make without drafts: what a draft must beat. */
+  decodeRate: number;
+  /** Fed tokens the token budget has left. */
+  budgetTokens: number;
+  /** The most the step may cost (Infinity: unbounded; NaN: bounded but unknown, so no drafts). */
+  targetMs: number;
+}
+
+/**
+ * Draft lengths for `rows` in a step whose other rows make `base`, chosen greedily: the draft with
+ * the highest expected gain goes next (fixed rows first, then acceptance^j for a row's j-th draft:
+ * the chance that it and every draft before it are accepted, each one more token). An 'auto' draft
+ * is taken only when its gain per predicted ms beats `decodeRate`, so where a fed token costs as
+ * much as a decode row's share of the step (large cohorts, a compute-bound runner) or acceptance
+ * is low, lengths fall to 0 by themselves. Every draft keeps the step within the limits. While the
+ * model calibrates, 'auto' rows carry up to EXPLORE_DRAFT_TOKENS.
+ */
+export function chooseDraftLengths(rows: readonly DraftCandidate[], base: StepShape, limits: DraftLimits): number[] {
+  const lengths = rows.map(() => 0);
+  const exploring = !limits.calibrated;
+  const maxLengths = rows.map((row) => (row.fixed ? row.drafts.length : Math.min(row.drafts.length, exploring ? EXPLORE_DRAFT_TOKENS : Infinity)));
+  const done = maxLengths.map((max) => max === 0);
+  const shape: StepShape = { ...base };
+  let stepMs = limits.cost(shape);
+  let budgetTokens = limits.budgetTokens;
+  while (budgetTokens > 0) {
+    let best = -1;
+    let bestGain = -Infinity;
+    rows.forEach((row, r) => {
+      if (done[r]) return;
+      const gain = row.fixed ? Infinity : row.acceptance ** (lengths[r] + 1);
+      if (gain > bestGain) {
+        best = r;
+        bestGain = gain;
+      }
+    });
+    if (best < 0) break;
+    const row = rows[best];
+    const fed = row.numTokens + lengths[best];
+    const trial: StepShape = {
+      numTokens: shape.numTokens + 1,
+      numRows: shape.numRows,
+      attended: shape.attended + attendedPositions(row.startPos, fed + 1) - attendedPositions(row.startPos, fed),
+    };
+    const trialMs = limits.cost(trial);
+    const fitsTime = limits.targetMs === Infinity || trialMs <= limits.targetMs;
+    const pays = row.fixed || exploring || bestGain > limits.decodeRate * (trialMs - stepMs);
+    if (!fitsTime || !pays) {
+      done[best] = true; // a row's later drafts gain less and cost no less
+      continue;
+    }
+    lengths[best]++;
+    if (lengths[best] === maxLengths[best]) done[best] = true;
+    shape.numTokens = trial.numTokens;
+    shape.attended = trial.attended;
+    stepMs = trialMs;
+    budgetTokens--;
+  }
+  return lengths;
+}
