@@ -15,6 +15,8 @@ export interface EngineCoreOptions {
   runner: ModelRunner;
   tokenizer: Tokenizer;
   chatTemplate: ChatTemplate;
+  /** Sessions are `s<n>` from this n (default 1): a host replacing its engine never reuses an id. */
+  firstSessionNumber?: number;
   /** Token budget per step (default 512, at most runner.maxTokensPerStep). */
   maxTokensPerStep?: number;
   /** Row cap per step in batched mode (default DEFAULT_MAX_ROWS, at most runner.maxRows). */
@@ -76,7 +78,7 @@ export class EngineCore {
     });
     this.scheduler.stepBudget = validateStepBudget(options.stepBudget ?? null);
     this.scheduler.stepCost.reset(runner.tokenTile);
-    this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate);
+    this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate, options.firstSessionNumber);
   }
 
   get mode(): EngineMode {

@@ -179,12 +179,18 @@ export class SessionRecord<Turn extends TurnRecord = TurnRecord> {
   }
 }
 
-/** The sessions of one executor by id; ids are `idPrefix` + a number counted from 1. */
+/** The sessions of one executor by id; ids are `idPrefix` + a number counted from `firstNumber`. */
 export class SessionBook<Turn extends TurnRecord = TurnRecord> {
   private readonly records = new Map<string, SessionRecord<Turn>>();
-  private nextSessionNumber = 1;
+  private nextSessionNumber: number;
 
-  constructor(private readonly idPrefix: string) {}
+  /** A host that replaces its engine starts the next one's numbers after the last's, so no id is reused. */
+  constructor(
+    private readonly idPrefix: string,
+    firstNumber = 1,
+  ) {
+    this.nextSessionNumber = firstNumber;
+  }
 
   /** Throws InvalidOptionError (session-options.ts) for an option out of bounds; nothing is recorded then. */
   create(options: SessionOptions = {}): SessionRecord<Turn> {

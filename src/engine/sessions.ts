@@ -22,10 +22,12 @@ export class SessionRegistry {
   private readonly scheduler: Scheduler;
   private readonly tokenizer: Tokenizer;
   private readonly template: ChatTemplate;
-  private readonly book = new SessionBook<ScheduledTurn>('s');
+  private readonly book: SessionBook<ScheduledTurn>;
   private readonly byRequestId = new Map<string, Session>();
 
-  constructor(scheduler: Scheduler, tokenizer: Tokenizer, template: ChatTemplate) {
+  /** Sessions are `s<n>`, n counted from `firstSessionNumber`. */
+  constructor(scheduler: Scheduler, tokenizer: Tokenizer, template: ChatTemplate, firstSessionNumber = 1) {
+    this.book = new SessionBook<ScheduledTurn>('s', firstSessionNumber);
     this.scheduler = scheduler;
     this.tokenizer = tokenizer;
     this.template = template;

@@ -16,7 +16,7 @@ import { MODEL_CHANGED, ModelChangedFailure, ModelLoadFailure, toLoadFailure } f
 import { checkKvCacheOptions, type KvCacheOptions } from '../protocol/kv-cache-options';
 import { describeSource } from '../protocol/model-source';
 import { describeModel, weightBytes } from './model-info';
-import { sessionNumber, shiftEvent, shiftId } from './session-ids';
+import { sessionNumber } from './session-ids';
 
 /** The KV options a runner is built with: the load's, its storage type resolved to the default when none was given. */
 export interface RunnerKvOptions {
@@ -38,8 +38,8 @@ interface Loaded {
   kv: RunnerKvOptions;
   engine: EngineCore;
   info: ModelInfo;
-  /** Sessions numbered before this engine's first: its `s<n>` is the host's `s<n + idOffset>`. */
-  idOffset: number;
+  /** Its sessions are `s<n>` from this n on; lower numbers belonged to models it replaced. */
+  firstSessionNumber: number;
   /** Engine session ids whose turns a load cut short: their ends are reported as 'model_changed'. */
   cutByLoad: Set<string>;
   cutMessage: string;
@@ -86,10 +86,11 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     const opened = await openModelSource(source, this.options, fetchProgress);
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
     const runner = await this.options.makeRunner(opened.desc, kv).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
-    const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget });
+    const firstSessionNumber = this.sessionsMade + 1;
+    const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget, firstSessionNumber });
     const info: ModelInfo = { ...describeModel(opened, runner, kv.kvCacheType), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
-    const loaded: Loaded = { opened, runner, kv, engine, info, idOffset: this.sessionsMade, cutByLoad: new Set(), cutMessage: '' };
+    const loaded: Loaded = { opened, runner, kv, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
     this.loaded = loaded;
     engine.subscribe((event) => this.steps.emit(this.hostEvent(loaded, event)));
     if (previous) await this.retire(previous, `${info.name} was loaded in place of ${previous.info.name} during this turn: send it again`);
@@ -113,38 +114,33 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     old.runner.dispose();
   }
 
-  /** An engine's step event in host session ids, a turn cut by a load reported as such. */
+  /** An engine's step event as the host reports it: a turn cut by a load says so (only then a copy). */
   private hostEvent(loaded: Loaded, event: StepEvent): StepEvent {
     const cut = loaded.cutByLoad;
-    const finished =
-      cut.size === 0
-        ? event.finished
-        : event.finished.map((f) => (f.reason === 'cancelled' && cut.has(f.sessionId) ? { ...f, reason: 'error' as const, code: MODEL_CHANGED, error: loaded.cutMessage } : f));
-    return shiftEvent(finished === event.finished ? event : { ...event, finished }, loaded.idOffset);
+    if (cut.size === 0) return event;
+    const finished = event.finished.map((f) => (f.reason === 'cancelled' && cut.has(f.sessionId) ? { ...f, reason: 'error' as const, code: MODEL_CHANGED, error: loaded.cutMessage } : f));
+    return { ...event, finished };
   }
 
   /**
    * The engine session behind host id `sessionId`. A session of a model since replaced (or
    * unloaded) is gone with it: `ifReplaced` says what the call does then (nothing, or throw).
    */
-  private session(sessionId: SessionId, ifReplaced: 'ignore' | 'throw'): { engine: EngineCore; id: string; offset: number; loaded: Loaded } | null {
+  private session(sessionId: SessionId, ifReplaced: 'ignore' | 'throw'): { engine: EngineCore; id: string; loaded: Loaded } | null {
     const loaded = this.loaded;
     const n = sessionNumber(sessionId);
-    if (n !== null && n <= this.sessionsMade && (!loaded || n <= loaded.idOffset)) {
+    if (n !== null && n <= this.sessionsMade && (!loaded || n < loaded.firstSessionNumber)) {
       if (ifReplaced === 'ignore') return null;
       throw new ModelChangedFailure(`session ${sessionId} belonged to a model that was ${loaded ? `replaced by ${loaded.info.name}` : 'unloaded'}: create a new session`);
     }
     if (!loaded) throw new Error('no model is loaded yet');
-    // an id the host never made reaches the engine as one no session has
-    return { engine: loaded.engine, id: n === null || n > this.sessionsMade ? `unknown:${sessionId}` : `s${n - loaded.idOffset}`, offset: loaded.idOffset, loaded };
+    return { engine: loaded.engine, id: sessionId, loaded };
   }
 
   async createSession(options: SessionOptions = {}): Promise<SessionId> {
     const loaded = this.loaded;
     if (!loaded) throw new Error('no model is loaded yet');
-    const engineId = loaded.engine.createSession(options);
-    const id = shiftId(engineId, loaded.idOffset);
-    if (sessionNumber(id) !== this.sessionsMade + 1) throw new Error(`the engine numbered a session ${engineId}: the host expects s<n> in creation order`);
+    const id = loaded.engine.createSession(options);
     this.sessionsMade++;
     return id;
   }
@@ -177,16 +173,15 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
   }
 
   async waitForTurn(sessionId: SessionId): Promise<TurnResult> {
-    const { engine, id, offset, loaded } = this.session(sessionId, 'throw')!;
+    const { engine, id, loaded } = this.session(sessionId, 'throw')!;
     const result = await engine.waitForTurn(id);
     const cut = result.finishReason === 'cancelled' && loaded.cutByLoad.has(id);
-    return { ...result, sessionId: shiftId(result.sessionId, offset), requestId: shiftId(result.requestId, offset), ...(cut ? { finishReason: 'error', error: loaded.cutMessage } : {}) };
+    return cut ? { ...result, finishReason: 'error', error: loaded.cutMessage } : result;
   }
 
   async getSession(sessionId: SessionId): Promise<SessionSnapshot> {
-    const { engine, id, offset } = this.session(sessionId, 'throw')!;
-    const snapshot = engine.sessions.get(id);
-    return { ...snapshot, sessionId: shiftId(snapshot.sessionId, offset) };
+    const { engine, id } = this.session(sessionId, 'throw')!;
+    return engine.sessions.get(id);
   }
 
   async currentModel(): Promise<ModelInfo | null> {
