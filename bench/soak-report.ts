@@ -49,7 +49,7 @@ export interface SoakReport {
   kvBlocksUsedAtEnd: number | null;
   workerRestarts: number;
   /** The playground tab (its own dedicated worker): turns sent and how they ended. */
-  playground: { turns: number; done: number; failed: number } | null;
+  playground: { turns: number; done: number; failed: number; errors: Record<string, number> } | null;
 }
 
 /** AbortError after this page aborted; the lost tab's errors; typed errors of a reload or a freeze. */
@@ -142,7 +142,7 @@ export function renderMarkdown(report: SoakReport, warmUpMs: number): string {
     `Expected errors: ${counts(report.errors.expected)}. Unexpected: ${counts(report.errors.unexpected)}.`,
     ...report.errors.unexpectedExamples.map((e) => `- ${e}`),
     ...(report.consoleErrors.length ? ['', 'Console errors:', ...report.consoleErrors.slice(0, 10).map((e) => `- ${e}`)] : []),
-    ...(report.playground ? ['', `Playground: ${report.playground.turns} turns, ${report.playground.done} done, ${report.playground.failed} not.`] : []),
+    ...(report.playground ? ['', `Playground: ${report.playground.turns} turns, ${report.playground.done} done, ${report.playground.failed} not${Object.keys(report.playground.errors).length > 0 ? ` (${Object.entries(report.playground.errors).map(([why, n]) => `${why}: ${n}`).join('; ')})` : ''}.`] : []),
     '',
     `Events: ${report.events.map((e) => `${(e.atMs / 1000).toFixed(0)} s ${e.kind}`).join('; ') || 'none'}.`,
     '',

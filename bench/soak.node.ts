@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 import { chromiumLaunchOptions } from '../testing/chromium-fixtures';
 import { repoPath } from '../src/gpu/testing/node-gpu';
-import { runSoak } from './soak';
+import { CYCLE_MS, runSoak } from './soak';
 import { checks, renderMarkdown } from './soak-report';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string | undefined]));
@@ -14,10 +14,14 @@ const minutes = Number(args.get('minutes') ?? 10);
 const seed = Number(args.get('seed') ?? 1);
 const sampleEveryMs = Number(args.get('sample-seconds') ?? 30) * 1000;
 const port = Number(process.env.COHORT_PORT ?? 4174);
-/** Heap and GPU growth are measured from the first sample past this (pipelines compiled, pools filled). */
-const warmUpMs = Number(args.get('warm-up-seconds') ?? 60) * 1000;
+/**
+ * Heap and GPU growth are measured from the first sample past this: one whole cycle of
+ * disturbances by default, so every path (a frozen tab's rejoin, a reload, a reopened tab) has run
+ * and been compiled once before growth counts; in runs shorter than two cycles, the first minute.
+ */
+const warmUpMs = Number(args.get('warm-up-seconds') ?? (minutes * 60_000 >= 2 * CYCLE_MS ? CYCLE_MS / 1000 + 30 : 60)) * 1000;
 if (!(minutes > 0) || !(sampleEveryMs > 0)) {
-  console.error('Usage: npm run bench:soak -- [--minutes=10] [--seed=1] [--sample-seconds=30] [--warm-up-seconds=60] [--no-build] [--no-playground]');
+  console.error('Usage: npm run bench:soak -- [--minutes=10] [--seed=1] [--sample-seconds=30] [--warm-up-seconds=210] [--no-build] [--no-playground]');
   process.exit(2);
 }
 

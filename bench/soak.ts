@@ -21,7 +21,7 @@ export interface SoakOptions {
 }
 
 /** Every disturbance (freeze, reload, close) happens once per cycle of this length, or once in a shorter run. */
-const CYCLE_MS = 180_000;
+export const CYCLE_MS = 180_000;
 const NUM_TABS = 3;
 /** A page call can outlive its page-side deadline only if the page is frozen or gone: this bounds it too. */
 const PAGE_CALL_SLACK_MS = 30_000;
@@ -181,7 +181,8 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
     return { running }; // wrapped: an async function would wait for the stream itself
   }
 
-  const playgroundTurns = { turns: 0, done: 0, failed: 0 };
+  const playgroundTurns = { turns: 0, done: 0, failed: 0, errors: {} as Record<string, number> };
+  const countPlaygroundError = (why: string): void => void (playgroundTurns.errors[why] = (playgroundTurns.errors[why] ?? 0) + 1);
   async function playgroundClient(page: Page): Promise<void> {
     const pane = page.getByTestId('session-pane').first();
     while (now() < endAtMs) {
@@ -191,10 +192,19 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
         await pane.getByTestId('session-input').fill(prompts[Math.floor(random() * prompts.length)]!);
         await pane.getByTestId('session-input').press('Enter');
         await page.waitForFunction((el) => el && /^(done|error|cancelled)$/.test(el.getAttribute('data-state') ?? ''), await pane.elementHandle(), { timeout: options.requestDeadlineMs, polling: 250 });
-        if ((await pane.getAttribute('data-state')) === 'done') playgroundTurns.done++;
-        else playgroundTurns.failed++;
-      } catch {
+        const state = await pane.getAttribute('data-state');
+        if (state === 'done') playgroundTurns.done++;
+        else {
+          playgroundTurns.failed++;
+          const why = state === 'error' ? ((await pane.getByTestId('session-error').textContent({ timeout: 2000 }).catch(() => null)) ?? 'error') : (state ?? 'unknown');
+          // numbers vary (token counts, positions): the kind of error is what is counted
+          countPlaygroundError(why.replace(/\d+/g, 'N').slice(0, 120));
+          // as a person would once a chat is full or broken: start it over
+          await pane.getByTestId('session-reset').click();
+        }
+      } catch (err) {
         playgroundTurns.failed++;
+        countPlaygroundError(`driver: ${(err as Error).message.split('\n')[0]!.slice(0, 80)}`);
       }
       await sleep(2000 + Math.floor(random() * 3000));
     }
