@@ -52,12 +52,11 @@ function isNodeOnlyFile(relPath) {
 }
 
 /**
- * Dependency-free files any folder may import: the listener fan-out and the seeded stream the page,
- * the library and the protocol share with the engine, and the KV storage types' byte table the
- * runners, the protocol's option check and the page share. They import nothing themselves
- * (checked below), so no engine or model code comes with them.
+ * Dependency-free engine files any folder may import: the listener fan-out and the seeded stream
+ * the page, the library and the protocol share with the engine. They import nothing themselves
+ * (checked below), so no engine code comes with them.
  */
-const sharedLeaves = ['src/engine/listeners', 'src/engine/seeded-random', 'src/model/kv-types'];
+const sharedLeaves = ['src/engine/listeners', 'src/engine/seeded-random'];
 
 function isSharedLeaf(relPath) {
   return sharedLeaves.includes(relPath.replace(/\.ts$/, ''));

@@ -1,5 +1,5 @@
 // TabConnection and SharedLoads over a scripted engine (Node): a tab's sessions and subscriptions
-// end with it (goodbye or silence), other tabs' stay; the same model source (and KV options) is loaded once.
+// end with it (goodbye or silence), other tabs' stay; the same model source is loaded once.
 import { describe, expect, it, vi } from 'vitest';
 import type { EngineApi, ModelInfo } from '../src/protocol/api';
 import { TAB_EXPIRED_ERROR_NAME } from '../src/protocol/tab-errors';
@@ -110,20 +110,5 @@ describe('SharedLoads', () => {
     expect(engine.loadModel).toHaveBeenCalledTimes(4);
     await a.connection.api.loadModel({ kind: 'embedded' });
     expect(engine.loadModel).toHaveBeenCalledTimes(5);
-  });
-
-  it('joins a load only with the same KV options, and passes them to the engine', async () => {
-    const { api, engine } = scriptedEngine();
-    const loads = new SharedLoads(api);
-    const a = tab(api, loads);
-    const b = tab(api, loads);
-    await a.connection.api.loadModel({ kind: 'embedded' }, undefined, { kvCacheType: 'q8_0' });
-    await b.connection.api.loadModel({ kind: 'embedded' }, undefined, { kvCacheType: 'q8_0' });
-    expect(engine.loadModel).toHaveBeenCalledTimes(1);
-    expect(engine.loadModel).toHaveBeenLastCalledWith({ kind: 'embedded' }, undefined, { kvCacheType: 'q8_0' });
-    await b.connection.api.loadModel({ kind: 'embedded' }, undefined, { kvCacheType: 'q8_0', kvCacheBytes: 2 ** 26 });
-    expect(engine.loadModel).toHaveBeenCalledTimes(2); // another pool: a reload, not a join
-    await a.connection.api.loadModel({ kind: 'embedded' });
-    expect(engine.loadModel).toHaveBeenCalledTimes(3);
   });
 });

@@ -1,6 +1,6 @@
 // One tab's view of the shared engine: EngineApi forwarded to the one engine, remembering the
 // sessions and subscriptions this tab made so they end when it leaves or goes silent. No comlink.
-import type { EngineApi, EngineNotice, KvCacheOptions, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions, TabApi } from '../src/protocol/api';
+import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions, TabApi } from '../src/protocol/api';
 import type { StepEvent } from '../src/protocol/events';
 import { TAB_EXPIRED_ERROR_NAME } from '../src/protocol/tab-errors';
 
@@ -9,18 +9,17 @@ export const DEFAULT_TAB_TIMEOUT_MS = 90_000;
 
 export type EndReason = 'goodbye' | 'silent';
 
-/** Loads shared by every tab: a second tab asking for the model already loaded (or loading) with the same KV options joins it. */
+/** Loads shared by every tab: a second tab asking for the model already loaded (or loading) joins it. */
 export class SharedLoads {
   private current: { key: string | null; info: Promise<ModelInfo> } | null = null;
 
   constructor(private readonly engine: EngineApi) {}
 
-  load(source: ModelSource, onProgress?: (p: LoadProgress) => void, kv?: KvCacheOptions): Promise<ModelInfo> {
-    // Picked files cannot be compared; any other source is data, compared as JSON (with the KV
-    // options: another pool is another load).
-    const key = source.kind === 'files' ? null : JSON.stringify([source, kv?.kvCacheType ?? null, kv?.kvCacheBytes ?? null]);
+  load(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
+    // Picked files cannot be compared; any other source is data, compared as JSON.
+    const key = source.kind === 'files' ? null : JSON.stringify(source);
     if (key !== null && this.current?.key === key) return this.current.info;
-    const info = this.engine.loadModel(source, onProgress, kv);
+    const info = this.engine.loadModel(source, onProgress);
     const previous = this.current;
     const current = { key, info };
     this.current = current;
@@ -52,7 +51,7 @@ export class TabConnection {
     private readonly onEnd: (tab: TabConnection, reason: EndReason) => void,
   ) {
     const own: Partial<TabApi> = {
-      loadModel: (source: ModelSource, onProgress?: (p: LoadProgress) => void, kv?: KvCacheOptions) => loads.load(source, onProgress, kv),
+      loadModel: (source: ModelSource, onProgress?: (p: LoadProgress) => void) => loads.load(source, onProgress),
       unloadModel: () => loads.unload(),
       createSession: async (options?: SessionOptions) => {
         const id = await engine.createSession(options);

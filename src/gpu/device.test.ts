@@ -1,8 +1,7 @@
 // runnerDeviceDescriptor on the Node WebGPU adapter and on adapters that fall short; runsOnCpu on
-// described adapters; the default KV budget rule. Does not cover browsers' adapters, whose limits differ.
+// described adapters. Does not cover browsers' adapters, whose limits differ.
 import { describe, expect, it } from 'vitest';
-import { defaultKvBudgetBytes, KV_BUDGET_CEILING_CPU, KV_BUDGET_CEILING_GPU, REQUIRED_MINIMUMS, runnerDeviceDescriptor, runsOnCpu } from './device';
-import { kvBytesPerToken } from '../model/kv-types';
+import { REQUIRED_MINIMUMS, runnerDeviceDescriptor, runsOnCpu } from './device';
 import { getNodeDevice } from './testing/node-gpu';
 
 describe('runnerDeviceDescriptor', () => {
@@ -37,37 +36,5 @@ describe('runsOnCpu', () => {
     expect(runsOnCpu(described({ vendor: 'google', architecture: 'swiftshader' }))).toBe(true);
     expect(runsOnCpu(described({ vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H200' }))).toBe(false);
     expect(runsOnCpu(described())).toBe(false); // no adapterInfo: an older browser, taken as a GPU
-  });
-});
-
-describe('defaultKvBudgetBytes', () => {
-  const GiB = 2 ** 30;
-  const MiB = 2 ** 20;
-  const llama1b = kvBytesPerToken('f16', 16, 8 * 64); // Llama-3.2-1B: 32 KiB a token
-  const rule = (maxBufferSize: number, onCpu = false, bytesPerToken = llama1b, maxContext = 131072) =>
-    defaultKvBudgetBytes({ maxBufferSize, onCpu, bytesPerToken, maxRows: 16, maxContext, blockSize: 16 });
-
-  it('takes half of maxBufferSize, leaving the other half for weights and activations', () => {
-    expect(rule(256 * MiB)).toBe(128 * MiB); // WebGPU's guaranteed minimum
-    expect(rule(2 * GiB)).toBe(1 * GiB);
-  });
-
-  it('stops at 2 GiB on a GPU and at 512 MiB on a CPU adapter', () => {
-    expect(rule(16 * GiB)).toBe(KV_BUDGET_CEILING_GPU);
-    expect(KV_BUDGET_CEILING_GPU).toBe(2 * GiB);
-    expect(rule(4 * GiB, true)).toBe(KV_BUDGET_CEILING_CPU);
-    expect(rule(1 * GiB, true)).toBe(512 * MiB); // SwiftShader's 1 GiB maxBufferSize: today's 512 MiB
-  });
-
-  it('never takes more than every row can hold at its full context', () => {
-    const tiny = kvBytesPerToken('f16', 4, 2 * 32); // the embedded model: 1 KiB a token
-    expect(rule(4 * GiB, false, tiny, 4096)).toBe((16 * 4096 + 16) * tiny); // 64 MiB and block 0, not 2 GiB
-    expect(rule(4 * GiB, false, tiny, 4001)).toBe((16 * 251 * 16 + 16) * tiny); // whole blocks: 251 of them a row
-  });
-
-  it('follows the storage type only through the full-context cap', () => {
-    const small = (type: 'f32' | 'q8_0') => rule(4 * GiB, false, kvBytesPerToken(type, 4, 64), 4096);
-    expect(small('f32') / small('q8_0')).toBeCloseTo(256 / 68, 10); // 4 bytes a value against 34 per 32
-    expect(rule(4 * GiB, false, kvBytesPerToken('f32', 16, 512))).toBe(rule(4 * GiB, false, kvBytesPerToken('q8_0', 16, 512))); // a big model: the device decides
   });
 });

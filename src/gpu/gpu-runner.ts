@@ -4,10 +4,9 @@
 import { DEFAULT_MAX_ROWS } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
-import { DEFAULT_KV_CACHE_TYPE, kvBytesPerToken, type KvCacheType } from '../model/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
-import { defaultKvBudgetBytes, runsOnCpu } from './device';
+import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, planKvArena } from './kv-arena';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
@@ -25,12 +24,10 @@ export interface GpuRunnerOptions {
   pipelines?: PipelineCache;
   /** Token positions per KV block (default 16). */
   blockSize?: number;
-  /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for; given alone, the pool has this many). */
+  /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for). */
   numBlocks?: number;
-  /** Bytes the KV pool may take (default: device.ts's defaultKvBudgetBytes rule), further capped by one binding per layer. */
+  /** Bytes the KV pool may take (default 512 MiB), further capped by the device's limits. */
   kvBudgetBytes?: number;
-  /** How K and V are stored (default DEFAULT_KV_CACHE_TYPE); sets the bytes a token costs. */
-  kvCacheType?: KvCacheType;
   /** Largest KV buffer (default the device's maxBufferSize); layers spread over more buffers. */
   maxKvBufferBytes?: number;
   /** Most tokens per step (default 512). */
@@ -127,10 +124,7 @@ export class GpuRunner implements ModelRunner {
       maxBufferSize: Math.min(device.limits.maxBufferSize, options.maxKvBufferBytes ?? Infinity),
       minStorageBufferOffsetAlignment: device.limits.minStorageBufferOffsetAlignment,
     };
-    const bytesPerToken = kvBytesPerToken(options.kvCacheType ?? DEFAULT_KV_CACHE_TYPE, c.numLayers, kvShape.kvDim);
-    // a caller's numBlocks with no budget is taken as it is (capped by one binding only)
-    const kvBudget = options.kvBudgetBytes ?? (options.numBlocks !== undefined ? Infinity : defaultKvBudgetBytes({ maxBufferSize: device.limits.maxBufferSize, onCpu: runsOnCpu(device), bytesPerToken, maxRows, maxContext, blockSize }));
-    const kvPlan = planKvArena(kvShape, kvLimits, kvBudget, options.numBlocks);
+    const kvPlan = planKvArena(kvShape, kvLimits, options.kvBudgetBytes ?? 512 * 2 ** 20, options.numBlocks);
     const kv = new KvArena(device, kvShape, kvPlan);
     const geometry = attentionGeometry(c.numHeads, c.numKvHeads);
     const numAttentionQuads = c.numKvHeads * geometry.quadsPerKvHead;

@@ -7,25 +7,15 @@ import { DEFAULT_STEP_BUDGET, validateStepBudget, type StepBudget } from '../eng
 import type { ModelRunner } from '../engine/types';
 import type { ProgressCallback } from '../model/byte-source';
 import type { ModelDesc } from '../model/desc';
-import { DEFAULT_KV_CACHE_TYPE, type KvCacheType } from '../model/kv-types';
-import { InvalidOptionError } from '../engine/errors';
 import type { OpenedModel } from '../model/open-model';
 import { openModelSource, type SourceOptions } from '../model/open-source';
 import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../protocol/api';
 import { MODEL_CHANGED, ModelChangedFailure, ModelLoadFailure, toLoadFailure } from '../protocol/load-errors';
-import { checkKvCacheOptions, type KvCacheOptions } from '../protocol/kv-cache-options';
 import { describeSource } from '../protocol/model-source';
 import { describeModel, weightBytes } from './model-info';
 import { sessionNumber } from './session-ids';
 
-/** The KV options a runner is built with: the load's, its storage type resolved to the default when none was given. */
-export interface RunnerKvOptions {
-  kvCacheType: KvCacheType;
-  /** Absent: the runner's own default (GpuRunner: src/gpu/device.ts's rule from the device's limits). */
-  kvCacheBytes?: number;
-}
-
-export type RunnerFactory = (desc: ModelDesc, kv: RunnerKvOptions) => Promise<ModelRunner>;
+export type RunnerFactory = (desc: ModelDesc) => Promise<ModelRunner>;
 
 export interface EngineHostOptions extends SourceOptions {
   makeRunner: RunnerFactory;
@@ -34,8 +24,6 @@ export interface EngineHostOptions extends SourceOptions {
 interface Loaded {
   opened: OpenedModel;
   runner: ModelRunner;
-  /** What the runner was built with, so a runner rebuilt after GPU loss gets the same pool. */
-  kv: RunnerKvOptions;
   engine: EngineCore;
   info: ModelInfo;
   /** Its sessions are `s<n>` from this n on; lower numbers belonged to models it replaced. */
@@ -63,16 +51,10 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     return this.loaded?.info ?? null;
   }
 
-  /**
-   * Loads a model; the current one keeps serving until the new one is fully ready. `kv` out of
-   * bounds rejects with an InvalidOptionError naming the option, before anything is read.
-   */
-  async loadModel(source: ModelSource, onProgress?: (p: LoadProgress) => void, kv: KvCacheOptions = {}): Promise<ModelInfo> {
-    const bad = checkKvCacheOptions(kv);
-    if (bad) throw new InvalidOptionError(bad.param, bad.value, bad.expected);
+  /** Loads a model; the current one keeps serving until the new one is fully ready. */
+  async loadModel(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
     if (this.loading) throw new ModelLoadFailure('load_in_progress', 'a model is already loading: wait for it to finish');
-    const runnerKv: RunnerKvOptions = { kvCacheType: kv.kvCacheType ?? DEFAULT_KV_CACHE_TYPE, ...(kv.kvCacheBytes !== undefined ? { kvCacheBytes: kv.kvCacheBytes } : {}) };
-    this.loading = this.load(source, onProgress, runnerKv);
+    this.loading = this.load(source, onProgress);
     try {
       return await this.loading;
     } finally {
@@ -80,17 +62,17 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     }
   }
 
-  private async load(source: ModelSource, onProgress: ((p: LoadProgress) => void) | undefined, kv: RunnerKvOptions): Promise<ModelInfo> {
+  private async load(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
     const fetchProgress: ProgressCallback = (p) =>
       onProgress?.({ phase: 'fetch', loadedBytes: p.bytesDone, totalBytes: p.bytesTotal, message: `reading ${describeSource(source)}` });
     const opened = await openModelSource(source, this.options, fetchProgress);
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
-    const runner = await this.options.makeRunner(opened.desc, kv).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
+    const runner = await this.options.makeRunner(opened.desc).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
     const firstSessionNumber = this.sessionsMade + 1;
     const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget, firstSessionNumber });
-    const info: ModelInfo = { ...describeModel(opened, runner, kv.kvCacheType), contextTokens: engine.scheduler.contextLimit };
+    const info: ModelInfo = { ...describeModel(opened, runner), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
-    const loaded: Loaded = { opened, runner, kv, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
+    const loaded: Loaded = { opened, runner, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
     this.loaded = loaded;
     engine.subscribe((event) => this.steps.emit(this.hostEvent(loaded, event)));
     if (previous) await this.retire(previous, `${info.name} was loaded in place of ${previous.info.name} during this turn: send it again`);
@@ -230,7 +212,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     loaded.engine.suspend();
     this.notify({ kind: 'gpu-lost', message: `${reason}; re-creating the device and reloading ${loaded.info.name}` });
     try {
-      const runner = await this.options.makeRunner(loaded.opened.desc, loaded.kv);
+      const runner = await this.options.makeRunner(loaded.opened.desc);
       await loaded.engine.replaceRunner(runner); // waits out the step in flight on the old one
       loaded.runner.dispose();
       loaded.runner = runner;

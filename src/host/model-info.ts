@@ -1,8 +1,7 @@
-// ModelInfo for the page: a loaded model's shape, stored encodings, size, KV pool geometry and bytes.
+// ModelInfo for the page: a loaded model's shape, stored encodings, size and KV pool geometry.
 // Pure: read from the opened model and its runner, nothing fetched or computed on a device.
 import type { ModelRunner } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
-import { kvBytesPerToken, type KvCacheType } from '../model/kv-types';
 import type { OpenedModel } from '../model/open-model';
 import type { ModelInfo } from '../protocol/api';
 
@@ -12,13 +11,12 @@ export function weightBytes(desc: ModelDesc): number {
   return n;
 }
 
-/** All but contextTokens, which the host reads from the engine's scheduler (its one definition); `kvCacheType` is what the runner was built with. */
-export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheType: KvCacheType): Omit<ModelInfo, 'contextTokens'> {
+/** All but contextTokens, which the host reads from the engine's scheduler (its one definition). */
+export function describeModel(opened: OpenedModel, runner: ModelRunner): Omit<ModelInfo, 'contextTokens'> {
   const { desc } = opened;
   const c = desc.config;
   let numParams = 0;
   const dtypes = new Set<string>();
-  const bytesPerToken = kvBytesPerToken(kvCacheType, c.numLayers, c.numKvHeads * c.headDim);
   for (const t of desc.tensors.values()) {
     numParams += t.shape.reduce((a, b) => a * b, 1);
     dtypes.add(t.dtype);
@@ -35,7 +33,6 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheT
     weightBytes: weightBytes(desc),
     blockSize: runner.blockSize,
     numBlocks: runner.numBlocks,
-    kvCache: { type: kvCacheType, bytesPerToken, bytes: runner.numBlocks * runner.blockSize * bytesPerToken },
     ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
   };
 }

@@ -1,6 +1,5 @@
 // createEngine's start-up edges over fake Worker / SharedWorker globals (comlink over a MessageChannel):
-// a script that fails to load or never answers, a malformed source or KV option, KV options reaching
-// the worker, a failed load leaving no worker behind.
+// a script that fails to load or never answers, a malformed source, a failed load leaving no worker behind.
 import * as Comlink from 'comlink';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ModelLoadFailure } from '../protocol/load-errors';
@@ -118,34 +117,6 @@ describe('createEngine start-up', () => {
       expect(err).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'model.kind', message: expect.stringContaining("'embedded'") });
     }
     expect(workers).toHaveLength(0);
-  });
-
-  it('refuses KV options out of bounds with a 400 naming the option, before starting any worker', async () => {
-    const cases = [
-      [{ kvCacheType: 'q4_K' }, 'kvCacheType', "kvCacheType must be one of 'f32', 'f16', 'q8_0', got \"q4_K\""],
-      [{ kvCacheBytes: 512 }, 'kvCacheBytes', 'got 512'],
-      [{ kvCacheBytes: 1e9 + 0.5 }, 'kvCacheBytes', 'an integer number of bytes'],
-    ] as const;
-    for (const [kv, param, message] of cases) {
-      const err = await createEngine({ shared: false, model: { kind: 'embedded' }, ...(kv as object) }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(InvalidRequestError);
-      expect(err).toMatchObject({ status: 400, type: 'invalid_request_error', param, message: expect.stringContaining(message) });
-    }
-    expect(workers).toHaveLength(0);
-  });
-
-  it('hands kvCacheType and kvCacheBytes to the worker with the load', async () => {
-    const calls: unknown[][] = [];
-    const loadModel = served.loadModel;
-    served.loadModel = async (...args: unknown[]) => (calls.push(args), loadModel());
-    try {
-      await createEngine({ shared: false, model: { kind: 'embedded' }, kvCacheType: 'q8_0', kvCacheBytes: 2 ** 28 }).catch(() => undefined);
-    } finally {
-      served.loadModel = loadModel;
-    }
-    expect(calls).toHaveLength(1);
-    expect(calls[0]![0]).toEqual({ kind: 'embedded' });
-    expect(calls[0]![2]).toEqual({ kvCacheType: 'q8_0', kvCacheBytes: 2 ** 28 });
   });
 
   it('a failed load terminates the dedicated worker it started, and rejects with a typed ModelLoadError', async () => {

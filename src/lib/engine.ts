@@ -1,11 +1,11 @@
 // CohortEngine: what createEngine() returns — load/unload, the loaded model, the step stream and
 // chat.completions — over any EngineLink (the worker in a page, an in-process host in tests).
-import type { KvCacheOptions, LoadProgress, ModelSource, SessionId } from '../protocol/api';
+import type { LoadProgress, ModelSource, SessionId } from '../protocol/api';
 import type { StepEvent } from '../protocol/events';
 import { Listeners } from '../engine/listeners';
 import { Channel } from './channel';
 import { fromEngineError, runCompletion, type EngineLink, type RunContext } from './completions';
-import { checkKvCache, checkSource, fromLoadError, ModelNotLoadedError, type CohortError } from './errors';
+import { checkSource, fromLoadError, ModelNotLoadedError, type CohortError } from './errors';
 import { planRequest } from './request';
 import type {
   ChatCompletion,
@@ -17,8 +17,7 @@ import type {
   RequestOptions,
 } from './types';
 
-/** `kvCacheType` (default 'f16') and `kvCacheBytes` (default: a share of the device's largest buffer) size the model's KV pool. */
-export interface LoadOptions extends KvCacheOptions {
+export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
 }
 
@@ -59,18 +58,12 @@ export class CohortEngine {
   /**
    * Loads a model; the one serving now keeps serving until the new one is ready, then requests still
    * running on it fail with ModelChangedError. Rejects with an InvalidRequestError for a source of the
-   * wrong shape or KV options out of bounds (before asking the worker; `param` names the field) and a
-   * ModelLoadError (its `code` says why) for a failed load.
+   * wrong shape (before asking the worker) and a ModelLoadError (its `code` says why) for a failed load.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModel> {
     checkSource(source);
-    checkKvCache(options);
     await this.subscribe();
-    const kv: KvCacheOptions = {
-      ...(options.kvCacheType !== undefined ? { kvCacheType: options.kvCacheType } : {}),
-      ...(options.kvCacheBytes !== undefined ? { kvCacheBytes: options.kvCacheBytes } : {}),
-    };
-    const info = await this.api.loadModel(source, options.onProgress, kv).catch((err: unknown) => Promise.reject(fromLoadError(err, source)));
+    const info = await this.api.loadModel(source, options.onProgress).catch((err: unknown) => Promise.reject(fromLoadError(err, source)));
     this.model = { ...info, id: info.name };
     return this.model;
   }

@@ -1,7 +1,6 @@
 // The library's typed errors, shaped like the OpenAI SDK's APIError (status, type, code, param,
 // message, error body) so code that handles the SDK's errors handles these. No engine logic here.
 import type { ModelSource } from '../protocol/api';
-import { checkKvCacheOptions, kvCacheOptionMessage } from '../protocol/kv-cache-options';
 import { loadErrorCodeOf, MODEL_LOAD_ERRORS, type ModelLoadErrorCode } from '../protocol/load-errors';
 import { checkModelSource } from '../protocol/model-source';
 
@@ -163,12 +162,6 @@ function paramOfSource(source: ModelSource): string | null {
 export function checkSource(source: unknown): asserts source is ModelSource {
   const bad = checkModelSource(source);
   if (bad) throw new InvalidRequestError(bad.message, bad.param);
-}
-
-/** Refuses kvCacheType / kvCacheBytes out of bounds before anything starts: an InvalidRequestError naming the option. */
-export function checkKvCache(options: unknown): void {
-  const bad = checkKvCacheOptions(options);
-  if (bad) throw new InvalidRequestError(kvCacheOptionMessage(bad), bad.param);
 }
 
 /** What engine.load() rejects with: the worker's load failure (comlink carries its name and message), typed. */

@@ -3,7 +3,7 @@
 import type { ModelSource } from '../protocol/api';
 import { startBrowserEngine, type BrowserEngine, type WorkerOptions } from './browser-engine';
 import type { CohortEngine, LoadOptions } from './engine';
-import { checkKvCache, checkSource } from './errors';
+import { checkSource } from './errors';
 import { createServerEngine, type ServerBackend } from './server-engine';
 
 export { BrowserEngine, type WorkerKind, type WorkerOptions } from './browser-engine';
@@ -28,7 +28,7 @@ export {
 } from './errors';
 export type { ModelLoadErrorCode } from '../protocol/load-errors';
 export type * from './types';
-export type { EngineNotice, KvCacheOptions, KvCacheType, LoadProgress, ModelInfo, ModelSource } from '../protocol/api';
+export type { EngineNotice, LoadProgress, ModelInfo, ModelSource } from '../protocol/api';
 export type { FinishedEvent, StepEvent, StepRowEvent, WaitingEvent } from '../protocol/events';
 
 export interface CreateEngineOptions extends LoadOptions, WorkerOptions {
@@ -38,7 +38,7 @@ export interface CreateEngineOptions extends LoadOptions, WorkerOptions {
 
 /**
  * Starts or joins the engine worker (see browser-engine.ts for which) and loads `options.model`
- * with `kvCacheType` / `kvCacheBytes` for its KV pool (a source of the wrong shape, or KV options out of bounds, is refused before any worker starts; a failed load ends the worker
+ * (a source of the wrong shape is refused before any worker starts; a failed load ends the worker
  * it started, or leaves the shared one, before rejecting); or, given `backend`, serves every request from that OpenAI-compatible server instead (llama-server,
  * vLLM; no worker and no WebGPU needed) and rejects with a ServerError when it cannot connect.
  */
@@ -47,7 +47,6 @@ export async function createEngine(options?: CreateEngineOptions): Promise<Brows
 export async function createEngine(options: CreateEngineOptions & { backend?: ServerBackend } = {}): Promise<BrowserEngine | CohortEngine> {
   if (options.backend) return createServerEngine(options.backend, options);
   if (options.model !== undefined) checkSource(options.model);
-  checkKvCache(options);
   const engine = await startBrowserEngine(options);
   if (options.model === undefined) return engine;
   try {

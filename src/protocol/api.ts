@@ -4,8 +4,6 @@
 /** Cache Storage name for downloaded model files: the worker writes it, the page lists and deletes. */
 export const MODEL_CACHE_NAME = 'cohort-models';
 import type { SessionOptions } from '../engine/session-options';
-import type { KvCacheType } from '../model/kv-types';
-import type { KvCacheOptions } from './kv-cache-options';
 import type { StepBudget } from '../engine/step-budget';
 import type { SamplingParams } from '../engine/types';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from './events';
@@ -13,7 +11,6 @@ import type { ServerInfo } from './server';
 
 /** The engine's own shapes, not copies: SessionOptions out of bounds (src/engine/session-options.ts) make createSession reject with an InvalidOptionError. */
 export type { SamplingParams, SessionOptions, StepBudget };
-export type { KvCacheOptions, KvCacheType };
 
 export type SessionId = string;
 
@@ -48,11 +45,6 @@ export interface ModelInfo {
   /** KV pool geometry chosen at load from the adapter's limits and the memory budget. */
   blockSize: number;
   numBlocks: number;
-  /**
-   * How the pool stores K and V, what one token of context costs in it (K and V, every layer) and
-   * the pool's bytes (numBlocks x blockSize x bytesPerToken, block 0 included). Absent when a server serves the model.
-   */
-  kvCache?: { type: KvCacheType; bytesPerToken: number; bytes: number };
   /** Most tokens one request may hold, prompt and output: the model's context or the KV pool, whichever is less. */
   contextTokens: number;
   /** Set when the model has no chat template and a fallback is used. */
@@ -120,8 +112,7 @@ export interface EngineNotice {
  * comlink wrapper (src/lib/remote.ts) passes through, whatever is listed here.
  */
 export interface HostApi {
-  /** `kv` sizes the new model's KV pool (checked by checkKvCacheOptions: out of bounds rejects with an InvalidOptionError naming it); a server ignores it. */
-  loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void, kv?: KvCacheOptions): Promise<ModelInfo>;
+  loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo>;
   createSession(options?: SessionOptions): Promise<SessionId>;
   send(sessionId: SessionId, input: SendInput): Promise<void>;
   cancel(sessionId: SessionId): Promise<void>;

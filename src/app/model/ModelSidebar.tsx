@@ -1,7 +1,6 @@
-// The left column: the serving model (with its KV pool's bytes per token and sessions that fit), where
-// to load another from, the KV memory choice, load progress and errors, the download cache, and the GPU report.
+// The left column: the serving model, where to load another from, load progress and errors,
+// the download cache, and the GPU report with the kernel self-check.
 import { useCallback } from 'react';
-import type { ModelInfo } from '../../protocol/api';
 import { GpuReport } from '../GpuReport';
 import { SelfCheckPanel } from '../SelfCheckPanel';
 import { formatBytes, formatCount } from '../derive/model-sources';
@@ -9,8 +8,6 @@ import { dismissModelError, dismissNotice, restartEngine } from '../state/model-
 import { useLayoutStore } from '../state/layout-store';
 import { useModelStore } from '../state/model-store';
 import { useEscape } from '../use-escape';
-import { kvCardFigures } from './kv-figures';
-import { KvMemoryForm } from './KvMemoryForm';
 import { LoadProgressBars } from './LoadProgressBars';
 import { ModelCacheList } from './ModelCacheList';
 import { ModelSourceForm } from './ModelSourceForm';
@@ -55,7 +52,6 @@ function ModelCard() {
           <dd>
             {model.numBlocks} blocks × {model.blockSize} positions
           </dd>
-          <KvFacts model={model} />
           {model.templateNote && (
             <>
               <dt>Template</dt>
@@ -67,29 +63,6 @@ function ModelCard() {
         <p className="muted">{loading ? `Loading ${loading.label}…` : 'No model loaded yet.'}</p>
       )}
     </section>
-  );
-}
-
-/** Bytes per token and sessions that fit, so a storage type or budget can be judged before it is chosen. */
-function KvFacts({ model }: { model: ModelInfo }) {
-  const kv = kvCardFigures(model);
-  if (!kv) return null;
-  return (
-    <>
-      <dt>KV storage</dt>
-      <dd data-testid="kv-facts" data-kv-type={kv.type} data-bytes-per-token={kv.bytesPerToken}>
-        {kv.type}, {kv.bytesPerToken.toLocaleString('en-US')} bytes per token, {formatBytes(kv.poolBytes)}
-      </dd>
-      <dt>Sessions</dt>
-      <dd data-testid="kv-sessions">
-        {kv.sessions.map((s, i) => (
-          <span key={s.tokens} data-tokens={s.tokens} data-fit={s.fit ?? ''}>
-            {i > 0 ? ' · ' : ''}
-            {s.fit === null ? `${s.tokens / 1024}k: past the context` : `${s.fit.toLocaleString('en-US')} of ${s.tokens / 1024}k tokens`}
-          </span>
-        ))}
-      </dd>
-    </>
   );
 }
 
@@ -171,7 +144,6 @@ function Sidebar({ open }: { open: boolean }) {
       <ModelError />
       <LoadProgressBars />
       <ModelSourceForm />
-      <KvMemoryForm />
       <ServerForm />
       <ModelCacheList />
       <GpuSection />

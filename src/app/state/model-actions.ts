@@ -1,7 +1,7 @@
 // What the page does with the engine at start and when a model is chosen: GPU report, self-check,
 // the embedded model, loads from other sources. The old model serves until a new one is ready;
 // messages sent meanwhile wait in their panes and go out when the load ends.
-import type { KvCacheOptions, ModelSource } from '../../protocol/api';
+import type { ModelSource } from '../../protocol/api';
 import { getEngineClient, restartEngineClient, type EngineClient } from '../engine-client';
 import { describeSource } from '../../protocol/model-source';
 import { errorMessage } from '../derive/error-message';
@@ -90,14 +90,10 @@ export async function loadModel(source: ModelSource, options: { confirm?: (numAc
   if (numActive > 0 && !(options.confirm ?? confirmCut)(numActive, label)) return false;
   store.set({ loading: { label, phase: 'fetch', fetchedBytes: 0, fetchTotalBytes: 0, uploadTotalBytes: 0, message: `opening ${label}` }, booting: false, error: null });
   try {
-    const info = await getEngineClient().loadModel(
-      source,
-      (progress) => {
-        const loading = useModelStore.getState().loading;
-        if (loading) useModelStore.getState().set({ loading: withProgress(loading, progress) });
-      },
-      useModelStore.getState().kv,
-    );
+    const info = await getEngineClient().loadModel(source, (progress) => {
+      const loading = useModelStore.getState().loading;
+      if (loading) useModelStore.getState().set({ loading: withProgress(loading, progress) });
+    });
     // The previous engine sessions are gone; the panes carry their transcripts to new ones.
     clearSteps();
     useSessionsStore.getState().detachAll('The model changed during this turn; send it again.');
@@ -112,16 +108,6 @@ export async function loadModel(source: ModelSource, options: { confirm?: (numAc
     returnHeldMessages(message);
     return false;
   }
-}
-
-/** The KV memory control's choice for every load from now on (the worker checks it again). */
-export function setKvOptions(kv: KvCacheOptions): void {
-  useModelStore.getState().set({ kv });
-}
-
-/** Loads the serving model again (with the KV memory choice now set); the embedded one if none loaded yet. */
-export function reloadModel(): Promise<boolean> {
-  return loadModel(lastSource ?? { kind: 'embedded' });
 }
 
 export function dismissModelError(): void {

@@ -1,7 +1,7 @@
 // Zustand store of what the model panel shows: GPU report, kernel self-check, the serving model,
-// the load in progress, the last load error, engine notices and the KV memory choice. Written by model-actions.ts only.
+// the load in progress, the last load error and engine notices. Written by model-actions.ts only.
 import { create } from 'zustand';
-import type { EngineNotice, GpuInfo, KvCacheOptions, LoadProgress, ModelInfo } from '../../protocol/api';
+import type { EngineNotice, GpuInfo, LoadProgress, ModelInfo } from '../../protocol/api';
 import type { SelfCheckState } from '../SelfCheckPanel';
 
 export interface LoadingState {
@@ -27,8 +27,6 @@ interface ModelState {
   notice: EngineNotice | null;
   /** Set when the engine worker stopped answering: what to tell the person. */
   workerDead: string | null;
-  /** The KV memory control's choice (storage type, budget), sent with every load from now on. */
-  kv: KvCacheOptions;
   /** Bumps after every finished load (success or not), e.g. to re-read the download cache. */
   loadCount: number;
   set(patch: Partial<Omit<ModelState, 'set'>>): void;
@@ -43,7 +41,6 @@ export const useModelStore = create<ModelState>()((set) => ({
   error: null,
   notice: null,
   workerDead: null,
-  kv: {},
   loadCount: 0,
   set(patch) {
     set(patch);
