@@ -1,7 +1,8 @@
 // Seeded schedules through the self-running loop over a runner that resolves after random
 // microtasks, macrotasks and timers, with API calls injected at every await point (FakeRunner,
 // speculating, and every third runner made, a replacement included, one that refuses drafts).
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { watchUnhandledRejections } from './testing/unhandled.node';
 import { runAsyncSchedule, type AsyncFuzzSetup } from './testing/async-fuzz.node';
 import { FakeRunner } from './testing/fake-runner';
 import { ByteTokenizer, PlainChatTemplate } from './testing/test-support';
@@ -23,10 +24,7 @@ const setup: AsyncFuzzSetup = {
 
 describe('engine loop under async schedules', () => {
   it(`no overlap, no unhandled rejection, every turn ends once with its solo tokens, the pool drains (${NUM_SCHEDULES} schedules)`, async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+    const unhandled = watchUnhandledRejections();
     const totals = { numTurns: 0, numCancelled: 0, numReplacements: 0, numInjected: 0, numAccepted: 0, numRejected: 0 };
     for (let seed = Number(process.env.ASYNC_FUZZ_FIRST ?? 1); seed <= NUM_SCHEDULES; seed++) {
       try {

@@ -1,6 +1,7 @@
 // Tests of EngineCore's own loop: it runs by itself, yields between steps, idles and wakes, emits
 // one event per step, survives a failing runner or listener, and applies a cancel mid-step.
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { watchUnhandledRejections } from './testing/unhandled.node';
 import { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
 import { FakeRunner } from './testing/fake-runner';
@@ -186,10 +187,7 @@ describe('EngineCore loop: one owner', () => {
   };
   for (const [name, after] of Object.entries(patterns)) {
     it(`${name}, 300 times over a macrotask runner: one step in flight, contiguous steps`, async () => {
-      const unhandled: unknown[] = [];
-      const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-      process.on('unhandledRejection', onUnhandled);
-      onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+      const unhandled = watchUnhandledRejections();
       const runner = new MacrotaskRunner();
       const engine = makeEngine(runner);
       const stepIndexes: number[] = [];

@@ -6,9 +6,10 @@ import { EngineCore } from './engine-core';
 import type { EngineMode, StepEvent } from './events';
 import type { Speculation } from './speculation';
 import { FakeRunner } from './testing/fake-runner';
+import { RunnerWrapper } from './testing/runner-wrapper';
 import type { TurnResult } from './sessions';
 import { ByteTokenizer, PlainChatTemplate, makeRandom } from './testing/test-support';
-import type { ModelRunner, StepPlan, StepResult } from './types';
+import type { StepPlan, StepResult } from './types';
 
 const NUM_SCHEDULES = Number(process.env.FUZZ_N ?? 520);
 const tokenizer = new ByteTokenizer();
@@ -28,25 +29,10 @@ interface Scenario {
 }
 
 /** Checks each plan before the fake forward: limits, and that no row writes a block another can see. */
-class CheckingRunner implements ModelRunner {
-  readonly inner: FakeRunner;
+class CheckingRunner extends RunnerWrapper {
   engine?: EngineCore;
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly maxTokensPerStep: number;
-  readonly maxRows: number;
-  readonly maxDraftTokens: number;
 
-  constructor(inner: FakeRunner) {
-    this.inner = inner;
-    this.blockSize = inner.blockSize;
-    this.numBlocks = inner.numBlocks;
-    this.maxTokensPerStep = inner.maxTokensPerStep;
-    this.maxRows = inner.maxRows;
-    this.maxDraftTokens = inner.maxDraftTokens;
-  }
-
-  execute(plan: StepPlan): Promise<StepResult> {
+  override execute(plan: StepPlan): Promise<StepResult> {
     const engine = this.engine;
     if (!engine) throw new Error('engine not attached');
     const scheduler = engine.scheduler;
@@ -59,7 +45,7 @@ class CheckingRunner implements ModelRunner {
       if (numDrafts > 0) {
         // drafts follow the row's last known token, whose sample they are verified against
         expect(row.sample).toBe(true);
-        expect(numDrafts).toBeLessThanOrEqual(this.maxDraftTokens);
+        expect(numDrafts).toBeLessThanOrEqual(this.maxDraftTokens ?? 0);
         expect(row.tokenIds.length).toBe(numDrafts + 1);
         expect(row.startPos + row.tokenIds.length).toBeLessThanOrEqual(scheduler.contextLimit);
       }
@@ -75,8 +61,6 @@ class CheckingRunner implements ModelRunner {
     }
     return this.inner.execute(plan);
   }
-
-  dispose(): void {}
 }
 
 function makeRunner(s: Scenario): FakeRunner {

@@ -1,6 +1,7 @@
 // The engine loop over the real runners (GpuRunner on Node's WebGPU, CpuRunner): a turn sent the
 // moment the last one ends, a reset or close right after a step, thousands of times; async fuzz.
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { watchUnhandledRejections } from '../engine/testing/unhandled.node';
 import { hfFiles, syntheticModel } from '../../tools/models/synth';
 import { EngineCore } from '../engine/engine-core';
 import { runAsyncSchedule, type AsyncFuzzSetup } from '../engine/testing/async-fuzz.node';
@@ -38,13 +39,6 @@ async function makeRunner(kind: RunnerKind, model: ModelDesc): Promise<ModelRunn
   return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8, maxContext: 160 });
 }
 
-function watchUnhandled(): unknown[] {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-  process.on('unhandledRejection', onUnhandled);
-  onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
-  return unhandled;
-}
 
 /** Counts execute() calls under way at once: the loop must never start a second. */
 class Overlap extends RunnerWrapper {
@@ -64,7 +58,7 @@ class Overlap extends RunnerWrapper {
 for (const kind of ['GpuRunner', 'CpuRunner'] as const) {
   describe(`engine loop on ${kind}`, () => {
     it(`a turn sent, a session reset or closed the moment the last turn ends, ${NUM_TURNS} times: no error, one step at a time`, async () => {
-      const unhandled = watchUnhandled();
+      const unhandled = watchUnhandledRejections();
       const inner = await makeRunner(kind, await tinyModel());
       onTestFinished(() => inner.dispose());
       const runner = new Overlap(inner);
@@ -99,7 +93,7 @@ for (const kind of ['GpuRunner', 'CpuRunner'] as const) {
     }, 600_000);
 
     it('async schedules with injected calls: every turn ends once with its solo tokens', async () => {
-      const unhandled = watchUnhandled();
+      const unhandled = watchUnhandledRejections();
       const inner = await makeRunner(kind, await tinyModel());
       onTestFinished(() => inner.dispose());
       const setup: AsyncFuzzSetup = {

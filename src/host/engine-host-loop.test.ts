@@ -1,6 +1,7 @@
 // The host in-process, as a library user drives it: await one turn, start the next in the same
 // microtask, reset or close right after a step, over a runner whose execute() awaits a macrotask.
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { watchUnhandledRejections } from '../engine/testing/unhandled.node';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
 import type { StepPlan, StepResult } from '../engine/types';
 import { CpuRunner } from '../reference/cpu-runner';
@@ -25,10 +26,7 @@ afterAll(() => served.close());
 
 describe('EngineHost in-process, turns back to back', () => {
   it(`send the moment waitForTurn answers, reset and close right after a step: ${NUM_TURNS} turns, no error`, async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+    const unhandled = watchUnhandledRejections();
     const api = new EngineHost({ makeRunner: async (model) => new ReadbackRunner(new CpuRunner(model, { numBlocks: 65 })), embeddedModelUrl: `${served.origin}/good/`, pageOrigin: served.origin });
     await api.loadModel({ kind: 'embedded' });
     const stepIndexes: number[] = [];
