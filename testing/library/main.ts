@@ -8,7 +8,7 @@ import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCo
 /** A StepEvent as plain JSON (token ids as arrays), the fields the specs read. */
 export interface PlainStep {
   stepIndex: number;
-  rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; newTokenIds: number[]; newText: string }>;
+  rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; position: number; newTokenIds: number[]; newText: string }>;
   finished: Array<{ sessionId: string; reason: string; newText: string }>;
   numRunning: number;
   queueDepth: number;
@@ -40,6 +40,8 @@ export interface RunOutcome {
 
 export interface LibraryPage {
   start(options?: Omit<CreateEngineOptions, 'model' | 'onProgress'>): Promise<{ workerKind: string; model: LoadedModel }>;
+  /** Token positions per KV block of the serving model. */
+  blockSize(): number;
   /** Runs the requests at once; resolves when every one has ended (finished, aborted or failed). */
   run(specs: RequestSpec[]): Promise<RunOutcome>;
   /** Every step since start(). */
@@ -65,7 +67,7 @@ const steps: PlainStep[] = [];
 function plain(event: StepEvent): PlainStep {
   return {
     stepIndex: event.stepIndex,
-    rows: event.rows.map((r) => ({ sessionId: r.sessionId, kind: r.kind, numTokens: r.numTokens, newTokenIds: Array.from(r.newTokenIds), newText: r.newText })),
+    rows: event.rows.map((r) => ({ sessionId: r.sessionId, kind: r.kind, numTokens: r.numTokens, position: r.position, newTokenIds: Array.from(r.newTokenIds), newText: r.newText })),
     finished: event.finished.map((f) => ({ sessionId: f.sessionId, reason: f.reason, newText: f.newText })),
     numRunning: event.numRunning,
     queueDepth: event.queueDepth,
@@ -110,6 +112,10 @@ window.cohortLib = {
     engine = await createEngine({ ...options, model: { kind: 'embedded' } });
     engine.onStep((event) => steps.push(plain(event)));
     return { workerKind: engine.workerKind, model: engine.models[0]! };
+  },
+  blockSize() {
+    if (!engine) throw new Error('cohortLib.start() first');
+    return engine.models[0]!.blockSize;
   },
   async run(specs) {
     const from = steps.length;
