@@ -48,6 +48,25 @@ describe('growth and checks', () => {
     expect(growth([sample(0, 50), sample(30_000, 100)], 'pageHeapBytes', 30_000)).toBeNull();
   });
 
+  it('compares the medians of the first and last samples once there are two windows of them', () => {
+    // one high reading at either end is not growth; a rise the last samples share is
+    const noisy = [100, 90, 100, 101, 100, 112].map((b, i) => sample(30_000 * (i + 1), b));
+    expect(growth(noisy, 'workerHeapBytes', 30_000)).toBeCloseTo(0.01); // 101 against 100: neither 90 nor 112 counts
+    const rising = [100, 100, 100, 108, 108, 108].map((b, i) => sample(30_000 * (i + 1), b));
+    expect(growth(rising, 'workerHeapBytes', 30_000)).toBeCloseTo(0.08);
+  });
+
+  it('fails on the worker heap snapshots when they grew', () => {
+    const kept = (endBytes: number) => ({ startBytes: 1000, endBytes, newAliveBytes: 10, byKind: [] });
+    const base = { date: '2026-01-01', commit: 'abc', seed: 1, durationMs: 60_000, heartbeat: { intervalMs: 250, timeoutMs: 3000 }, requestDeadlineMs: 1000, events: [],
+      requests: { served: 5, total: 5, byClient: {}, tokens: 10 }, errors: { expected: {}, unexpected: {}, unexpectedExamples: [] },
+      consoleErrors: [], doubleEnds: 0, unended: 0, samples: [], kvBlocksUsedAtEnd: 0, workerRestarts: 0, playground: null };
+    const snapshotCheck = (r: SoakReport) => checks(r, 0).find((c) => c.name === 'worker heap snapshot growth after warm-up');
+    expect(snapshotCheck(base)).toBeUndefined();
+    expect(snapshotCheck({ ...base, workerHeapKept: kept(1040) })?.ok).toBe(true);
+    expect(snapshotCheck({ ...base, workerHeapKept: kept(1060) })?.ok).toBe(false);
+  });
+
   it('fails each check on its own figure', () => {
     const report: SoakReport = {
       date: '2026-01-01', commit: 'abc', seed: 1, durationMs: 60_000, heartbeat: { intervalMs: 250, timeoutMs: 3000 }, requestDeadlineMs: 1000, events: [],

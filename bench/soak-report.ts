@@ -1,5 +1,6 @@
 // The soak's report: its JSON shape, how request outcomes are sorted into expected and unexpected
 // errors, the pass/fail checks and the markdown. Pure (no browser, no files); the driver is soak.ts.
+import type { HeapRetained } from './heap-snapshot';
 
 /** Why a request may end with an error without anything being wrong: what the soak did to it. */
 export type Disturbance = 'aborted' | 'reload' | 'frozen' | 'closed';
@@ -48,6 +49,8 @@ export interface SoakReport {
   samples: Sample[];
   kvBlocksUsedAtEnd: number | null;
   workerRestarts: number;
+  /** The worker's heap snapshots at the first sample past warm-up and at the end, compared (when taken). */
+  workerHeapKept?: HeapRetained;
   /** The playground tab (its own dedicated worker): turns sent and how they ended. */
   playground: { turns: number; done: number; failed: number; errors: Record<string, number> } | null;
 }
@@ -82,12 +85,26 @@ export function tallyErrors(ends: RequestEnd[]): SoakReport['errors'] {
   return errors;
 }
 
-/** Growth from the first sample after warm-up to the last, as a fraction (0.05 = 5%); null with < 2 samples. */
+/**
+ * Samples at each end of the measured span that growth compares by their median. A heap read after a
+ * forced GC still moves by a few percent between samples (compiled code and V8's own metadata come and
+ * go as functions tier up or are flushed; the worker's whole heap is ~2 MiB): one sample is not a trend.
+ */
+export const GROWTH_WINDOW = 3;
+
+const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * Growth over the samples past warm-up, as a fraction (0.05 = 5%): the median of the last
+ * GROWTH_WINDOW samples against the median of the first ones (first against last with fewer than
+ * two windows of samples); null with < 2 samples.
+ */
 export function growth(samples: Sample[], field: 'pageHeapBytes' | 'workerHeapBytes' | 'gpuBytes', warmUpMs: number): number | null {
-  const after = samples.filter((s) => s.atMs >= warmUpMs);
+  const after = samples.filter((s) => s.atMs >= warmUpMs).map((s) => s[field]);
   if (after.length < 2) return null;
-  const first = after[0]![field];
-  const last = after.at(-1)![field];
+  const window = after.length >= 2 * GROWTH_WINDOW ? GROWTH_WINDOW : 1;
+  const first = medianOf(after.slice(0, window));
+  const last = medianOf(after.slice(-window));
   return first === 0 ? (last === 0 ? 0 : Infinity) : (last - first) / first;
 }
 
@@ -96,6 +113,8 @@ export interface Check {
   ok: boolean;
   value: string;
 }
+
+const mib = (bytes: number | null) => (bytes === null ? '-' : (bytes / 2 ** 20).toFixed(2));
 
 /** Growth past warm-up may be at most this (heap and GPU bytes). */
 export const MAX_GROWTH = 0.05;
@@ -115,10 +134,14 @@ export function checks(report: SoakReport, warmUpMs: number): Check[] {
     const g = growth(report.samples, field, warmUpMs);
     if (g !== null) list.push({ name: `${field} growth after warm-up`, ok: g <= MAX_GROWTH, value: `${(g * 100).toFixed(1)}%` });
   }
+  const kept = report.workerHeapKept;
+  if (kept) {
+    const g = (kept.endBytes - kept.startBytes) / kept.startBytes;
+    list.push({ name: 'worker heap snapshot growth after warm-up', ok: g <= MAX_GROWTH, value: `${(g * 100).toFixed(1)}% (${mib(kept.startBytes)} to ${mib(kept.endBytes)} MiB)` });
+  }
   return list;
 }
 
-const mib = (bytes: number | null) => (bytes === null ? '-' : (bytes / 2 ** 20).toFixed(2));
 const counts = (record: Record<string, number>) =>
   Object.keys(record).length === 0
     ? 'none'
@@ -146,9 +169,22 @@ export function renderMarkdown(report: SoakReport, warmUpMs: number): string {
     '',
     `Events: ${report.events.map((e) => `${(e.atMs / 1000).toFixed(0)} s ${e.kind}`).join('; ') || 'none'}.`,
     '',
+    ...(report.workerHeapKept ? keptLines(report.workerHeapKept) : []),
     '| t (s) | page heap MiB | worker heap MiB | playground heap MiB | GPU MiB | GPU buffers |',
     '| --- | --- | --- | --- | --- | --- |',
     ...report.samples.map((s) => `| ${(s.atMs / 1000).toFixed(0)} | ${mib(s.pageHeapBytes)} | ${mib(s.workerHeapBytes)} | ${mib(s.playgroundHeapBytes)} | ${mib(s.gpuBytes)} | ${s.gpuBuffers} |`),
     '',
   ].join('\n');
+}
+
+function keptLines(kept: HeapRetained): string[] {
+  const kib = (bytes: number) => (bytes / 1024).toFixed(1);
+  return [
+    `Worker heap snapshots (first sample past warm-up, end): ${kib(kept.startBytes)} KiB, ${kib(kept.endBytes)} KiB; allocated in between and alive at the end: ${kib(kept.newAliveBytes)} KiB, the largest kinds:`,
+    '',
+    '| kind | count | KiB |',
+    '| --- | --- | --- |',
+    ...kept.byKind.map((g) => `| ${g.kind} | ${g.count} | ${kib(g.bytes)} |`),
+    '',
+  ];
 }

@@ -19,6 +19,8 @@ export class WorkerTarget {
   private readonly pending = new Map<number, { resolve: (m: Message) => void; reject: (e: Error) => void }>();
   private readonly seen = new Set<string>();
   private sessionId = '';
+  /** The heap snapshot being streamed, chunk by chunk, when one is asked for. */
+  private snapshotChunks: string[] | null = null;
 
   private constructor(
     private readonly browserSession: CDPSession,
@@ -56,6 +58,10 @@ export class WorkerTarget {
       else waiter?.resolve(message);
       return;
     }
+    if (message.method === 'HeapProfiler.addHeapSnapshotChunk') {
+      this.snapshotChunks?.push((message.params as { chunk: string }).chunk);
+      return;
+    }
     const params = message.params;
     if (message.method === 'Runtime.consoleAPICalled' && (params?.type === 'error' || params?.type === 'assert')) {
       this.onError((params.args ?? []).map((a) => String(a.value ?? a.description ?? '')).join(' '));
@@ -78,6 +84,21 @@ export class WorkerTarget {
   async heapUsedBytes(): Promise<number> {
     await this.send('HeapProfiler.collectGarbage');
     return ((await this.send('Runtime.getHeapUsage')).result as { usedSize: number }).usedSize;
+  }
+
+  /**
+   * A V8 heap snapshot of the worker (JSON text, several MB), for finding what a long run keeps:
+   * node ids are stable within one worker, so objects with ids past an earlier snapshot's are new.
+   */
+  async heapSnapshot(): Promise<string> {
+    this.snapshotChunks = [];
+    try {
+      await this.send('HeapProfiler.enable');
+      await this.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+      return this.snapshotChunks.join('');
+    } finally {
+      this.snapshotChunks = null;
+    }
   }
 
   /** Shared worker targets seen beyond the first: each is the engine worker started again. */

@@ -1,4 +1,4 @@
-// `npm run bench:soak -- --minutes=10 [--seed=1] [--sample-seconds=30] [--no-build] [--no-playground]`:
+// `npm run bench:soak -- --minutes=10 [--seed=1] [--sample-seconds=30] [--no-build] [--no-playground] [--no-heap-snapshots]`:
 // the soak (soak.ts) in headless Chromium on the test build; writes results/<date>-soak.{json,md}, exits 1 on a failed check.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -7,6 +7,7 @@ import { chromium } from '@playwright/test';
 import { chromiumLaunchOptions } from '../testing/chromium-fixtures';
 import { repoPath } from '../src/gpu/testing/node-gpu';
 import { CYCLE_MS, runSoak } from './soak';
+import { diffHeapSnapshots } from './heap-snapshot';
 import { checks, renderMarkdown } from './soak-report';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string | undefined]));
@@ -21,7 +22,7 @@ const port = Number(process.env.COHORT_PORT ?? 4174);
  */
 const warmUpMs = Number(args.get('warm-up-seconds') ?? (minutes * 60_000 >= 2 * CYCLE_MS ? CYCLE_MS / 1000 + 30 : 60)) * 1000;
 if (!(minutes > 0) || !(sampleEveryMs > 0)) {
-  console.error('Usage: npm run bench:soak -- [--minutes=10] [--seed=1] [--sample-seconds=30] [--warm-up-seconds=210] [--no-build] [--no-playground]');
+  console.error('Usage: npm run bench:soak -- [--minutes=10] [--seed=1] [--sample-seconds=30] [--warm-up-seconds=210] [--no-build] [--no-playground] [--no-heap-snapshots]');
   process.exit(2);
 }
 
@@ -41,6 +42,16 @@ async function serve(): Promise<ChildProcess> {
   throw new Error(`vite preview did not answer on port ${port}`);
 }
 
+/** The worker's heap at the start and end of the measured span: compared in the report, kept for bench/heap-diff.node.ts. */
+const snapshots: { start?: string; end?: string } = {};
+function writeSnapshot(label: string, json: string): string {
+  const dir = repoPath('test-results/soak-heap');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `worker-${label}.heapsnapshot`), json);
+  console.log(`wrote test-results/soak-heap/worker-${label}.heapsnapshot`);
+  return json;
+}
+
 const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
 const server = await serve();
 const browser = await chromium.launch({ ...chromiumLaunchOptions(), headless: true });
@@ -56,7 +67,9 @@ try {
     playground: !args.has('no-playground'),
     commit,
     log: (line) => console.log(line),
+    ...(args.has('no-heap-snapshots') ? {} : { heapSnapshots: { afterMs: warmUpMs, write: (label: 'start' | 'end', json: string) => (snapshots[label] = writeSnapshot(label, json)) } }),
   });
+  if (snapshots.start && snapshots.end) report.workerHeapKept = diffHeapSnapshots(snapshots.start, snapshots.end);
   const dir = repoPath('bench/results');
   mkdirSync(dir, { recursive: true });
   const base = `${report.date}-soak`;

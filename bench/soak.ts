@@ -18,6 +18,8 @@ export interface SoakOptions {
   playground: boolean;
   commit: string;
   log: (line: string) => void;
+  /** Worker heap snapshots at the first sample past `afterMs` and at the last sample, handed to `write`. */
+  heapSnapshots?: { afterMs: number; write: (label: 'start' | 'end', json: string) => void };
 }
 
 /** Every disturbance (freeze, reload, close) happens once per cycle of this length, or once in a shorter run. */
@@ -232,11 +234,18 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
   }
 
   async function sampler(): Promise<void> {
+    const snapshots = options.heapSnapshots;
+    let tookStart = false;
     await sample();
     while (now() + options.sampleEveryMs < endAtMs) {
       await sleep(options.sampleEveryMs);
       await sample();
+      if (snapshots && !tookStart && now() >= snapshots.afterMs) {
+        tookStart = true;
+        snapshots.write('start', await worker.heapSnapshot());
+      }
     }
+    if (snapshots && tookStart) snapshots.write('end', await worker.heapSnapshot());
   }
 
   /** Freezes tab 1 past its heartbeat timeout (the worker ends it), thaws it and has it join again. */
