@@ -1,6 +1,6 @@
 // diffHeapSnapshots on hand-made snapshots: totals, and only nodes newer than the start counted as kept.
 import { describe, expect, it } from 'vitest';
-import { diffHeapSnapshots } from './heap-snapshot';
+import { diffHeapSnapshots, objectBytes } from './heap-snapshot';
 
 /** A V8 heap snapshot's shape, with nodes given as [type, name, id, selfSize]. */
 function snapshot(nodes: Array<[string, string, number, number]>): string {
@@ -21,8 +21,14 @@ describe('diffHeapSnapshots', () => {
     expect(kept).toEqual({
       startBytes: 150,
       endBytes: 210,
+      startByType: { object: 100, code: 50 },
+      endByType: { object: 180, code: 30 },
       newAliveBytes: 110,
       byKind: [{ kind: 'object Session', count: 2, bytes: 80 }, { kind: 'code', count: 1, bytes: 30 }],
     });
+  });
+
+  it('leaves compiled code and array buffer contents out of object bytes', () => {
+    expect(objectBytes({ object: 10, string: 5, code: 100, 'backing store': 1000, array: 2 })).toBe(17);
   });
 });

@@ -11,6 +11,9 @@ export interface HeapRetained {
   /** Self sizes summed over every node of each snapshot, bytes. */
   startBytes: number;
   endBytes: number;
+  /** The same by node type ('object', 'code', 'string' ...; array buffers' contents as 'backing store'). */
+  startByType: Record<string, number>;
+  endByType: Record<string, number>;
   /** Alive at the end and allocated after the start snapshot (V8 node ids only grow within a context). */
   newAliveBytes: number;
   /** The largest groups of those: objects by constructor, other nodes by type ('code', 'string' ...). */
@@ -22,6 +25,18 @@ interface NodeView {
   type: string;
   name: string;
   selfSize: number;
+}
+
+/** Compiled code and array buffers' contents: V8 tiering code up and the model's tensors, not objects a run keeps. */
+const NOT_OBJECTS = new Set(['code', 'backing store']);
+
+/** Bytes of JS objects (strings, arrays, closures, ... included) in one snapshot's types. */
+export function objectBytes(byType: Record<string, number>): number {
+  return Object.entries(byType).reduce((sum, [type, bytes]) => (NOT_OBJECTS.has(type) ? sum : sum + bytes), 0);
+}
+
+function typeOf(n: NodeView): string {
+  return n.type === 'native' && n.name.endsWith('ArrayBufferData') ? 'backing store' : n.type;
 }
 
 function* nodesOf(heap: HeapSnapshotJson): Generator<NodeView> {
@@ -36,15 +51,19 @@ function* nodesOf(heap: HeapSnapshotJson): Generator<NodeView> {
 export function diffHeapSnapshots(startJson: string, endJson: string, numKinds = 12): HeapRetained {
   let maxStartId = 0;
   let startBytes = 0;
+  const startByType: Record<string, number> = {};
   for (const n of nodesOf(JSON.parse(startJson) as HeapSnapshotJson)) {
     maxStartId = Math.max(maxStartId, n.id);
     startBytes += n.selfSize;
+    startByType[typeOf(n)] = (startByType[typeOf(n)] ?? 0) + n.selfSize;
   }
   const groups = new Map<string, { count: number; bytes: number }>();
   let endBytes = 0;
   let newAliveBytes = 0;
+  const endByType: Record<string, number> = {};
   for (const n of nodesOf(JSON.parse(endJson) as HeapSnapshotJson)) {
     endBytes += n.selfSize;
+    endByType[typeOf(n)] = (endByType[typeOf(n)] ?? 0) + n.selfSize;
     if (n.id <= maxStartId) continue;
     newAliveBytes += n.selfSize;
     const kind = n.type === 'object' || n.type === 'closure' ? `${n.type} ${n.name}` : n.type;
@@ -54,5 +73,5 @@ export function diffHeapSnapshots(startJson: string, endJson: string, numKinds =
     groups.set(kind, g);
   }
   const byKind = [...groups].map(([kind, g]) => ({ kind, ...g })).sort((a, b) => b.bytes - a.bytes).slice(0, numKinds);
-  return { startBytes, endBytes, newAliveBytes, byKind };
+  return { startBytes, endBytes, startByType, endByType, newAliveBytes, byKind };
 }

@@ -1,6 +1,6 @@
 // The soak report's sorting of request ends into expected and unexpected errors, its growth figure and checks.
 import { describe, expect, it } from 'vitest';
-import { checks, classify, growth, tallyErrors, type RequestEnd, type Sample, type SoakReport } from './soak-report';
+import { checks, classify, figures, growth, tallyErrors, type RequestEnd, type Sample, type SoakReport } from './soak-report';
 
 const end = (fields: Partial<RequestEnd>): RequestEnd => ({ client: 'tab0.0', stream: true, n: 1, end: 'error', errorName: null, errorMessage: null, disturbances: [], elapsedMs: 10, completionTokens: 0, ...fields });
 
@@ -56,15 +56,23 @@ describe('growth and checks', () => {
     expect(growth(rising, 'workerHeapBytes', 30_000)).toBeCloseTo(0.08);
   });
 
-  it('fails on the worker heap snapshots when they grew', () => {
-    const kept = (endBytes: number) => ({ startBytes: 1000, endBytes, newAliveBytes: 10, byKind: [] });
+  it('checks heap objects by snapshots where they were taken, the sampled heap then only a figure', () => {
+    const kept = (endObjects: number) => ({ startBytes: 0, endBytes: 0, startByType: { object: 1000, code: 500 }, endByType: { object: endObjects, code: 900 }, newAliveBytes: 10, byKind: [] });
     const base = { date: '2026-01-01', commit: 'abc', seed: 1, durationMs: 60_000, heartbeat: { intervalMs: 250, timeoutMs: 3000 }, requestDeadlineMs: 1000, events: [],
       requests: { served: 5, total: 5, byClient: {}, tokens: 10 }, errors: { expected: {}, unexpected: {}, unexpectedExamples: [] },
       consoleErrors: [], doubleEnds: 0, unended: 0, samples: [], kvBlocksUsedAtEnd: 0, workerRestarts: 0, playground: null };
-    const snapshotCheck = (r: SoakReport) => checks(r, 0).find((c) => c.name === 'worker heap snapshot growth after warm-up');
+    const snapshotCheck = (r: SoakReport) => checks(r, 0).find((c) => c.name === 'worker heap objects growth after warm-up (snapshots)');
     expect(snapshotCheck(base)).toBeUndefined();
-    expect(snapshotCheck({ ...base, workerHeapKept: kept(1040) })?.ok).toBe(true);
-    expect(snapshotCheck({ ...base, workerHeapKept: kept(1060) })?.ok).toBe(false);
+    // compiled code growing 80% is no object kept
+    expect(snapshotCheck({ ...base, heapKept: { worker: kept(1040) } })?.ok).toBe(true);
+    expect(snapshotCheck({ ...base, heapKept: { worker: kept(1060) } })?.ok).toBe(false);
+    const grown = { ...base, samples: [sample(0, 100), sample(30_000, 120)], heapKept: { worker: kept(1000) } };
+    expect(checks(grown, 0).map((c) => c.name)).toContain('pageHeapBytes growth after warm-up');
+    expect(checks(grown, 0).map((c) => c.name)).not.toContain('workerHeapBytes growth after warm-up');
+    expect(figures(grown, 0)).toEqual([
+      { name: 'worker heap as sampled (objects, compiled code and V8 metadata)', value: '20.0%' },
+      { name: 'worker compiled code (snapshots)', value: '0.00 to 0.00 MiB' },
+    ]);
   });
 
   it('fails each check on its own figure', () => {

@@ -42,15 +42,19 @@ async function serve(): Promise<ChildProcess> {
   throw new Error(`vite preview did not answer on port ${port}`);
 }
 
-/** The worker's heap at the start and end of the measured span: compared in the report, kept for bench/heap-diff.node.ts. */
-const snapshots: { start?: string; end?: string } = {};
-function writeSnapshot(label: string, json: string): string {
+/** The steady tab's and the worker's heaps at the start and end of the measured span: compared in the report, kept for bench/heap-diff.node.ts. */
+const snapshots: Record<string, string> = {};
+function writeSnapshot(target: 'page' | 'worker', phase: 'start' | 'end', json: string): void {
   const dir = repoPath('test-results/soak-heap');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `worker-${label}.heapsnapshot`), json);
-  console.log(`wrote test-results/soak-heap/worker-${label}.heapsnapshot`);
-  return json;
+  writeFileSync(join(dir, `${target}-${phase}.heapsnapshot`), json);
+  console.log(`wrote test-results/soak-heap/${target}-${phase}.heapsnapshot`);
+  snapshots[`${target}-${phase}`] = json;
 }
+const kept = (target: 'page' | 'worker') => {
+  const [start, end] = [snapshots[`${target}-start`], snapshots[`${target}-end`]];
+  return start && end ? diffHeapSnapshots(start, end) : undefined;
+};
 
 const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
 const server = await serve();
@@ -67,9 +71,10 @@ try {
     playground: !args.has('no-playground'),
     commit,
     log: (line) => console.log(line),
-    ...(args.has('no-heap-snapshots') ? {} : { heapSnapshots: { afterMs: warmUpMs, write: (label: 'start' | 'end', json: string) => (snapshots[label] = writeSnapshot(label, json)) } }),
+    ...(args.has('no-heap-snapshots') ? {} : { heapSnapshots: { afterMs: warmUpMs, write: writeSnapshot } }),
   });
-  if (snapshots.start && snapshots.end) report.workerHeapKept = diffHeapSnapshots(snapshots.start, snapshots.end);
+  const [page, worker] = [kept('page'), kept('worker')];
+  if (page || worker) report.heapKept = { ...(page ? { page } : {}), ...(worker ? { worker } : {}) };
   const dir = repoPath('bench/results');
   mkdirSync(dir, { recursive: true });
   const base = `${report.date}-soak`;

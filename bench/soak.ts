@@ -18,8 +18,8 @@ export interface SoakOptions {
   playground: boolean;
   commit: string;
   log: (line: string) => void;
-  /** Worker heap snapshots at the first sample past `afterMs` and at the last sample, handed to `write`. */
-  heapSnapshots?: { afterMs: number; write: (label: 'start' | 'end', json: string) => void };
+  /** Heap snapshots of the steady tab and the worker at the first sample past `afterMs` and at the last sample, handed to `write`. */
+  heapSnapshots?: { afterMs: number; write: (target: 'page' | 'worker', phase: 'start' | 'end', json: string) => void };
 }
 
 /** Every disturbance (freeze, reload, close) happens once per cycle of this length, or once in a shorter run. */
@@ -52,6 +52,20 @@ function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)));
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** A page's V8 heap snapshot (JSON text), streamed in chunks over its CDP session. */
+async function pageHeapSnapshot(cdp: CDPSession): Promise<string> {
+  const chunks: string[] = [];
+  const onChunk = ({ chunk }: { chunk: string }) => void chunks.push(chunk);
+  cdp.on('HeapProfiler.addHeapSnapshotChunk', onChunk);
+  try {
+    await cdp.send('HeapProfiler.enable');
+    await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+    return chunks.join('');
+  } finally {
+    cdp.off('HeapProfiler.addHeapSnapshotChunk', onChunk);
+  }
 }
 
 export async function runSoak(browser: Browser, options: SoakOptions): Promise<SoakReport> {
@@ -242,10 +256,15 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
       await sample();
       if (snapshots && !tookStart && now() >= snapshots.afterMs) {
         tookStart = true;
-        snapshots.write('start', await worker.heapSnapshot());
+        await takeSnapshots('start');
       }
     }
-    if (snapshots && tookStart) snapshots.write('end', await worker.heapSnapshot());
+    if (snapshots && tookStart) await takeSnapshots('end');
+  }
+
+  async function takeSnapshots(phase: 'start' | 'end'): Promise<void> {
+    options.heapSnapshots!.write('page', phase, await pageHeapSnapshot(tabs[0]!.cdp));
+    options.heapSnapshots!.write('worker', phase, await worker.heapSnapshot());
   }
 
   /** Freezes tab 1 past its heartbeat timeout (the worker ends it), thaws it and has it join again. */
