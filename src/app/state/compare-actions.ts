@@ -23,7 +23,7 @@ export const COMPARE_PROMPTS = [
 ];
 
 /** Greedy with a fixed seed, so both modes generate the same tokens. */
-const COMPARE_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: 32, seed: 1 };
+const COMPARE_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: 32, seed: 1, speculation: 'auto' };
 
 /** The open panes' last prompts when there are at least two, else the first n fixed ones. */
 export function comparePrompts(n: number): string[] {
