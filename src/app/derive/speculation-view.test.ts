@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import { fromPersisted, toPersisted } from './persisted-sessions';
 import { DEFAULT_SETTINGS, changeSettings, newSessionView, toSessionOptions } from './session-view';
-import { draftMark, readSpeculation, rowDraftLabel, sameSpeculation, speculationFromForm, speculationMode, stepSpeculationLine } from './speculation-view';
+import { draftMark, readSpeculation, rowDraftLabel, sameSpeculation, speculationFromForm, speculationMode, speculationSummary, stepSpeculationLine } from './speculation-view';
 
 describe('the speculation setting', () => {
   it('goes through the form: auto, off, a fixed length clamped to 0..32', () => {
@@ -15,6 +15,7 @@ describe('the speculation setting', () => {
     expect(speculationFromForm('fixed', NaN)).toEqual({ maxDraftTokens: 4 });
     expect(speculationMode({ maxDraftTokens: 2 })).toBe('fixed');
     expect(speculationMode('off')).toBe('off');
+    expect([speculationSummary('auto'), speculationSummary('off'), speculationSummary({ maxDraftTokens: 6 })]).toEqual(['', ' · no drafts', ' · ≤ 6 drafts']);
   });
 
   it('reads saved values back, anything odd as auto', () => {

@@ -35,6 +35,12 @@ export function speculationFromForm(mode: 'auto' | 'off' | 'fixed', maxDraftToke
   return { maxDraftTokens: Math.max(0, Math.min(MAX_DRAFT_TOKENS_SETTING, n)) };
 }
 
+/** The pane's settings line: nothing for 'auto' (the default), else ' · no drafts' or ' · ≤ n drafts'. */
+export function speculationSummary(setting: SpeculationSetting): string {
+  if (setting === 'auto') return '';
+  return setting === 'off' ? ' · no drafts' : ` · ≤ ${setting.maxDraftTokens} drafts`;
+}
+
 /** A cell's speculation mark: the share of the row's drafts accepted; null for a row without drafts. */
 export interface DraftMark {
   numDrafted: number;
