@@ -46,6 +46,18 @@ describe('proposeDrafts', () => {
     expect(proposeDrafts([...prompt, 20, 77], prompt.length, [20, 21], 2)).toEqual([]);
   });
 
+  it('after an edit, continues from the occurrence in the prediction nearest the output so far', () => {
+    // the prediction repeats [5, 6] twice: lines "5 6 1" and "5 6 2"
+    const prediction = [5, 6, 1, 7, 7, 7, 5, 6, 2, 8];
+    // an inserted 9, then the first line's [5, 6]: its continuation, not the latest copy's
+    expect(proposeDrafts([...prompt, 9, 5, 6], prompt.length, prediction, 2)).toEqual([1, 7]);
+    // further on, past an edit in the first line, the second copy is the nearer one
+    expect(proposeDrafts([...prompt, 5, 9, 1, 7, 7, 7, 5, 6], prompt.length, prediction, 2)).toEqual([2, 8]);
+    // plain lookup (no `near`) takes the latest occurrence wherever the output is
+    expect(lookupDrafts([5, 6], prediction, 2)).toEqual([2, 8]);
+    expect(lookupDrafts([5, 6], prediction, 2, 1)).toEqual([1, 7]);
+  });
+
   it('proposes nothing for a cap of 0', () => {
     expect(proposeDrafts(prompt, prompt.length, [20], 0)).toEqual([]);
   });

@@ -127,6 +127,13 @@ export interface SessionStats {
   cachedTokens: number;
   totalTokensIn: number;
   totalTokensOut: number;
+  /** Tokens of the turn's prediction (OpenAI's Predicted Outputs); absent without one. */
+  predictionTokens?: number;
+  /**
+   * Of those, the ones that appeared in the turn's output, in order (src/engine/prediction.ts);
+   * set when the turn ends, with predictionTokens.
+   */
+  acceptedPredictionTokens?: number;
   finishReason?: FinishReason;
   error?: string;
 }

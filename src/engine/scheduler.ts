@@ -1,13 +1,13 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
-// budget, preempts when the KV pool says no, gives decode rows drafted tokens to verify, and applies
-// the runner's sampled tokens (accepting drafts). It never sees buffers or sessions' text.
+// budget, preempts when the KV pool says no, and applies the runner's sampled tokens; decode rows'
+// drafts and their verification are draft-rows.ts. It never sees buffers or sessions' text.
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
-import { DEFAULT_SPECULATION, chooseDraftLengths, draftCandidate, type DraftCandidate, type Speculation } from './speculation';
+import { DEFAULT_SPECULATION, type Speculation } from './speculation';
+import { NO_DRAFTS, addDrafts, applyRowSamples, planRow, shapeOf, type ScheduledEntry } from './draft-rows';
 import { MIN_PREFILL_TOKENS, stepTargetMs, uncalibratedPrefillTokens, type StepBudget } from './step-budget';
-import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
-import { acceptSamples } from './verify';
+import { StepCostModel, type StepShape } from './step-cost';
 import { type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 export interface SchedulerConfig {
@@ -35,16 +35,7 @@ export interface StepOutput {
   budget?: StepBudgetEvent;
 }
 
-interface ScheduledEntry {
-  request: Request;
-  /** Tokens fed this step, drafts included. */
-  numNewTokens: number;
-  /** Drafted tokens fed after the known ones (the tail of the row's tokenIds). */
-  drafts: readonly number[];
-}
-
 const NO_TOKENS = new Int32Array(0);
-const NO_DRAFTS: readonly number[] = [];
 
 export class Scheduler {
   readonly kv: KVCacheManager;
@@ -159,7 +150,7 @@ export class Scheduler {
     let decodeOnlyMs: number | undefined;
     if (timeBudget) {
       const decodes = ordered.filter((r) => remaining(r) === 1);
-      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictDecodeOnly(this.shapeOf(decodes.map((request) => ({ request, numNewTokens: 1, drafts: NO_DRAFTS }))));
+      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictDecodeOnly(shapeOf(decodes.map((request) => ({ request, numNewTokens: 1, drafts: NO_DRAFTS })), this.shape));
       targetMs = stepTargetMs(timeBudget, decodes.length, decodeOnlyMs);
     }
     let prefillTokens = 0;
@@ -167,7 +158,7 @@ export class Scheduler {
     /** Tokens a chunk from `startPos` may feed under the time budget (Infinity when it is off). */
     const chunkLimit = (startPos: number): number => {
       if (targetMs === Infinity) return Infinity;
-      const limit = calibrated ? this.stepCost.maxChunkTokens(this.shapeOf(scheduled), startPos, targetMs) : uncalibratedPrefillTokens(this.stepCost.numChunkSteps) - prefillTokens;
+      const limit = calibrated ? this.stepCost.maxChunkTokens(shapeOf(scheduled, this.shape), startPos, targetMs) : uncalibratedPrefillTokens(this.stepCost.numChunkSteps) - prefillTokens;
       return prefillTokens === 0 ? Math.max(limit, MIN_PREFILL_TOKENS) : Math.max(limit, 0);
     };
 
@@ -221,84 +212,21 @@ export class Scheduler {
     }
 
     // Drafts last: they only use what the rows above left of the token and time budgets.
-    if (this.maxDraftTokens > 0 && budget > 0) this.addDrafts(scheduled, budget, timeBudget ? (calibrated ? targetMs : NaN) : Infinity);
+    if (this.maxDraftTokens > 0 && budget > 0) addDrafts(this, scheduled, budget, timeBudget ? (calibrated ? targetMs : NaN) : Infinity);
 
     const stepIndex = this.nextStepIndex++;
-    const rows: StepRow[] = scheduled.map(({ request, numNewTokens, drafts }) => {
-      const start = request.numComputedTokens;
-      const numKnown = numNewTokens - drafts.length;
-      const tokenIds = new Int32Array(numNewTokens); // [numNewTokens] known tokens, then drafts
-      tokenIds.set(request.tokenIds.slice(start, start + numKnown));
-      tokenIds.set(drafts, numKnown);
-      return {
-        sessionId: request.sessionId,
-        tokenIds,
-        startPos: start,
-        blockTable: Int32Array.from(this.kv.blockTable(request.requestId)), // [numBlocks of the request]
-        sampling: request.sampling,
-        sample: start + numKnown === request.numTokens,
-        ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),
-      };
-    });
+    const rows: StepRow[] = scheduled.map((entry) => planRow(entry, this.kv));
     let budgetEvent: StepBudgetEvent | undefined;
     if (timeBudget) {
       budgetEvent = { calibrated };
       if (calibrated) {
         if (targetMs !== Infinity) budgetEvent.targetMs = targetMs;
-        if (scheduled.length > 0) budgetEvent.predictedMs = this.stepCost.predictShape(this.shapeOf(scheduled));
+        if (scheduled.length > 0) budgetEvent.predictedMs = this.stepCost.predictShape(shapeOf(scheduled, this.shape));
         if (decodeOnlyMs !== undefined) budgetEvent.decodeOnlyMs = decodeOnlyMs;
       }
     }
     this.inFlight = { stepIndex, entries: scheduled, budget: budgetEvent };
     return { stepIndex, rows };
-  }
-
-  /**
-   * Gives decode rows drafted tokens (speculation.ts sizes them) from the budget the step has left,
-   * and their KV slots; a row whose slots the pool cannot supply drafts only into blocks it holds.
-   * Never preempts: speculation must not cost another request its KV.
-   */
-  private addDrafts(scheduled: ScheduledEntry[], budgetTokens: number, targetMs: number): void {
-    const candidates: DraftCandidate[] = [];
-    const entries: ScheduledEntry[] = [];
-    const decodes: ScheduledEntry[] = [];
-    for (const entry of scheduled) {
-      const { request } = entry;
-      if (entry.numNewTokens !== 1 || request.numComputedTokens !== request.numTokens - 1) continue;
-      decodes.push(entry);
-      const candidate = draftCandidate(request, this.speculation, this.maxDraftTokens, this.contextLimit);
-      if (!candidate) continue;
-      candidates.push(candidate);
-      entries.push(entry);
-    }
-    if (candidates.length === 0) return;
-    const cost = (shape: StepShape): number => this.stepCost.predictShape(shape);
-    const decodeRate = decodes.length / cost(this.shapeOf(decodes));
-    const lengths = chooseDraftLengths(candidates, { ...this.shapeOf(scheduled) }, { cost, calibrated: this.stepCost.calibrated, decodeRate, budgetTokens, targetMs });
-    entries.forEach((entry, i) => {
-      let k = lengths[i];
-      if (k === 0) return;
-      const { request } = entry;
-      if (this.kv.allocateSlots(request, 1 + k) === null) {
-        k = Math.min(k, this.kv.blockTable(request.requestId).length * this.kv.blockSize - request.numTokens);
-        if (k <= 0) return;
-      }
-      entry.numNewTokens = 1 + k;
-      entry.drafts = candidates[i].drafts.slice(0, k);
-    });
-  }
-
-  /** The cost model's view of some scheduled rows (start = each request's computed tokens). */
-  private shapeOf(entries: readonly ScheduledEntry[]): StepShape {
-    const shape = this.shape;
-    shape.numTokens = 0;
-    shape.numRows = entries.length;
-    shape.attended = 0;
-    for (const { request, numNewTokens } of entries) {
-      shape.numTokens += numNewTokens;
-      shape.attended += attendedPositions(request.numComputedTokens, numNewTokens);
-    }
-    return shape;
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
@@ -334,18 +262,9 @@ export class Scheduler {
     return this.output(plan.stepIndex, rows, numTokens, budget);
   }
 
-  /** Appends a row's sampled tokens (verify.ts accepts drafts), rolls back rejected KV, ends the turn where a rule says so. */
+  /** Appends a row's sampled tokens (draft-rows.ts), ending the turn where a rule says so. */
   private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array): void {
-    const run = acceptSamples(request, firstId, drafts, draftIds, this.contextLimit);
-    row.newTokenIds = run.tokenIds.length > 0 ? Int32Array.from(run.tokenIds) : NO_TOKENS;
-    row.newText = run.text;
-    if (drafts.length > 0) {
-      row.numAccepted = run.numAccepted;
-      request.numDraftAccepted += run.numAccepted;
-      request.numDraftTested += run.numAccepted + (run.rejected ? 1 : 0);
-      this.kv.releaseRejectedSlots(request);
-      this.kv.cacheComputedBlocks(request);
-    }
+    const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
     if (run.finishReason) {
       this.finish(request, run.finishReason, run.error);
       row.finishReason = run.finishReason;

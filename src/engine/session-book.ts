@@ -27,6 +27,8 @@ export interface SessionSettings {
   speculation: Speculation;
   /** Tokens each turn's output is expected to be (drafts come from them first); absent: none. */
   predictionTokenIds?: number[];
+  /** The same as text, until the executor encodes it (sessions.ts, at the first send). */
+  predictionText?: string;
 }
 
 /** What every turn carries; an executor extends it with its handle (a scheduler request, a fetch's controller). */
@@ -205,6 +207,7 @@ export class SessionBook<Turn extends TurnRecord = TurnRecord> {
       ignoreEos: options.ignoreEos ?? false,
       speculation: options.speculation === undefined ? DEFAULT_SPECULATION : validateSpeculation(options.speculation),
       ...(options.predictionTokenIds ? { predictionTokenIds: options.predictionTokenIds.slice() } : {}),
+      ...(options.predictionText !== undefined ? { predictionText: options.predictionText } : {}),
     };
     const history = (options.history ?? []).map(({ role, content }): ChatMessage => ({ role, content }));
     const record = new SessionRecord<Turn>(sessionId, settings, history, () => this.records.delete(sessionId));

@@ -26,6 +26,11 @@ export interface SessionOptions {
    * a draft source for speculation, never forced into the output. Applies to each turn.
    */
   predictionTokenIds?: number[];
+  /**
+   * The output expected, as text (`prediction.content` as the request gave it): encoded by the
+   * model's tokenizer when the session is first sent, then as predictionTokenIds. Not with them.
+   */
+  predictionText?: string;
 }
 
 /** A session's sampling: greedy unless set, seeded by its number unless a seed is given. */
@@ -102,6 +107,9 @@ export function validateSessionOptions(options: SessionOptions): void {
   if (prediction !== undefined && !(Array.isArray(prediction) && prediction.every((id) => Number.isInteger(id) && (id as number) >= 0))) {
     throw new InvalidOptionError('predictionTokenIds', prediction, 'an array of token ids (integers >= 0)');
   }
+  const predictionText: unknown = options.predictionText;
+  if (predictionText !== undefined && typeof predictionText !== 'string') throw new InvalidOptionError('predictionText', predictionText, 'a string');
+  if (predictionText !== undefined && prediction !== undefined) throw new InvalidOptionError('predictionText', predictionText, 'absent when predictionTokenIds is given (one prediction per session)');
   const history: unknown = options.history;
   if (history !== undefined) {
     if (!Array.isArray(history)) throw new InvalidOptionError('history', history, 'an array of messages');

@@ -4,6 +4,7 @@
 import type { FinishedEvent, SessionSnapshot } from './events';
 import type { Request } from './request';
 import type { Scheduler, StepOutput } from './scheduler';
+import { predictionUse } from './prediction';
 import { SessionBook, type SessionRecord, type TurnRecord, type TurnResult } from './session-book';
 import { MAX_NEW_TOKENS, type SessionOptions } from './session-options';
 import type { ChatMessage, ChatTemplate, Tokenizer } from './types';
@@ -58,11 +59,12 @@ export class SessionRegistry {
         stopStrings: settings.stopStrings,
         ignoreEos: settings.ignoreEos,
         speculation: settings.speculation,
-        predictionTokenIds: settings.predictionTokenIds,
+        predictionTokenIds: this.predictionOf(session),
       });
       return { requestId: request.requestId, request, text: '' };
     });
     session.stats.tokensIn = turn.request.numPromptTokens;
+    if (turn.request.predictionTokenIds) session.stats.predictionTokens = turn.request.predictionTokenIds.length;
     session.stats.totalTokensIn += turn.request.numPromptTokens;
     this.byRequestId.set(turn.requestId, session);
     return turn.requestId;
@@ -132,6 +134,11 @@ export class SessionRegistry {
       this.refreshActive(session, active);
       this.byRequestId.delete(done.requestId);
       const request = active.request;
+      if (request.predictionTokenIds) {
+        const use = predictionUse(request.predictionTokenIds, request.outputTokenIds);
+        session.stats.predictionTokens = use.numPredicted;
+        session.stats.acceptedPredictionTokens = use.numAccepted;
+      }
       session.end(active, {
         reason: done.reason,
         error: done.error,
@@ -153,6 +160,15 @@ export class SessionRegistry {
     }
     session.stats.cachedTokens = Math.min(request.numCachedTokens, request.numPromptTokens);
     // Neither rates nor TTFT are kept here: src/protocol/metrics.ts derives every one from StepEvents.
+  }
+
+  /** The session's prediction as tokens: a text prediction is encoded once, at the first send that needs it. */
+  private predictionOf(session: Session): number[] | undefined {
+    const { settings } = session;
+    if (settings.predictionTokenIds === undefined && settings.predictionText !== undefined) {
+      settings.predictionTokenIds = this.tokenizer.encode(settings.predictionText);
+    }
+    return settings.predictionTokenIds;
   }
 
   /** encodeChat keeps special-token strings typed by the user as plain text. */

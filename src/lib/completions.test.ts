@@ -247,6 +247,61 @@ describe('chat.completions over EngineApi', () => {
     expect(seen.length).toBe(2);
   });
 
+  it('drafts from a prediction (Predicted Outputs): the same reply, with accepted and rejected prediction tokens', async () => {
+    const params = ask('tell me a story', { max_tokens: 24, ignore_eos: true });
+    const plain = await complete(params);
+    const reply = plain.choices[0]!.message.content!;
+    expect(plain.usage.completion_tokens_details).toEqual({ accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 });
+    expect(plain.usage.timings.tokens_per_row_step).toBeGreaterThan(0);
+
+    const steps: StepEvent[] = [];
+    const off = engine.onStep((e) => steps.push(e));
+    // 'auto' drafts only where a fed token costs less than a decode row's share of the step, and
+    // every draft stays within the step-time budget: on CpuRunner a fed token costs about a decode
+    // step, so the test asks for drafts and lifts the budget
+    await host.api.setStepBudget(null);
+    const right = await complete({ ...params, speculation: { max_draft_tokens: 6 }, prediction: { type: 'content', content: reply } });
+    off();
+    expect(right.choices[0]!.message.content).toBe(reply); // a prediction never changes the output
+    const details = right.usage.completion_tokens_details;
+    // the reply's own text re-encoded: every reply token is in it (token boundaries may differ at most at its ends)
+    expect(details.accepted_prediction_tokens).toBeGreaterThan(right.usage.completion_tokens / 2);
+    const { timings } = right.usage;
+    const drafted = steps.reduce((n, e) => n + e.rows.reduce((m, r) => m + (r.numDrafted ?? 0), 0), 0);
+    expect(timings.drafted_tokens).toBe(drafted);
+    expect(timings.drafted_tokens).toBeGreaterThan(0);
+    expect(timings.draft_acceptance_rate).toBe(timings.accepted_draft_tokens / timings.drafted_tokens);
+    expect(timings.accepted_draft_tokens).toBeGreaterThan(0);
+    expect(timings.tokens_per_row_step).toBeGreaterThan(1);
+
+    // a prediction with words the reply lacks: those are rejected; streamed, the last chunk says the same
+    const wrong = `${reply} and then something else entirely`;
+    const whole = await complete({ ...params, prediction: { type: 'content', content: [{ type: 'text', text: wrong }] } });
+    const { chunks, texts } = await streamed({ ...params, prediction: { type: 'content', content: wrong } });
+    expect(texts[0]).toBe(reply);
+    const usage = chunks.at(-1)!.usage!;
+    expect(usage.completion_tokens_details).toEqual(whole.usage.completion_tokens_details);
+    expect(usage.completion_tokens_details.accepted_prediction_tokens).toBe(details.accepted_prediction_tokens);
+    expect(usage.completion_tokens_details.rejected_prediction_tokens).toBeGreaterThan(details.rejected_prediction_tokens);
+    await host.api.setStepBudget({ multiple: 1.5 });
+  });
+
+  it('refuses a malformed prediction with a 400 naming the field', async () => {
+    const bad = async (prediction: unknown) => {
+      const err = await complete({ ...ask('hi'), prediction: prediction as never }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidRequestError);
+      return (err as InvalidRequestError).param;
+    };
+    expect(await bad('the text')).toBe('prediction');
+    expect(await bad({ type: 'text', content: 'x' })).toBe('prediction.type');
+    expect(await bad({ type: 'content', content: 5 })).toBe('prediction.content');
+    expect(await bad({ type: 'content' })).toBe('prediction.content');
+    expect(await bad({ type: 'content', content: [{ type: 'image_url' }] })).toBe('prediction.content[0]');
+    const err = await complete({ ...ask('hi'), speculation: { max_draft_tokens: 99 } }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 400, param: 'speculation.max_draft_tokens', message: expect.stringMatching(/^speculation.max_draft_tokens must be an integer from 0 to 32/) });
+    expect(await complete({ ...ask('hi'), speculation: 'sometimes' as 'off' }).catch((e: unknown) => (e as InvalidRequestError).param)).toBe('speculation');
+  });
+
   it('refuses a malformed source with a 400 naming its field, and types a failed load by its cause', async () => {
     const kind = await engine.load({ kind: 'no-such-kind' } as never).catch((e: unknown) => e);
     expect(kind).toBeInstanceOf(InvalidRequestError);

@@ -2,7 +2,7 @@
 // stream, usage and timings at the end, typed errors. Pure: no worker, no comlink, no DOM.
 import type { EngineApi, SessionId } from '../protocol/api';
 import type { FinishedEvent, FinishReason as EngineFinishReason, SessionStats, StepEvent } from '../protocol/events';
-import { decodeThroughput, meanCohortSize, prefillThroughput, timeToFirstTokenMs } from '../protocol/metrics';
+import { decodeThroughput, meanCohortSize, prefillThroughput, speculationFigures, timeToFirstTokenMs } from '../protocol/metrics';
 import { Channel } from './channel';
 import { MODEL_CHANGED, MODEL_CHANGED_ERROR_NAME } from '../protocol/load-errors';
 import { TAB_EXPIRED_ERROR_NAME } from '../protocol/tab-errors';
@@ -235,18 +235,27 @@ function finishReason(reason: EngineFinishReason): FinishReason {
 export function usageOf(stats: readonly SessionStats[], steps: readonly StepEvent[], sessionIds: ReadonlySet<SessionId>): CompletionUsage {
   const first = stats[0]!;
   const completionTokens = stats.reduce((n, s) => n + s.tokensOut, 0);
+  // per choice: prediction tokens its reply contains in order (accepted), the rest rejected
+  const accepted = stats.reduce((n, s) => n + (s.acceptedPredictionTokens ?? 0), 0);
+  const rejected = stats.reduce((n, s) => n + (s.predictionTokens ?? 0) - (s.acceptedPredictionTokens ?? 0), 0);
+  const speculation = speculationFigures(steps, sessionIds);
   const ttfts = [...sessionIds].map((id) => timeToFirstTokenMs(steps, id)).filter((t): t is number => t !== undefined);
   return {
     prompt_tokens: first.tokensIn,
     completion_tokens: completionTokens,
     total_tokens: first.tokensIn + completionTokens,
     prompt_tokens_details: { cached_tokens: first.cachedTokens },
+    completion_tokens_details: { accepted_prediction_tokens: accepted, rejected_prediction_tokens: rejected },
     timings: {
       prefill_tokens_per_second: prefillThroughput(steps, sessionIds).tokensPerSec,
       decode_tokens_per_second: decodeThroughput(steps, sessionIds).tokensPerSec,
       time_to_first_token_ms: ttfts.length > 0 ? Math.min(...ttfts) : null,
       mean_cohort_size: meanCohortSize(steps, sessionIds),
       steps: steps.filter((s) => s.rows.some((r) => sessionIds.has(r.sessionId))).length,
+      tokens_per_row_step: speculation.tokensPerRowStep,
+      drafted_tokens: speculation.numDrafted,
+      accepted_draft_tokens: speculation.numAccepted,
+      draft_acceptance_rate: speculation.acceptanceRate,
     },
   };
 }
@@ -262,6 +271,8 @@ const PARAM_OF_OPTION: Record<string, string> = {
   stopStrings: 'stop',
   systemPrompt: 'messages',
   ignoreEos: 'ignore_eos',
+  predictionText: 'prediction.content',
+  'speculation.maxDraftTokens': 'speculation.max_draft_tokens',
 };
 
 /**

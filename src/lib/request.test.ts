@@ -45,6 +45,18 @@ describe('planRequest', () => {
     expect(plan({ logprobs: false, presence_penalty: 0, tools: [], response_format: { type: 'text' } }).sessions).toHaveLength(1);
   });
 
+  it('passes a prediction on as text (string or text parts) and speculation as the engine option', () => {
+    expect(plan({ prediction: { type: 'content', content: 'x = 1' } }).sessions[0]).toMatchObject({ predictionText: 'x = 1' });
+    expect(plan({ prediction: { type: 'content', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, n: 2 }).sessions.map((s) => s.predictionText)).toEqual(['ab', 'ab']);
+    expect(plan({ prediction: null }).sessions[0]!.predictionText).toBeUndefined();
+    expect(plan({ speculation: { max_draft_tokens: 4 } }).sessions[0]!.speculation).toEqual({ maxDraftTokens: 4 });
+    expect(plan({ speculation: 'off' }).sessions[0]!.speculation).toBe('off');
+    expect(refusal({ prediction: 'x' as never })).toBe('prediction');
+    expect(refusal({ prediction: { type: 'text' } as never })).toBe('prediction.type');
+    expect(refusal({ prediction: { type: 'content', content: 7 } as never })).toBe('prediction.content');
+    expect(refusal({ speculation: { maxDraftTokens: 4 } as never })).toBe('speculation');
+  });
+
   it('seeds choice 0 with the seed itself and the others apart, the same each time', () => {
     const seeds = plan({ n: 4, seed: 42 }).sessions.map((s) => s.sampling?.seed);
     expect(seeds[0]).toBe(42);

@@ -29,7 +29,6 @@ const UNSUPPORTED: Record<string, (value: unknown) => boolean> = {
   presence_penalty: (v) => typeof v === 'number' && v !== 0,
   response_format: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type !== 'text',
   audio: (v) => v !== null && v !== undefined,
-  prediction: (v) => v !== null && v !== undefined,
 };
 
 /** Throws InvalidRequestError (400) for a request the engine cannot serve as asked. */
@@ -57,6 +56,8 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     },
     ...(stopStrings !== undefined ? { stopStrings: stopStrings as string[] } : {}),
     ...(request.ignore_eos != null ? { ignoreEos: request.ignore_eos } : {}),
+    ...predictionOf(request.prediction),
+    ...speculationOf(request.speculation),
   };
   const sessions = Array.from({ length: n }, (_, i) => ({
     ...base,
@@ -76,6 +77,29 @@ export function choiceSeed(seed: number, index: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
   h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
   return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** `prediction` as the engine's predictionText (it encodes it with the model's tokenizer). */
+function predictionOf(prediction: unknown): { predictionText?: string } {
+  if (prediction === undefined || prediction === null) return {};
+  if (typeof prediction !== 'object' || Array.isArray(prediction)) throw new InvalidRequestError("prediction must be an object { type: 'content', content }", 'prediction');
+  const { type, content } = prediction as { type?: unknown; content?: unknown };
+  if (type !== 'content') throw new InvalidRequestError(`prediction.type must be 'content', got ${JSON.stringify(type) ?? String(type)}`, 'prediction.type');
+  if (typeof content !== 'string' && !Array.isArray(content)) {
+    throw new InvalidRequestError(`prediction.content must be a string or an array of text parts, got ${content === null ? 'null' : typeof content}`, 'prediction.content');
+  }
+  return { predictionText: textOf(content as string | ChatCompletionContentPart[], 'prediction.content') };
+}
+
+/** `speculation` as the engine's option; the engine checks the values and names the field. */
+function speculationOf(speculation: unknown): { speculation?: SessionOptions['speculation'] } {
+  if (speculation === undefined || speculation === null) return {};
+  if (typeof speculation === 'object' && !Array.isArray(speculation)) {
+    const keys = Object.keys(speculation);
+    if (keys.length !== 1 || keys[0] !== 'max_draft_tokens') throw new InvalidRequestError("speculation must be 'auto', 'off' or { max_draft_tokens }", 'speculation');
+    return { speculation: { maxDraftTokens: (speculation as { max_draft_tokens: number }).max_draft_tokens } };
+  }
+  return { speculation: speculation as 'auto' };
 }
 
 function defined<K extends string>(key: K, value: number | null | undefined): Partial<Record<K, number>> {

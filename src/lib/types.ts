@@ -51,6 +51,12 @@ export interface ChatCompletionCreateParamsBase {
   n?: number | null;
   /** Keep generating past EOS until the token limit (vLLM's extension). */
   ignore_eos?: boolean | null;
+  /**
+   * Cohort's extension: speculative decoding for this request. 'auto' (default): drafts where the
+   * engine's step cost model says they pay; 'off'; `{ max_draft_tokens }` (0 to 32): that many
+   * drafts a step whatever they cost. The reply is the same either way; only its speed differs.
+   */
+  speculation?: 'auto' | 'off' | { max_draft_tokens: number } | null;
   // Declared so the SDK's requests type-check; refused at run time when set to do something.
   tools?: unknown;
   tool_choice?: unknown;
@@ -63,7 +69,18 @@ export interface ChatCompletionCreateParamsBase {
   presence_penalty?: number | null;
   response_format?: unknown;
   audio?: unknown;
-  prediction?: unknown;
+  /**
+   * OpenAI's Predicted Outputs: text the reply is expected to be (largely), e.g. a file being
+   * edited. A draft source for speculative decoding, never forced into the output; usage then
+   * reports completion_tokens_details.accepted_prediction_tokens and rejected_prediction_tokens.
+   */
+  prediction?: ChatCompletionPredictionContent | null;
+}
+
+/** `prediction`: `content` a string, or text parts joined as messages' are. */
+export interface ChatCompletionPredictionContent {
+  type: 'content';
+  content: string | ReadonlyArray<ChatCompletionContentPart>;
 }
 
 export interface ChatCompletionCreateParamsStreaming extends ChatCompletionCreateParamsBase {
@@ -99,6 +116,17 @@ export interface CompletionTimings {
   mean_cohort_size: number;
   /** Steps (forward passes) the request rode in. */
   steps: number;
+  /**
+   * Tokens each choice's decode row made per step it rode in (speculationFigures): 1 for plain
+   * decode, more where drafted tokens were accepted; 0 without decode rows.
+   */
+  tokens_per_row_step: number;
+  /** Drafted tokens fed for verification (speculative decoding), all choices together. */
+  drafted_tokens: number;
+  /** Of those, the ones accepted. */
+  accepted_draft_tokens: number;
+  /** accepted_draft_tokens / drafted_tokens; null when nothing was drafted. */
+  draft_acceptance_rate: number | null;
 }
 
 export interface CompletionUsage {
@@ -110,6 +138,17 @@ export interface CompletionUsage {
   prompt_tokens_details: {
     /** Prompt tokens of the first choice found in the engine's prefix cache. */
     cached_tokens: number;
+  };
+  /**
+   * Predicted Outputs, all choices together (each choice's reply against the one prediction);
+   * both 0 without a `prediction`. accepted: prediction tokens that appeared in the reply, in
+   * order (the longest common subsequence of the two, src/engine/prediction.ts); rejected: the
+   * prediction's other tokens. Unlike OpenAI's billing count, completion_tokens does not include
+   * the rejected ones: it counts the tokens generated.
+   */
+  completion_tokens_details: {
+    accepted_prediction_tokens: number;
+    rejected_prediction_tokens: number;
   };
   timings: CompletionTimings;
 }

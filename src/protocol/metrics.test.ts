@@ -12,6 +12,7 @@ import {
   median,
   prefillThroughput,
   sendToFirstTokenMs,
+  speculationFigures,
   speedup,
   stepEndMs,
   timeToFirstTokenMs,
@@ -167,5 +168,29 @@ describe('one request\'s figures (the library\'s timings)', () => {
   it('mean cohort size over the steps the request rode in', () => {
     expect(meanCohortSize(steps, a)).toBe((2 + 2 + 1 + 1) / 4);
     expect(meanCohortSize(steps, new Set(['nobody']))).toBe(0);
+  });
+});
+
+describe('speculationFigures and verify rows in decode tok/s', () => {
+  /** A decode row that fed 1 + drafted tokens and made accepted + 1. */
+  const verify = (sessionId: string, drafted: number, acceptedCount: number): Row => ({ sessionId, kind: 'decode', numTokens: 1 + drafted, position: 0, newTokenIds: new Array<number>(acceptedCount + 1).fill(65), numDrafted: drafted, numAccepted: acceptedCount });
+
+  it('counts tokens per decode row-step and the share of drafts accepted', () => {
+    clockMs = 0;
+    const steps = [
+      recStep([rec('a', 'prefill', 40, true)], 100), // prefill rows are not row-steps here
+      recStep([verify('a', 4, 4), rec('b', 'decode', 1, true)], 10), // a: 5 tokens, b: 1
+      recStep([verify('a', 4, 1), verify('b', 2, 0)], 10), // a: 2, b: 1
+    ];
+    const all = speculationFigures(steps);
+    expect(all).toEqual({ decodeRowSteps: 4, decodeTokens: 9, tokensPerRowStep: 9 / 4, numDrafted: 10, numAccepted: 5, acceptanceRate: 0.5 });
+    const b = speculationFigures(steps, new Set(['b']));
+    expect(b).toMatchObject({ decodeRowSteps: 2, tokensPerRowStep: 1, numDrafted: 2, acceptanceRate: 0 });
+    expect(speculationFigures(steps.slice(0, 1))).toMatchObject({ decodeRowSteps: 0, tokensPerRowStep: 0, acceptanceRate: null });
+    // decode tok/s counts what the rows made, not the drafts they fed; rows stay rows
+    const t = decodeThroughput(steps);
+    expect(t.decodeTokens).toBe(9);
+    expect(t.meanRowsPerStep).toBe(2);
+    expect(t.tokensPerSec).toBeCloseTo(450);
   });
 });

@@ -1,6 +1,7 @@
 // The one definition of every speed figure, over StepEvents or their plain-data copies: decode and
 // prefill tok/s, wall tok/s, TTFT (from the steps and from a send), a session's decode tok/s since its
-// first token, token times and gaps, cohort size, the batched/serialized speed-up.
+// first token, token times and gaps, cohort size, the batched/serialized speed-up, and what
+// speculative decoding did (tokens per row-step, draft acceptance).
 // Pure functions; the page, the library's usage, the benchmark and the README all read these.
 
 /** The part of a step row the figures read (StepRowEvent, or a copy with number arrays). */
@@ -9,6 +10,10 @@ export interface MeasuredRow {
   kind: 'prefill' | 'decode';
   numTokens: number;
   newTokenIds: ArrayLike<number>;
+  /** Drafted tokens the row fed for verification, counted in numTokens (StepRowEvent.numDrafted). */
+  numDrafted?: number;
+  /** Of those, the ones accepted (StepRowEvent.numAccepted). */
+  numAccepted?: number;
 }
 
 /** The part of a step the figures read: the engine's own clock, never the page's. */
@@ -65,6 +70,7 @@ export function decodeThroughput(steps: readonly MeasuredStep[], sessionIds?: Re
   let gpuMs = 0;
   let timed = true;
   let decodeRowsInMixedSteps = 0;
+  let rowSlots = 0;
   let firstStartMs = Infinity;
   let lastEndMs = -Infinity;
   for (const step of steps) {
@@ -73,8 +79,11 @@ export function decodeThroughput(steps: readonly MeasuredStep[], sessionIds?: Re
       decodeRowsInMixedSteps += rows.filter((row) => row.kind === 'decode').length;
       continue;
     }
-    // an engine decode row feeds one token; a server sample's decode row, what its stream delivered
-    for (const row of rows) decodeTokens += row.numTokens;
+    for (const row of rows) {
+      decodeTokens += decodeRowTokens(row);
+      // a verify row is one row however many tokens it made (a server sample's row counts as before)
+      rowSlots += row.numDrafted !== undefined ? 1 : row.numTokens;
+    }
     forwardPasses++;
     decodeMs += step.elapsedMs;
     if (step.gpuTimeMs === undefined) timed = false;
@@ -90,8 +99,17 @@ export function decodeThroughput(steps: readonly MeasuredStep[], sessionIds?: Re
     tokensPerSec: perSec(decodeTokens, decodeMs),
     wallSpanMs: forwardPasses > 0 ? lastEndMs - firstStartMs : 0,
     decodeRowsInMixedSteps,
-    meanRowsPerStep: forwardPasses > 0 ? decodeTokens / forwardPasses : 0,
+    meanRowsPerStep: forwardPasses > 0 ? rowSlots / forwardPasses : 0,
   };
+}
+
+/**
+ * Tokens a decode row made: an engine row feeds one token, a server sample's row what its stream
+ * delivered (numTokens either way); a verify row feeds its drafts too, and makes what it accepted
+ * plus the one sampled past them (its newTokenIds), which is what decode tok/s must count.
+ */
+export function decodeRowTokens(row: MeasuredRow): number {
+  return row.numDrafted !== undefined ? row.newTokenIds.length : row.numTokens;
 }
 
 export interface WallDecodeRate {
@@ -214,6 +232,49 @@ export function meanCohortSize(steps: readonly MeasuredStep[], sessionIds: Reado
     numRows += step.rows.length;
   }
   return numSteps > 0 ? numRows / numSteps : 0;
+}
+
+export interface SpeculationFigures {
+  /** Decode rows over the steps (a row-step: one request in one forward pass), verify rows included. */
+  decodeRowSteps: number;
+  /** Tokens those rows made (decodeRowTokens). */
+  decodeTokens: number;
+  /** decodeTokens / decodeRowSteps: 1 for plain decode, up to 1 + the draft length; 0 without decode rows. */
+  tokensPerRowStep: number;
+  /** Drafted tokens fed for verification, and of those the ones accepted. */
+  numDrafted: number;
+  numAccepted: number;
+  /** numAccepted / numDrafted; null when nothing was drafted. */
+  acceptanceRate: number | null;
+}
+
+/**
+ * What speculative decoding did for the given sessions (all when omitted): tokens each decode row
+ * made per step it rode in, and the share of drafted tokens accepted. Prefill rows are left out:
+ * they feed prompt tokens and make at most one.
+ */
+export function speculationFigures(steps: readonly MeasuredStep[], sessionIds?: ReadonlySet<string>): SpeculationFigures {
+  let decodeRowSteps = 0;
+  let decodeTokens = 0;
+  let numDrafted = 0;
+  let numAccepted = 0;
+  for (const step of steps) {
+    for (const row of rowsOf(step, sessionIds)) {
+      if (row.kind !== 'decode') continue;
+      decodeRowSteps++;
+      decodeTokens += decodeRowTokens(row);
+      numDrafted += row.numDrafted ?? 0;
+      numAccepted += row.numAccepted ?? 0;
+    }
+  }
+  return {
+    decodeRowSteps,
+    decodeTokens,
+    tokensPerRowStep: decodeRowSteps > 0 ? decodeTokens / decodeRowSteps : 0,
+    numDrafted,
+    numAccepted,
+    acceptanceRate: numDrafted > 0 ? numAccepted / numDrafted : null,
+  };
 }
 
 /** End time (engine clock) of each step that gave `sessionId` a token. */

@@ -61,7 +61,7 @@ export function CohortTimeline() {
       <div className="timeline-head">
         <h3>Cohort timeline</h3>
         <span className="legend">
-          <i className="swatch prefill" /> prefill <i className="swatch decode" /> decode <i className="swatch absent" /> not in step
+          <i className="swatch prefill" /> prefill <i className="swatch decode" /> decode <i className="swatch absent" /> not in step <i className="swatch draft-accepted" /> drafts accepted <i className="swatch draft-rejected" /> rejected
         </span>
         <span className="spacer" />
         {back > 0 ? (

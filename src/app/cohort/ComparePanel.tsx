@@ -1,14 +1,13 @@
-// The batched-vs-serialized comparison: runs the same prompts both ways and shows each side's
-// decode tok/s (decode-only steps, as the benchmark counts) and the ratio. The run itself is state/compare-actions.ts.
+// The Compare card: the same prompts run two ways, batched vs serialized (same engine) or batched
+// with speculation off vs on, each side's decode tok/s (decode-only steps, as the benchmark counts)
+// and the ratio. The runs themselves are state/compare-actions.ts; the results CompareResults.tsx.
 import { useState } from 'react';
-import type { DecodeThroughput } from '../../protocol/metrics';
-import { runCompare } from '../state/compare-actions';
+import { runCompare, runSpeculationCompare } from '../state/compare-actions';
 import { useModelStore } from '../state/model-store';
-import { useRunsStore } from '../state/runs-store';
+import { useRunsStore, type CompareKind } from '../state/runs-store';
+import { ModeCompareResult, SpeculationCompareResult } from './CompareResults';
 
-function detail(rate: DecodeThroughput | undefined, unit: string): string | undefined {
-  return rate && `${rate.decodeTokens} decode tokens in ${rate.forwardPasses} decode-only ${unit}, ${(rate.decodeMs / 1000).toFixed(2)} s`;
-}
+const TITLES: Record<CompareKind, string> = { modes: 'Batched vs serialized', speculation: 'Speculation off vs on' };
 
 export function ComparePanel() {
   const compare = useRunsStore((s) => s.compare);
@@ -17,23 +16,32 @@ export function ComparePanel() {
   // a server shows no steps: its rates are over the page's samples of its streams
   const unit = onServer ? 'samples' : 'steps';
   const [numPrompts, setNumPrompts] = useState(4);
+  const [kind, setKind] = useState<CompareKind>('modes');
   const running = compare.status === 'running';
+  const shown = running || compare.status !== 'idle' ? compare.kind : kind;
   return (
-    <section className="side-card" data-testid="compare" data-status={compare.status}>
+    <section className="side-card" data-testid="compare" data-status={compare.status} data-kind={compare.kind}>
       <div className="card-head">
-        <h3>Batched vs serialized</h3>
+        <h3>{TITLES[shown]}</h3>
       </div>
       <div className="row">
-        <button type="button" data-testid="compare-modes" disabled={!hasModel || running} onClick={() => void runCompare(numPrompts)}>
+        <button type="button" data-testid="compare-modes" disabled={!hasModel || running} onClick={() => void (kind === 'modes' ? runCompare(numPrompts) : runSpeculationCompare(numPrompts))}>
           {running ? 'Comparing…' : 'Compare'}
         </button>
+        <select aria-label="What to compare" data-testid="compare-kind" value={kind} disabled={running} onChange={(e) => setKind(e.target.value as CompareKind)}>
+          <option value="modes">batched vs serialized</option>
+          <option value="speculation" disabled={onServer}>
+            speculation off vs on
+          </option>
+        </select>
         <label className="inline small">
           prompts
           <input type="number" aria-label="Prompts to compare" min={2} max={8} value={numPrompts} onChange={(e) => setNumPrompts(Math.max(2, Math.min(8, e.target.valueAsNumber || 2)))} />
         </label>
       </div>
       <p className="muted small">
-        Open sessions' last prompts (or {numPrompts} short ones) in fresh greedy sessions, serialized then batched.
+        Open sessions' last prompts (or {numPrompts} short ones) in fresh greedy sessions,{' '}
+        {kind === 'modes' ? 'serialized then batched.' : "batched with speculation off, then on (the new-session settings' max drafts, else auto): the replies are the same, only the speed differs."}
         {onServer && ' On a server, serialized means this page sends one request at a time; rates count decode tokens over 250 ms samples, not server steps.'}
       </p>
       {running && <p className="small">{compare.phase}…</p>}
@@ -42,22 +50,8 @@ export function ComparePanel() {
           {compare.error}
         </p>
       )}
-      {(compare.serialized || compare.batched) && (
-        <dl className="facts compact" data-testid="compare-result">
-          <dt>Serialized</dt>
-          <dd data-testid="compare-serialized" title={detail(compare.serialized, unit)}>
-            {compare.serialized ? `${compare.serialized.tokensPerSec.toFixed(1)} tok/s` : '…'}
-          </dd>
-          <dt>Batched</dt>
-          <dd data-testid="compare-batched" title={detail(compare.batched, unit)}>
-            {compare.batched ? `${compare.batched.tokensPerSec.toFixed(1)} tok/s` : '…'}
-          </dd>
-          <dt>Speed-up</dt>
-          <dd data-testid="compare-ratio" data-ratio={compare.ratio ?? ''} className="big">
-            {compare.ratio ? `${compare.ratio.toFixed(2)}×` : compare.status === 'done' ? 'n/a' : '…'}
-          </dd>
-        </dl>
-      )}
+      {compare.kind === 'modes' && (compare.serialized || compare.batched) && <ModeCompareResult compare={compare} unit={unit} />}
+      {compare.kind === 'speculation' && (compare.speculationOff || compare.speculationOn) && <SpeculationCompareResult compare={compare} unit={unit} />}
     </section>
   );
 }

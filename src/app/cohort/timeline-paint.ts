@@ -1,5 +1,7 @@
 // Paints a computed timeline layout onto a 2D canvas: row labels, step ticks, one cell per
-// (step, session) coloured prefill / decode / absent. No layout decisions are made here.
+// (step, session) coloured prefill / decode / absent, a verify row's drafts marked along its
+// foot (accepted part, rejected part). No layout decisions are made here.
+import { draftMark } from '../derive/speculation-view';
 import { cellAlpha, labelFontPx, rowsBySession, type TimelineGeometry, type TimelineLayout } from '../derive/timeline-layout';
 
 export const TIMELINE_COLORS = {
@@ -11,6 +13,8 @@ export const TIMELINE_COLORS = {
   tick: '#5d6a82',
   hover: 'rgba(255, 255, 255, 0.12)',
   finished: '#e8edf7',
+  draftAccepted: '#5ee08a',
+  draftRejected: '#f0645a',
 };
 
 export function paintTimeline(
@@ -62,6 +66,17 @@ export function paintTimeline(
       const rgb = row.kind === 'prefill' ? TIMELINE_COLORS.prefill : TIMELINE_COLORS.decode;
       ctx.fillStyle = `rgba(${rgb}, ${cellAlpha(row, layout.maxPrefillTokens).toFixed(3)})`;
       ctx.fillRect(x, y, Math.max(1, cw - gap), rh - rowGap);
+      // Drafts: a strip along the cell's foot, accepted share from the left, the rest rejected.
+      const mark = draftMark(row);
+      if (mark) {
+        const cellWidth = Math.max(1, cw - gap);
+        const stripHeight = Math.max(2, Math.round((rh - rowGap) / 3));
+        const accepted = Math.round(cellWidth * mark.acceptedShare);
+        ctx.fillStyle = TIMELINE_COLORS.draftRejected;
+        ctx.fillRect(x + accepted, y + rh - rowGap - stripHeight, cellWidth - accepted, stripHeight);
+        ctx.fillStyle = TIMELINE_COLORS.draftAccepted;
+        ctx.fillRect(x, y + rh - rowGap - stripHeight, accepted, stripHeight);
+      }
       if (row.finishReason) {
         ctx.fillStyle = TIMELINE_COLORS.finished;
         ctx.fillRect(x + Math.max(1, cw - gap) - 2, y, 2, rh - rowGap);

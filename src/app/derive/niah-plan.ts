@@ -19,7 +19,7 @@ export interface NiahPlan {
 }
 
 /** Greedy decoding, at most 24 new tokens, no system prompt: the protocol of DESIGN.md. */
-export const NIAH_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: NIAH_MAX_NEW_TOKENS, seed: 0 };
+export const NIAH_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: NIAH_MAX_NEW_TOKENS, seed: 0, speculation: 'auto' };
 
 /** n sessions, haystacks from maxTokens/2 to maxTokens, each sent staggerMs after the previous. */
 export function planNiah(n: number, seed: number, maxTokens: number, staggerMs: number): NiahPlan {

@@ -1,5 +1,6 @@
 // The panes as saved across page reloads (settings, transcripts, labels) and back: pure, so the
 // shape and its checks are tested in Node. Not the storage itself: state/session-persistence.ts.
+import { readSpeculation } from './speculation-view';
 import { DEFAULT_SETTINGS, newSessionView, type ChatLine, type SessionSettings, type SessionView } from './session-view';
 
 /** Bumped when the saved shape changes; an unknown version is ignored rather than misread. */
@@ -47,6 +48,7 @@ function readSettings(raw: unknown): SessionSettings {
     topK: num('topK'),
     maxNewTokens: num('maxNewTokens'),
     seed: isFiniteNumber(raw.seed) ? raw.seed : null,
+    speculation: readSpeculation(raw.speculation),
   };
 }
 

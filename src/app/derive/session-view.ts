@@ -3,6 +3,7 @@
 import type { SessionOptions } from '../../protocol/api';
 import type { FinishReason, SessionState, WaitReason } from '../../protocol/events';
 import type { ReceivedStep } from './step-ring';
+import { sameSpeculation, type SpeculationSetting } from './speculation-view';
 import { decodeRateSinceFirstToken, sendToFirstTokenMs, stepEndMs } from '../../protocol/metrics';
 
 export interface SessionSettings {
@@ -13,15 +14,19 @@ export interface SessionSettings {
   maxNewTokens: number;
   /** null: the engine picks one per session. */
   seed: number | null;
+  /** Speculative decoding: 'auto' (the engine's choice), 'off', or a fixed draft length. */
+  speculation: SpeculationSetting;
 }
 
-export const DEFAULT_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0.7, topP: 0.95, topK: 40, maxNewTokens: 128, seed: null };
+export const DEFAULT_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0.7, topP: 0.95, topK: 40, maxNewTokens: 128, seed: null, speculation: 'auto' };
 
 export function toSessionOptions(settings: SessionSettings): SessionOptions {
   return {
     ...(settings.systemPrompt.trim() ? { systemPrompt: settings.systemPrompt } : {}),
     sampling: { temperature: settings.temperature, topP: settings.topP, topK: settings.topK, ...(settings.seed === null ? {} : { seed: settings.seed }) },
     maxNewTokens: settings.maxNewTokens,
+    // 'auto' is the engine's default: left out
+    ...(settings.speculation !== 'auto' ? { speculation: settings.speculation } : {}),
   };
 }
 
@@ -123,7 +128,7 @@ export function beginTurn(view: SessionView, text: string, nowMs: number): Sessi
 }
 
 function sameSettings(a: SessionSettings, b: SessionSettings): boolean {
-  return a.systemPrompt === b.systemPrompt && a.temperature === b.temperature && a.topP === b.topP && a.topK === b.topK && a.maxNewTokens === b.maxNewTokens && a.seed === b.seed;
+  return a.systemPrompt === b.systemPrompt && a.temperature === b.temperature && a.topP === b.topP && a.topK === b.topK && a.maxNewTokens === b.maxNewTokens && a.seed === b.seed && sameSpeculation(a.speculation, b.speculation);
 }
 
 /**

@@ -5,13 +5,14 @@ import { useEffect, useRef, useState } from 'react';
 import { isActive, isBusy, WAIT_REASON_TEXT, type SessionView } from '../derive/session-view';
 import { cancelTurn, closeSession, editMessage, regenerate, resetSession, sendMessage, takeReturnedDraft, updateSettings } from '../state/session-actions';
 import { useSessionsStore } from '../state/sessions-store';
+import { speculationSummary } from '../derive/speculation-view';
 import { EmptyPaneHint } from './EmptyPaneHint';
 import { SessionSettingsForm } from './SessionSettingsForm';
 import { Transcript } from './Transcript';
 
 function settingsSummary(s: SessionView['settings']): string {
   const sampling = s.temperature === 0 ? 'greedy' : `T ${s.temperature} · top-p ${s.topP} · top-k ${s.topK || 'off'}`;
-  return `${sampling} · max ${s.maxNewTokens} · seed ${s.seed ?? 'auto'}${s.systemPrompt.trim() ? ' · system prompt' : ''}`;
+  return `${sampling} · max ${s.maxNewTokens} · seed ${s.seed ?? 'auto'}${s.systemPrompt.trim() ? ' · system prompt' : ''}${speculationSummary(s.speculation)}`;
 }
 
 /** The state a person sees: a pane holding a message for the model waits, though no turn runs yet. */

@@ -1,6 +1,7 @@
 // Sampling settings of one session (system prompt, temperature, top-p, top-k, max tokens,
-// seed): editable between turns; session-actions.ts applies a change to the next turn.
+// seed, speculation): editable between turns; session-actions.ts applies a change to the next turn.
 import type { SessionSettings } from '../derive/session-view';
+import { SpeculationField } from './SpeculationField';
 
 interface NumberField {
   key: 'temperature' | 'topP' | 'topK' | 'maxNewTokens';
@@ -60,6 +61,7 @@ export function SessionSettingsForm({ settings, onChange, disabled = false }: { 
           }}
         />
       </label>
+      <SpeculationField value={settings.speculation} onChange={(speculation) => onChange({ ...settings, speculation })} />
     </fieldset>
   );
 }

@@ -1,9 +1,11 @@
-// The "compare" action: the same prompts in fresh greedy sessions, first serialized then
-// batched, each side's decode tok/s from its own decode-only steps, and their ratio.
+// The "compare" actions: the same prompts in fresh greedy sessions, first serialized then batched
+// (or batched with speculation off, then on), each side's decode tok/s from its own decode-only
+// steps, and their ratio.
 import type { EngineMode, StepEvent } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
 import type { SessionSettings } from '../derive/session-view';
-import { compareOutcome, type CompareSide } from '../derive/compare';
+import { compareOutcome, speculationCompareOutcome, type CompareSide } from '../derive/compare';
+import type { SpeculationSetting } from '../derive/speculation-view';
 import { errorMessage } from '../derive/error-message';
 import { useRunsStore } from './runs-store';
 import { addSessions, closeSession, sendMessage, waitForTurn } from './session-actions';
@@ -23,7 +25,7 @@ export const COMPARE_PROMPTS = [
 ];
 
 /** Greedy with a fixed seed, so both modes generate the same tokens. */
-const COMPARE_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: 32, seed: 1 };
+const COMPARE_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: 32, seed: 1, speculation: 'auto' };
 
 /** The open panes' last prompts when there are at least two, else the first n fixed ones. */
 export function comparePrompts(n: number): string[] {
@@ -42,10 +44,12 @@ export async function setStepMultiple(multiple: number | null): Promise<void> {
   await getEngineClient().setStepBudget(multiple === null ? null : { multiple });
 }
 
-/** Runs the prompts in fresh panes under one mode; returns the steps and its sessions' ids. */
-async function runSide(mode: EngineMode, prompts: string[]): Promise<CompareSide> {
+/** Runs the prompts in fresh panes under one mode (and speculation setting); returns the steps and its sessions' ids. */
+async function runSide(mode: EngineMode, prompts: string[], speculation?: SpeculationSetting): Promise<CompareSide> {
   await setMode(mode);
-  const paneIds = addSessions(prompts.length, COMPARE_SETTINGS, { labelPrefix: mode === 'batched' ? 'B' : 'S', tag: `compare-${mode}` });
+  // panes: S1.. serialized, B1.. batched; in the speculation comparison O1.. off, D1.. drafting
+  const side = speculation === undefined ? { labelPrefix: mode === 'batched' ? 'B' : 'S', tag: `compare-${mode}` } : speculation === 'off' ? { labelPrefix: 'O', tag: 'compare-speculation-off' } : { labelPrefix: 'D', tag: 'compare-speculation-on' };
+  const paneIds = addSessions(prompts.length, { ...COMPARE_SETTINGS, ...(speculation !== undefined ? { speculation } : {}) }, side);
   const steps: StepEvent[] = [];
   const untap = tapSteps((event) => steps.push(event));
   try {
@@ -65,7 +69,7 @@ export async function runCompare(numPrompts: number): Promise<void> {
   if (runs.compare.status === 'running') return;
   const prompts = comparePrompts(numPrompts);
   const originalMode = useTelemetryStore.getState().requestedMode;
-  runs.setCompare({ status: 'running', phase: 'warming up', numPrompts: prompts.length, batched: undefined, serialized: undefined, ratio: undefined, error: undefined });
+  runs.setCompare({ ...CLEARED, status: 'running', phase: 'warming up', numPrompts: prompts.length, kind: 'modes' });
   try {
     await runSide('serialized', prompts.slice(0, 1));
     useRunsStore.getState().setCompare({ phase: `serialized: ${prompts.length} prompts one at a time` });
@@ -73,6 +77,39 @@ export async function runCompare(numPrompts: number): Promise<void> {
     useRunsStore.getState().setCompare({ serialized: compareOutcome(serialized, serialized).serialized, phase: `batched: ${prompts.length} prompts together` });
     const batched = await runSide('batched', prompts);
     useRunsStore.getState().setCompare({ status: 'done', phase: '', ...compareOutcome(serialized, batched) });
+  } catch (error) {
+    useRunsStore.getState().setCompare({ status: 'error', phase: '', error: errorMessage(error) });
+  } finally {
+    await setMode(originalMode).catch(() => undefined);
+  }
+}
+
+const CLEARED = { batched: undefined, serialized: undefined, ratio: undefined, speculationOff: undefined, speculationOn: undefined, speculationFigures: undefined, error: undefined };
+
+/**
+ * The speculating side's setting: the new-session settings' fixed draft length when they have
+ * one, else 'auto' (which drafts only where the engine's cost model says it pays).
+ */
+function speculationOn(): SpeculationSetting {
+  const setting = useSessionsStore.getState().newSettings.speculation;
+  return typeof setting === 'object' ? setting : 'auto';
+}
+
+/** The same prompts batched, with speculation off, then on; the ratio is on over off. */
+export async function runSpeculationCompare(numPrompts: number): Promise<void> {
+  const runs = useRunsStore.getState();
+  if (runs.compare.status === 'running') return;
+  const prompts = comparePrompts(numPrompts);
+  const on = speculationOn();
+  const originalMode = useTelemetryStore.getState().requestedMode;
+  runs.setCompare({ ...CLEARED, status: 'running', phase: 'warming up', numPrompts: prompts.length, kind: 'speculation' });
+  try {
+    await runSide('batched', prompts.slice(0, 1), 'off');
+    useRunsStore.getState().setCompare({ phase: `speculation off: ${prompts.length} prompts together` });
+    const off = await runSide('batched', prompts, 'off');
+    useRunsStore.getState().setCompare({ speculationOff: speculationCompareOutcome(off, off).off, phase: `speculation ${typeof on === 'object' ? `at ${on.maxDraftTokens} drafts` : on}: ${prompts.length} prompts together` });
+    const outcome = speculationCompareOutcome(off, await runSide('batched', prompts, on));
+    useRunsStore.getState().setCompare({ status: 'done', phase: '', speculationOff: outcome.off, speculationOn: outcome.on, speculationFigures: outcome.onFigures, ratio: outcome.ratio });
   } catch (error) {
     useRunsStore.getState().setCompare({ status: 'error', phase: '', error: errorMessage(error) });
   } finally {

@@ -1,16 +1,25 @@
-// Zustand store of the two preset runs: the batched-vs-serialized comparison and the latest
+// Zustand store of the two preset runs: the comparison (batched vs serialized, or speculation off vs on) and the latest
 // NIAH x N run. Plain results; the runs themselves live in compare-actions.ts and niah-actions.ts.
 import { create } from 'zustand';
-import type { DecodeThroughput } from '../../protocol/metrics';
+import type { DecodeThroughput, SpeculationFigures } from '../../protocol/metrics';
+
+/** What the Compare card compares: the two serving modes, or speculation off and on (batched). */
+export type CompareKind = 'modes' | 'speculation';
 
 export interface CompareState {
   status: 'idle' | 'running' | 'done' | 'error';
   /** What the run is doing now, for people. */
   phase: string;
   numPrompts: number;
+  kind: CompareKind;
   batched?: DecodeThroughput;
   serialized?: DecodeThroughput;
+  /** kind 'modes': batched over serialized; 'speculation': on over off. */
   ratio?: number | null;
+  speculationOff?: DecodeThroughput;
+  speculationOn?: DecodeThroughput;
+  /** The speculating side's tokens per row-step and acceptance. */
+  speculationFigures?: SpeculationFigures;
   error?: string;
 }
 
@@ -28,7 +37,7 @@ interface RunsState {
 }
 
 export const useRunsStore = create<RunsState>()((set) => ({
-  compare: { status: 'idle', phase: '', numPrompts: 0 },
+  compare: { status: 'idle', phase: '', numPrompts: 0, kind: 'modes' },
   niah: null,
   setCompare(patch) {
     set((s) => ({ compare: { ...s.compare, ...patch } }));
