@@ -6,7 +6,8 @@ import type { ModelInfo, SessionOptions } from '../src/protocol/api';
 import type { RunRecord, RunRequest, TurnSpec } from '../testing/harness/driver';
 import { decodeThroughput, median, speedup } from '../src/protocol/metrics';
 import { joinLatency, longestGapAfter, timesToFirstToken, type JoinLatency } from './metrics';
-import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type ThroughputPoint, type Workload } from './report';
+import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type SpeculationPoint, type ThroughputPoint, type Workload } from './report';
+import { runSpeculationGrid } from './speculation-grid';
 import { chatPrompts, joinPrompt, niahPrompts, type BenchSettings } from './settings';
 
 /** Runs one workload to its end and returns its turns and steps (the page's or Node's driver). */
@@ -18,7 +19,9 @@ export const TIMING =
 
 function greedy(maxNewTokens: number): SessionOptions {
   // Every turn runs its full length, as vLLM's benchmark does: EOS would end turns unevenly.
-  return { sampling: { temperature: 0 }, maxNewTokens, ignoreEos: true };
+  // Speculation off: this grid measures batching, one token per row-step on both paths, as in
+  // earlier reports; speculation-grid.ts measures speculation on its own.
+  return { sampling: { temperature: 0 }, maxNewTokens, ignoreEos: true, speculation: 'off' };
 }
 
 function workloadTurns(settings: BenchSettings, workload: Workload, n: number, maxNewTokens?: number): TurnSpec[] {
@@ -102,6 +105,7 @@ export interface GridResult {
   workloads: BenchReport['settings']['workloads'];
   throughput: ThroughputPoint[];
   join: BenchReport['join'];
+  speculation?: SpeculationPoint[];
 }
 
 /** The whole grid on one engine: every workload at every session count, then the join. */
@@ -109,6 +113,8 @@ export async function runGrid(run: RunWorkload, settings: BenchSettings): Promis
   const maxSessions = Math.max(...settings.sessions);
   const throughput: ThroughputPoint[] = [];
   const workloads = {} as GridResult['workloads'];
+  const speculation = settings.speculation === 'off' ? undefined : () => runSpeculationGrid(run, settings);
+  if (settings.speculation === 'only') return { workloads, throughput, join: null, speculation: await speculation!() };
   for (const workload of settings.workloads) {
     // Warm-up: compiles every pipeline and fills the prefix cache with this workload's prompts,
     // so every measured run starts alike (prefill is not measured; decode work is unchanged).
@@ -126,7 +132,8 @@ export async function runGrid(run: RunWorkload, settings: BenchSettings): Promis
       throughput.push(await measurePoint(run, settings, workload, sessions));
     }
   }
-  return { workloads, throughput, join: await measureJoin(run, settings) };
+  const join = await measureJoin(run, settings);
+  return { workloads, throughput, join, ...(speculation ? { speculation: await speculation() } : {}) };
 }
 
 export function slug(text: string): string {
@@ -157,6 +164,7 @@ export function buildReport(context: ReportContext, grid: GridResult): BenchRepo
     settings: { sessions: settings.sessions, repeats: settings.repeats, workloads: grid.workloads, timing: TIMING },
     throughput: grid.throughput,
     join: grid.join,
+    ...(grid.speculation ? { speculation: grid.speculation } : {}),
     runtimeSeconds: (Date.now() - context.startedAtMs) / 1000,
     ...(process.env.COHORT_BENCH_NOTE ? { note: process.env.COHORT_BENCH_NOTE } : {}),
   };

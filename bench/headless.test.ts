@@ -14,7 +14,7 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe('npm run bench:headless', () => {
   it('runs the grid batched and serialized and writes the report', () => {
-    const args = ['--sessions=1,3', '--repeats=1', '--workloads=chat', '--chat-tokens=5', '--join-decoders=2', '--join-tokens=200', '--machine=ci', `--out=${outDir}`];
+    const args = ['--sessions=1,3', '--repeats=1', '--workloads=chat', '--chat-tokens=5', '--join-decoders=2', '--join-tokens=200', '--speculation=off', '--machine=ci', `--out=${outDir}`];
     const run = spawnSync(join(root, 'node_modules/.bin/tsx'), ['bench/headless.node.ts', ...args], { cwd: root, encoding: 'utf8', timeout: 300_000 });
     expect(run.stderr + run.stdout).toMatch(/wrote .*-ci-node\.\{json,md\}/);
     expect(run.status).toBe(0);

@@ -4,6 +4,7 @@
 export const GRID_USAGE = `  --quick              1, 2 and 4 sessions and 32 new tokens per chat turn (still 3 repeats)
   --sessions=1,2,4,8,16  --repeats=3  --workloads=chat,niah  --chat-tokens=64
   --join-decoders=4  --join-tokens=1900   decoding sessions a long prompt joins, and its length (0 decoders: no join)
+ --speculation=on    speculation off vs on after the grid (on), instead of it (only), or not (off)
   --machine=NAME       used in bench/results/<date>-<machine>.* (default: the GPU adapter's vendor and architecture)`;
 
 const OPTION_ENV: Record<string, string> = {
@@ -14,6 +15,7 @@ const OPTION_ENV: Record<string, string> = {
   'join-decoders': 'COHORT_BENCH_JOIN_DECODERS',
   'join-tokens': 'COHORT_BENCH_JOIN_TOKENS',
   machine: 'COHORT_BENCH_MACHINE',
+  speculation: 'COHORT_BENCH_SPECULATION',
 };
 
 export interface ParsedOptions {

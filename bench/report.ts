@@ -33,6 +33,32 @@ export interface ThroughputPoint {
   outputsMatch: boolean;
 }
 
+export interface SpeculationCase {
+  name: string;
+  workload: Workload;
+  sessions: number;
+  /** Each NIAH session predicts its own secret code (OpenAI's Predicted Outputs). */
+  prediction: boolean;
+}
+
+export interface SpeculationSide {
+  medianTokensPerSec: number;
+  runs: RunSummary[];
+  /** Accepted over drafted tokens, all repeats (null: nothing was drafted). */
+  acceptanceRate: number | null;
+  /** Tokens a decode row made per step it rode in, all repeats. */
+  tokensPerRowStep: number;
+}
+
+export interface SpeculationPoint extends SpeculationCase {
+  off: SpeculationSide;
+  on: SpeculationSide;
+  /** Median on tok/s over median off tok/s. */
+  ratio: number;
+  /** Greedy output identical with and without speculation in every repeat. */
+  outputsMatch: boolean;
+}
+
 export interface BenchReport {
   schema: 1;
   date: string;
@@ -50,6 +76,8 @@ export interface BenchReport {
   };
   throughput: ThroughputPoint[];
   join: { decoders: number; runs: JoinLatency[]; median: JoinLatency } | null;
+  /** Speculation off vs on (absent: not run). */
+  speculation?: SpeculationPoint[];
   runtimeSeconds: number;
   /** Conditions worth knowing when reading the numbers (COHORT_BENCH_NOTE). */
   note?: string;
@@ -106,8 +134,28 @@ function settingsLine(report: BenchReport): string {
 
 /** Settings, both tables and the chart: what the report file and the README section share. */
 function reportBody(report: BenchReport, chartPath: string): string[] {
-  return [settingsLine(report), '', throughputTable(report), '', joinTable(report), '', `![decode tokens/sec vs sessions](${chartPath})`];
+  const grid = report.throughput.length > 0 ? [throughputTable(report), '', joinTable(report), '', `![decode tokens/sec vs sessions](${chartPath})`] : [];
+  return [settingsLine(report), '', ...grid, '', ...speculationMarkdown(report.speculation ?? [])];
 }
+
+export function speculationMarkdown(points: readonly SpeculationPoint[]): string[] {
+  if (points.length === 0) return [];
+  const rate = (r: number | null) => (r === null ? '-' : `${(100 * r).toFixed(0)}%`);
+  return [
+    '## Speculative decoding: off vs on (auto), batched',
+    '',
+    'Decode tok/s over decode-only steps (a verify row counts the tokens it made); medians of the repeats, sides alternating first.',
+    '',
+    '| case | off tok/s | on tok/s | on / off | acceptance | tokens per row-step (on) | same output |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...points.map(
+      (p) =>
+        `| ${p.name} | ${p.off.medianTokensPerSec.toFixed(1)} | ${p.on.medianTokensPerSec.toFixed(1)} | ${p.ratio.toFixed(2)}x | ${rate(p.on.acceptanceRate)} | ${p.on.tokensPerRowStep.toFixed(2)} | ${p.outputsMatch ? 'yes' : 'NO'} |`,
+    ),
+    '',
+  ];
+}
+
 
 /** The whole markdown report written beside the JSON. */
 export function renderMarkdown(report: BenchReport, chartFile: string): string {

@@ -13,6 +13,8 @@ export interface BenchSettings {
   /** Decoding sessions a long prompt joins in the latency measurement (0 skips it). */
   joinDecoders: number;
   joinPromptTokens: number;
+  /** Speculation off vs on after the grid ('on'), instead of it ('only'), or not at all ('off'). */
+  speculation: 'on' | 'off' | 'only';
 }
 
 function numberList(value: string | undefined): number[] | undefined {
@@ -20,6 +22,11 @@ function numberList(value: string | undefined): number[] | undefined {
   const list = value.split(',').map((s) => Number(s.trim()));
   if (list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`not a list of positive integers: ${value}`);
   return list;
+}
+
+function speculationSetting(value = 'on'): BenchSettings['speculation'] {
+  if (value !== 'on' && value !== 'off' && value !== 'only') throw new Error(`COHORT_BENCH_SPECULATION=${value}: on, off or only`);
+  return value;
 }
 
 /**
@@ -40,6 +47,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     niahNewTokens: NIAH_MAX_NEW_TOKENS,
     joinDecoders: Number(env.COHORT_BENCH_JOIN_DECODERS ?? 4),
     joinPromptTokens: numberList(env.COHORT_BENCH_JOIN_TOKENS)?.[0] ?? 1900,
+    speculation: speculationSetting(env.COHORT_BENCH_SPECULATION),
   };
 }
 

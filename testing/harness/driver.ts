@@ -17,7 +17,7 @@ export interface StepRecord {
   kvBlocksUsed: number;
   /** Page clock (performance.now) when the event reached the page. */
   receivedAtMs: number;
-  rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; position: number; newTokenIds: number[]; finishReason?: FinishReason }>;
+  rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; position: number; newTokenIds: number[]; finishReason?: FinishReason; numDrafted?: number; numAccepted?: number }>;
 }
 
 export interface TurnSpec {
@@ -69,6 +69,7 @@ export function toStepRecord(event: StepEvent, receivedAtMs: number): StepRecord
       position: row.position,
       newTokenIds: Array.from(row.newTokenIds),
       ...(row.finishReason ? { finishReason: row.finishReason } : {}),
+      ...(row.numDrafted !== undefined ? { numDrafted: row.numDrafted, numAccepted: row.numAccepted ?? 0 } : {}),
     })),
   };
 }
