@@ -64,7 +64,7 @@ async function compareRunners(model: ModelDesc, sessions: () => DrivenSession[],
       expect(actual.sampleRows).toEqual(expected.sampleRows);
       expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
       worst = Math.max(worst, maxAbsDiff(actual.logits, expected.logits));
-      driver.update(plan, expected.sampledIds);
+      driver.update(plan, expected);
     }
   } finally {
     gpu.dispose();
@@ -191,7 +191,7 @@ describe('GpuRunner cohorts', () => {
           const result = await executeDetailed(gpu, plan);
           const i = result.sampleRows.findIndex((r) => plan.rows[r]!.sessionId === 'probe');
           if (i >= 0) logits.push(result.logits.slice(i * vocab, (i + 1) * vocab));
-          driver.update(plan, result.sampledIds);
+          driver.update(plan, result);
         }
       } finally {
         gpu.dispose();
@@ -294,7 +294,7 @@ describe('GpuRunner split-KV decode', () => {
           const plan = driver.nextPlan();
           const result = await executeDetailed(gpu, plan);
           logits.push(result.logits);
-          driver.update(plan, result.sampledIds);
+          driver.update(plan, result);
         }
         return { logits, labels: (await profileStep(gpu, driver.nextPlan())).map((t) => t.label) };
       } finally {
