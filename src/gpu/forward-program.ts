@@ -63,6 +63,22 @@ interface Slot {
   offset: number;
 }
 
+/** One matmul dispatch: y = x m^T (+ bias) (+ y when accumulating), over `count` rows of x (default every fed token). */
+interface MatmulOp {
+  params: Slot;
+  x: GPUBuffer;
+  m: GpuMatrix;
+  y: GPUBuffer;
+  bias?: GPUBuffer | null;
+  /** y += rather than y = (the residual adds of o_proj and down_proj). */
+  accumulate?: boolean;
+  count?: (cnt: Counts) => number;
+  /** y2 and y3 of a split store (q, k, v apart from one fused matrix). */
+  ys?: GPUBuffer[];
+  /** The GLU store: interleaved gate/up rows to silu(gate) * up. */
+  glu?: boolean;
+}
+
 export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProgram> {
   const { device, cache, config: c, weights: w, kv, act } = p;
   const qDim = c.numHeads * c.headDim;
@@ -159,9 +175,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid, ...(conditional ? { conditional } : {}) }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
-  /** y = x m^T (+ bias) (+ y); `ys` gives y2 and y3 for a split store, `glu` the GLU store. */
-  const matmulOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, m: GpuMatrix, bias: GPUBuffer | null, y: GPUBuffer, accumulate: boolean, count = tokens(1), ys: GPUBuffer[] = [], glu = false) =>
-    add(list, label, matmulPipe(m, bias !== null, accumulate, glu), slotB, [buf(x), buf(m.buffer), buf(bias ?? act.unused), buf(y), buf(ys[0] ?? act.unusedOut[0]), buf(ys[1] ?? act.unusedOut[1])], (cnt, out) =>
+  const matmulOp = (list: Array<() => Dispatch>, label: string, { params, x, m, y, bias = null, accumulate = false, count = tokens(1), ys = [], glu = false }: MatmulOp) =>
+    add(list, label, matmulPipe(m, bias !== null, accumulate, glu), params, [buf(x), buf(m.buffer), buf(bias ?? act.unused), buf(y), buf(ys[0] ?? act.unusedOut[0]), buf(ys[1] ?? act.unusedOut[1])], (cnt, out) =>
       matmulGrid(m.rows, count(cnt), ELEMENTWISE_WORKGROUP, out),
     );
   const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false) =>
@@ -185,7 +200,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     const qkvOut = { q: qOut, k: kOut, v: act.v };
     for (const part of L.qkv) {
       const [y, ...ys] = part.outputs.map((o) => qkvOut[o]);
-      matmulOp(specs, `L${l}.${part.outputs.join('')}_proj`, slotMmQkv(part.outputs), act.h, part.matrix, part.bias, y!, false, tokens(1), ys);
+      matmulOp(specs, `L${l}.${part.outputs.join('')}_proj`, { params: slotMmQkv(part.outputs), x: act.h, m: part.matrix, bias: part.bias, y: y!, ys });
     }
     if (act.qPre && act.kPre && L.qNorm && L.kNorm) {
       normOp(specs, `L${l}.q_norm`, slotQNorm, act.qPre, L.qNorm, act.q, tokens(c.numHeads));
@@ -197,22 +212,22 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
     // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
     add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), slotAttentionMerge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);
-    matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)
+    matmulOp(specs, `L${l}.o_proj`, { params: slotMmO, x: act.attn, m: L.o, y: act.x, accumulate: true }); // x += o_proj(attn)
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
     if (L.mlp.kind === 'glu') {
-      matmulOp(specs, `L${l}.gate_up_proj`, slotMmGlu!, act.h, L.mlp.gateUp, null, act.act, false, tokens(1), [], true); // act = silu(gate) * up
+      matmulOp(specs, `L${l}.gate_up_proj`, { params: slotMmGlu!, x: act.h, m: L.mlp.gateUp, y: act.act, glu: true }); // act = silu(gate) * up
     } else {
       const { gate, up } = act.gateUp();
-      matmulOp(specs, `L${l}.gate_proj`, slotMmGateUp!, act.h, L.mlp.gate, null, gate, false);
-      matmulOp(specs, `L${l}.up_proj`, slotMmGateUp!, act.h, L.mlp.up, null, up, false);
+      matmulOp(specs, `L${l}.gate_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.gate, y: gate });
+      matmulOp(specs, `L${l}.up_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.up, y: up });
       add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, [buf(gate), buf(up), buf(act.act)], (cnt, out) =>
         spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
       );
     }
-    matmulOp(specs, `L${l}.down_proj`, slotMmDown, act.act, L.down, null, act.x, true); // x += down(act)
+    matmulOp(specs, `L${l}.down_proj`, { params: slotMmDown, x: act.act, m: L.down, y: act.x, accumulate: true }); // x += down(act)
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);
-  matmulOp(tailSpecs, 'lm_head', slotMmLm, act.hLast, w.lmHead, null, act.logits, false, sampledRows);
+  matmulOp(tailSpecs, 'lm_head', { params: slotMmLm, x: act.hLast, m: w.lmHead, y: act.logits, count: sampledRows });
   add(tailSpecs, 'sample', want('sample'), slotSample, [buf(act.logits), buf(act.sampleInfo), buf(act.sampleScratch), buf(act.sampled)], (cnt, out) => {
     out[0] = cnt.numSampled;
     out[1] = 1;
