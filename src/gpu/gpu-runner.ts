@@ -1,7 +1,7 @@
 // GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
 // encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
-import { DEFAULT_MAX_ROWS } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { ropeInverseFrequencies } from '../model/rope';
@@ -35,10 +35,10 @@ export interface GpuRunnerOptions {
   /** Most rows per step (default the engine's DEFAULT_MAX_ROWS): with maxDraftTokens, sizes the [positions, vocab] logits and sampling buffers. */
   maxRows?: number;
   /**
-   * Drafted tokens a row may carry for verification (default 8, as CpuRunner; 0: none, and the
-   * engine then never speculates). The logits and sampling buffers hold a position for every row
-   * and each of its drafts, maxRows * (1 + maxDraftTokens) capped at maxTokensPerStep, [vocab] f32
-   * twice each: on a large vocabulary, a smaller value saves that memory.
+   * Drafted tokens a row may carry for verification (default the engine's DEFAULT_MAX_DRAFT_TOKENS,
+   * as CpuRunner's; 0: none, and the engine then never speculates). The logits and sampling
+   * buffers hold a position for every row and each of its drafts, maxRows * (1 + maxDraftTokens)
+   * capped at maxTokensPerStep, [vocab] f32 twice each: on a large vocabulary, a smaller value saves that memory.
    */
   maxDraftTokens?: number;
   /** Positions a session may reach (default the model's maxPositionEmbeddings). */
@@ -53,8 +53,6 @@ export interface GpuRunnerOptions {
 }
 
 const DEFAULT_SPLIT_KV_BUDGET_BYTES = 16 * 2 ** 20;
-/** CpuRunner's default too: drafts a row may carry unless the caller says otherwise. */
-const DEFAULT_MAX_DRAFT_TOKENS = 8;
 
 /** A step's encoder as executeWith() hands it over, between the uploads and the sampled-id copy. */
 export interface StepEncoding {
@@ -85,11 +83,13 @@ export class GpuRunner implements ModelRunner {
   }
   /** Every such dispatch's label in step order (e.g. 'L0.qkv_proj'): which fused paths the model took. */
   get dispatchLabels(): string[] {
-    return [...this.program.body, ...this.program.tail].filter((d) => !d.conditional).map((d) => d.label);
+    return this.sampledStep.filter((d) => !d.conditional).map((d) => d.label);
   }
   /** GPU bytes held: weights, KV pool, activations; and how many buffers hold the KV pool. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
   private readonly grid = new Uint32Array(2);
+  /** The body and the tail: a step in which a position samples. */
+  private readonly sampledStep: readonly Dispatch[];
   private readonly querySet: GPUQuerySet | null;
   private inFlight = false;
   private disposed = false;
@@ -111,6 +111,7 @@ export class GpuRunner implements ModelRunner {
     this.maxRows = meta.limits.maxRows;
     this.maxContext = meta.limits.maxPositions;
     this.maxDraftTokens = meta.limits.maxDraftTokens ?? 0;
+    this.sampledStep = [...program.body, ...program.tail];
     this.memory = { weights: weights.bytes, kv: kv.buffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kv.buffers.length };
     this.querySet = act.timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
   }
@@ -227,8 +228,13 @@ export class GpuRunner implements ModelRunner {
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
       }
       this.program.writeParams(queue, counts);
-      const dispatches = (counts.numSampled > 0 ? [...this.program.body, ...this.program.tail] : this.program.body).filter((d) => this.fillGrid(d, counts));
-      timed = passes({ encoder, dispatches, counts, logits: act.logits, encode: (pass, list) => this.encode(pass, list, counts) });
+      const dispatches = (counts.numSampled > 0 ? this.sampledStep : this.program.body).filter((d) => this.fillGrid(d, counts));
+      try {
+        timed = passes({ encoder, dispatches, counts, logits: act.logits, encode: (pass, list) => this.encode(pass, list, counts) });
+      } catch (err) {
+        await device.popErrorScope(); // the next step's scope must not sit on this one
+        throw err;
+      }
       if (counts.numSampled > 0) encoder.copyBufferToBuffer(act.sampled, 0, act.readback, READBACK_TIMESTAMP_BYTES, counts.numSampled * 4);
     }
     queue.submit([encoder.finish()]);
