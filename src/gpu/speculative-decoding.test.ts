@@ -39,7 +39,14 @@ describe('speculative decoding on GpuRunner (cohort-tiny, NIAH)', () => {
     const solo = await answer([prompts[0]], 'auto');
     expect(solo.answers[0].ids).toEqual(plain.answers[0].ids);
     if (process.env.SPEC_REPORT) {
-      console.log([report('off, cohort', plain.answers, plain.numSteps), report('{"maxDraftTokens":8}, cohort', drafted.answers, drafted.numSteps), report('"auto", alone', solo.answers, solo.numSteps)].join('\n'));
+      const soloPlain = await answer([prompts[0]], 'off');
+      const lines = [
+        report('off, cohort', plain.answers, plain.numSteps, plain.wallMs),
+        report('{"maxDraftTokens":8}, cohort', drafted.answers, drafted.numSteps, drafted.wallMs),
+        report('off, alone', soloPlain.answers, soloPlain.numSteps, soloPlain.wallMs),
+        report('"auto", alone', solo.answers, solo.numSteps, solo.wallMs),
+      ];
+      console.log(lines.join('\n'));
     }
   }, 300_000);
 

@@ -48,7 +48,7 @@ export interface Answer {
 }
 
 /** Answers every prompt in one engine over a fresh runner (top-k 20, top-p 0.95, seeds 7, 8, ...); checks the pool ends empty. */
-export async function answer(makeRunner: () => Promise<ModelRunner> | ModelRunner, prompts: number[][], speculation: Speculation, temperature = 0): Promise<{ answers: Answer[]; numSteps: number }> {
+export async function answer(makeRunner: () => Promise<ModelRunner> | ModelRunner, prompts: number[][], speculation: Speculation, temperature = 0): Promise<{ answers: Answer[]; numSteps: number; wallMs: number }> {
   const runner = await makeRunner();
   const engine = new EngineCore({ runner, tokenizer, chatTemplate: template, manualSteps: true, maxTokensPerStep: Math.min(2048, runner.maxTokensPerStep), speculation });
   const ids = prompts.map((_, i) => engine.createSession({ maxNewTokens: NIAH_MAX_NEW_TOKENS, sampling: { temperature, topK: 20, topP: 0.95 }, seed: 7 + i }));
@@ -65,23 +65,25 @@ export async function answer(makeRunner: () => Promise<ModelRunner> | ModelRunne
   try {
     ids.forEach((id, i) => engine.send(id, prompts[i]));
     let numSteps = 0;
+    const start = performance.now();
     while (await engine.step()) numSteps++;
+    const wallMs = performance.now() - start;
     for (const [i, id] of ids.entries()) {
       const result = await engine.waitForTurn(id);
       answers[i].text = result.text;
       answers[i].ids = result.outputTokenIds;
     }
     expect(engine.pool.stats().numUsed).toBe(0);
-    return { answers, numSteps };
+    return { answers, numSteps, wallMs };
   } finally {
     runner.dispose();
   }
 }
 
-/** One line of figures for SPEC_REPORT: steps, decode steps per answer, tokens, drafts accepted. */
-export function report(label: string, answers: Answer[], numSteps: number): string {
+/** One line of figures for SPEC_REPORT: steps, decode steps per answer, tokens, drafts accepted (and the steps' wall time when given). */
+export function report(label: string, answers: Answer[], numSteps: number, wallMs?: number): string {
   const drafted = answers.reduce((n, a) => n + a.numDrafted, 0);
   const acceptedCount = answers.reduce((n, a) => n + a.numAccepted, 0);
   const perAnswer = answers.map((a) => a.decodeSteps).join(',');
-  return `${label}: steps ${numSteps}, decode steps per answer [${perAnswer}], tokens ${answers.map((a) => a.ids.length).join(',')}, accepted ${acceptedCount}/${drafted}`;
+  return `${label}: steps ${numSteps}, decode steps per answer [${perAnswer}], tokens ${answers.map((a) => a.ids.length).join(',')}, accepted ${acceptedCount}/${drafted}${wallMs === undefined ? '' : `, ${wallMs.toFixed(0)} ms`}`;
 }
