@@ -12,6 +12,7 @@ import { loadHfModel } from '../src/model/hf-loader';
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { testPipelineCache } from '../src/gpu/testing/kernel-harness';
 import { loadShader, repoPath } from '../src/gpu/testing/node-gpu';
+import { profileStep } from '../src/gpu/testing/step-probe';
 import { folderOpener } from '../tools/models/node-files';
 import { publishedShapeModel } from '../tools/models/published-shapes';
 import { median } from '../src/protocol/metrics';
@@ -71,7 +72,7 @@ async function sweep(spec: string): Promise<ModelSweep> {
   const stepsPerBatch = REPEATS + 2;
   const maxContext = PROMPT_TOKENS + stepsPerBatch * BATCHES.length + BLOCK_SIZE;
   const numBlocks = 1 + maxBatch * Math.ceil(maxContext / BLOCK_SIZE);
-  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks, maxTokensPerStep: maxBatch * PROMPT_TOKENS, maxRows: maxBatch, maxContext });
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks, maxTokensPerStep: maxBatch * PROMPT_TOKENS, maxRows: maxBatch, maxContext, maxDraftTokens: 0 }); // it sends no drafts: no logits held for them
   const rows: Row[] = Array.from({ length: maxBatch }, (_, i) => ({ id: `s${i}`, pos: 0, next: Array.from({ length: PROMPT_TOKENS }, (_, j) => (i * 13 + j * 7 + 1) % model.config.vocabSize), blocks: [] }));
   const nextBlock = { n: 1 };
   let stepIndex = 0;
@@ -91,7 +92,7 @@ async function sweep(spec: string): Promise<ModelSweep> {
         if (result.gpuTimeMs !== undefined) gpu.push(result.gpuTimeMs);
         advance(cohort, result.sampledIds);
       }
-      const profiled = await runner.profileStep(planFor(cohort, stepIndex++, nextBlock));
+      const profiled = await profileStep(runner, planFor(cohort, stepIndex++, nextBlock));
       cohort.forEach((r) => (r.pos += r.next.length)); // the profiled step wrote KV; its ids are not needed
       points.push({ batch, stepMs: median(wall), gpuMs: median(gpu), ops: opTotals(profiled) });
       console.log(`${spec} B=${batch}: step ${median(wall).toFixed(1)} ms, GPU ${median(gpu).toFixed(1)} ms`);
@@ -132,7 +133,7 @@ async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
   const maxBatch = Math.max(...BATCHES);
   const maxContext = DECODE_CONTEXT + BLOCK_SIZE;
   const blocksPerRow = Math.ceil(maxContext / BLOCK_SIZE);
-  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, maxTokensPerStep: Math.max(PREFILL_TOKENS, maxBatch), maxRows: maxBatch, maxContext });
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, maxTokensPerStep: Math.max(PREFILL_TOKENS, maxBatch), maxRows: maxBatch, maxContext, maxDraftTokens: 0 }); // no drafts here either
   const shape = workShape(model);
   const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
   const row = (r: number, startPos: number, numTokens: number): StepRow => ({
@@ -156,7 +157,7 @@ async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
       const attentionMs: number[] = [];
       const matmulMs: number[] = [];
       for (let i = 0; i < REPEATS; i++) {
-        const ops = opTotals(await runner.profileStep({ ...plan, stepIndex: stepIndex++ }));
+        const ops = opTotals(await profileStep(runner, { ...plan, stepIndex: stepIndex++ }));
         attentionMs.push(ops.attention ?? 0);
         matmulMs.push(Object.entries(ops).reduce((n, [op, ms]) => n + (isMatmulOp(op) ? ms : 0), 0));
       }

@@ -68,6 +68,9 @@ export interface StepResult {
 /** Batched mode's row cap unless the caller sets one; runners size their per-row buffers to it. */
 export const DEFAULT_MAX_ROWS = 16;
 
+/** Drafted tokens a runner verifies per row unless its caller sets maxDraftTokens (CpuRunner, GpuRunner). */
+export const DEFAULT_MAX_DRAFT_TOKENS = 8;
+
 export interface ModelRunner {
   /** Token positions per KV block. */
   readonly blockSize: number;

@@ -1,11 +1,13 @@
 // The activation arena: every per-step GPU buffer (residual stream, projections, logits, step
-// metadata, readback), sized once for maxTokensPerStep and maxRows. Not the weights or KV pool.
+// metadata, readback), sized once for maxTokensPerStep, maxRows and the sampled positions. Not the weights or KV pool.
 import type { ModelConfig } from '../model/desc';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 export interface ActivationSizes {
   maxTokens: number;
   maxRows: number;
+  /** Sampled positions a step may hold (step-meta maxSampledPositions: rows plus their drafts) */
+  maxSampled: number;
   /** Entries of the concatenated block tables (maxRows * blocks per row) */
   maxBlockTableEntries: number;
   /** Attention work items a step may hold (StepMeta.maxItems) */
@@ -29,25 +31,24 @@ export class Activations {
   readonly v: GPUBuffer; // [maxTokens, kvDim]
   readonly attn: GPUBuffer; // [maxTokens, numHeads * headDim]
   readonly act: GPUBuffer; // [maxTokens, intermediate] silu(gate) * up
-  readonly hLast: GPUBuffer; // [maxRows, hidden] normed last token of each sampling row
-  readonly logits: GPUBuffer; // [maxRows, vocab]
-  readonly sampleScratch: GPUBuffer; // [maxRows, vocab] sampling weights
-  readonly sampled: GPUBuffer; // [maxRows] u32 sampled ids
+  readonly hLast: GPUBuffer; // [maxSampled, hidden] normed token before each sampled position
+  readonly logits: GPUBuffer; // [maxSampled, vocab]
+  readonly sampleScratch: GPUBuffer; // [maxSampled, vocab] sampling weights
+  readonly sampled: GPUBuffer; // [maxSampled] u32 sampled ids
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
   readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
   readonly attentionItems: GPUBuffer; // [maxAttentionItems, WorkItem] paged attention's work items
   readonly mergeItems: GPUBuffer; // [maxRows, WorkItem] the merge pass's items (partitioned decode rows)
   readonly attentionStates: GPUBuffer; // [maxSplitStates, numAttentionQuads, 2 + headDim] vec4 split states
   readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
-  readonly sampleInfo: GPUBuffer; // [maxRows, SampleInfo]
-  readonly sampleTokens: GPUBuffer; // [maxRows] u32 last token index of each sampling row
+  readonly sampleInfo: GPUBuffer; // [maxSampled, SampleInfo]
+  readonly sampleTokens: GPUBuffer; // [maxSampled] u32 index of the token each sampled position follows
   readonly unused: GPUBuffer; // [4] f32 bound where a kernel's optional input is off (no bias)
   /** [4] f32 each, bound where a kernel's optional outputs are off (matmul's y2, y3): two, as writable bindings may not alias */
   readonly unusedOut: readonly [GPUBuffer, GPUBuffer];
   private gateUpBuffers: { gate: GPUBuffer; up: GPUBuffer } | null = null; // see gateUp()
   readonly timestamps: GPUBuffer | null; // [2] u64 resolved pass timestamps
-  readonly readback: GPUBuffer; // [READBACK_TIMESTAMP_BYTES + maxRows * 4] MAP_READ
-  private logitsReadbackBuffer: GPUBuffer | null = null; // [maxRows, vocab] MAP_READ, see logitsReadback()
+  readonly readback: GPUBuffer; // [READBACK_TIMESTAMP_BYTES + maxSampled * 4] MAP_READ
   private readonly all: GPUBuffer[] = [];
 
   constructor(
@@ -75,22 +76,22 @@ export class Activations {
     this.v = f32('v', T * kvDim);
     this.attn = f32('attn', T * qDim);
     this.act = f32('act', T * c.intermediateSize);
-    this.hLast = f32('hLast', s.maxRows * c.hiddenSize);
-    this.logits = f32('logits', s.maxRows * c.vocabSize);
-    this.sampleScratch = f32('sampleScratch', s.maxRows * c.vocabSize);
-    this.sampled = f32('sampled', s.maxRows);
+    this.hLast = f32('hLast', s.maxSampled * c.hiddenSize);
+    this.logits = f32('logits', s.maxSampled * c.vocabSize);
+    this.sampleScratch = f32('sampleScratch', s.maxSampled * c.vocabSize);
+    this.sampled = f32('sampled', s.maxSampled);
     this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
     this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);
     this.attentionItems = make('attentionItems', s.maxAttentionItems * ATTENTION_ITEM_WORDS * 4);
     this.mergeItems = make('mergeItems', s.maxRows * ATTENTION_ITEM_WORDS * 4);
     this.attentionStates = make('attentionStates', s.maxSplitStates * s.numAttentionQuads * (2 + c.headDim) * 16);
     this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
-    this.sampleInfo = make('sampleInfo', s.maxRows * SAMPLE_INFO_WORDS * 4);
-    this.sampleTokens = make('sampleTokens', s.maxRows * 4);
+    this.sampleInfo = make('sampleInfo', s.maxSampled * SAMPLE_INFO_WORDS * 4);
+    this.sampleTokens = make('sampleTokens', s.maxSampled * 4);
     this.unused = f32('unused', 4);
     this.unusedOut = [f32('unusedOut2', 4), f32('unusedOut3', 4)];
     this.timestamps = withTimestamps ? make('timestamps', READBACK_TIMESTAMP_BYTES, GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC) : null;
-    this.readback = make('readback', READBACK_TIMESTAMP_BYTES + s.maxRows * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    this.readback = make('readback', READBACK_TIMESTAMP_BYTES + s.maxSampled * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
   }
 
   /**
@@ -105,19 +106,6 @@ export class Activations {
       this.all.push(this.gateUpBuffers.gate, this.gateUpBuffers.up);
     }
     return this.gateUpBuffers;
-  }
-
-  /**
-   * [maxRows, vocab] MAP_READ for executeDetailed (parity tests): made on first use, so a serving
-   * runner never holds a second logits-sized buffer.
-   */
-  logitsReadback(): GPUBuffer {
-    if (!this.logitsReadbackBuffer) {
-      const size = Math.ceil((4 * this.s.maxRows * this.c.vocabSize) / 16) * 16;
-      this.logitsReadbackBuffer = this.device.createBuffer({ label: 'logitsReadback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      this.all.push(this.logitsReadbackBuffer);
-    }
-    return this.logitsReadbackBuffer;
   }
 
   get bytes(): number {

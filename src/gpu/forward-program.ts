@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { attentionGeometry, DTYPE_CODE, KERNELS, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type KernelName, type ParamValues } from './kernels';
+import { attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type ParamValues } from './kernels';
 import type { KvArena } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
@@ -61,6 +61,22 @@ type Fill = (counts: Counts, u32: Uint32Array, f32: Float32Array, base: number) 
 interface Slot {
   kernel: KernelName;
   offset: number;
+}
+
+/** One matmul dispatch: y = x m^T (+ bias) (+ y when accumulating), over `count` rows of x (default every fed token). */
+interface MatmulOp {
+  params: Slot;
+  x: GPUBuffer;
+  m: GpuMatrix;
+  y: GPUBuffer;
+  bias?: GPUBuffer | null;
+  /** y += rather than y = (the residual adds of o_proj and down_proj). */
+  accumulate?: boolean;
+  count?: (cnt: Counts) => number;
+  /** y2 and y3 of a split store (q, k, v apart from one fused matrix). */
+  ys?: GPUBuffer[];
+  /** The GLU store: interleaved gate/up rows to silu(gate) * up. */
+  glu?: boolean;
 }
 
 export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProgram> {
@@ -145,27 +161,26 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
 
   // --- pipelines: every (kernel, overrides) the model needs, compiled in parallel
   const wanted = new Map<string, [KernelName, Overrides]>();
-  const want = (kernel: KernelName, overrides: Overrides = {}): [KernelName, Overrides] => {
+  const want = <K extends KernelName>(kernel: K, overrides: Overrides = {}): [K, Overrides] => {
     wanted.set(JSON.stringify([kernel, overrides]), [kernel, overrides]);
     return [kernel, overrides];
   };
   const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu = false) => want('matmul', matmulOverrides(m.dtype, { hasBias, accumulate, glu }));
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
-  /** A dispatch of pipe's kernel: binding 0 is its params slot, then `buffers` in binding order. */
-  const add = (list: Array<() => Dispatch>, label: string, pipe: [KernelName, Overrides], params: Slot, buffers: GPUBufferBinding[], grid: Dispatch['grid'], conditional = false) => {
+  /** A dispatch of pipe's kernel: binding 0 is its params slot, every other binding by its WGSL name. */
+  const add = <K extends KernelName>(list: Array<() => Dispatch>, label: string, pipe: [K, Overrides], params: Slot, buffers: Record<BindingName<K>, GPUBufferBinding>, grid: Dispatch['grid'], conditional = false) => {
     if (params.kernel !== pipe[0]) throw new Error(`${label}: ${pipe[0]} bound to a ${params.kernel} params slot`);
-    const bindings = [{ buffer: paramsBuffer, offset: params.offset, size: MAX_PARAMS_BYTES }, ...buffers];
+    const bindings = [{ buffer: paramsBuffer, offset: params.offset, size: MAX_PARAMS_BYTES }, ...bindingsInOrder(pipe[0], buffers)];
     list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid, ...(conditional ? { conditional } : {}) }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
-  /** y = x m^T (+ bias) (+ y); `ys` gives y2 and y3 for a split store, `glu` the GLU store. */
-  const matmulOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, m: GpuMatrix, bias: GPUBuffer | null, y: GPUBuffer, accumulate: boolean, count = tokens(1), ys: GPUBuffer[] = [], glu = false) =>
-    add(list, label, matmulPipe(m, bias !== null, accumulate, glu), slotB, [buf(x), buf(m.buffer), buf(bias ?? act.unused), buf(y), buf(ys[0] ?? act.unusedOut[0]), buf(ys[1] ?? act.unusedOut[1])], (cnt, out) =>
+  const matmulOp = (list: Array<() => Dispatch>, label: string, { params, x, m, y, bias = null, accumulate = false, count = tokens(1), ys = [], glu = false }: MatmulOp) =>
+    add(list, label, matmulPipe(m, bias !== null, accumulate, glu), params, { x: buf(x), w: buf(m.buffer), bias: buf(bias ?? act.unused), y: buf(y), y2: buf(ys[0] ?? act.unusedOut[0]), y3: buf(ys[1] ?? act.unusedOut[1]) }, (cnt, out) =>
       matmulGrid(m.rows, count(cnt), ELEMENTWISE_WORKGROUP, out),
     );
   const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false) =>
-    add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0 }), slotB, [buf(x), buf(weight), buf(gather ? act.sampleTokens : act.unused), buf(out)], (cnt, out2) => spread(count(cnt), out2));
+    add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0 }), slotB, { x: buf(x), weight: buf(weight), rowIndex: buf(gather ? act.sampleTokens : act.unused), out: buf(out) }, (cnt, out2) => spread(count(cnt), out2));
   /** paged_attention's grids: one workgroup per (item, head quad). */
   const attentionGrid = (numItems: (cnt: Counts) => number): Dispatch['grid'] => (cnt, out) => {
     out[0] = c.numKvHeads * attention.quadsPerKvHead;
@@ -176,7 +191,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     out[1] = cnt.numTokens;
   };
 
-  add(specs, 'embedding', want('embedding', { DTYPE: DTYPE_CODE[w.embed.dtype] }), slotEmbed, [buf(act.tokens), buf(w.embed.buffer), buf(act.x)], perToken(c.hiddenSize));
+  add(specs, 'embedding', want('embedding', { DTYPE: DTYPE_CODE[w.embed.dtype] }), slotEmbed, { tokens: buf(act.tokens), table: buf(w.embed.buffer), out: buf(act.x) }, perToken(c.hiddenSize));
   w.layers.forEach((L, l) => {
     const kvLayer = kv.layerBinding(l);
     const qOut = act.qPre ?? act.q;
@@ -185,35 +200,35 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     const qkvOut = { q: qOut, k: kOut, v: act.v };
     for (const part of L.qkv) {
       const [y, ...ys] = part.outputs.map((o) => qkvOut[o]);
-      matmulOp(specs, `L${l}.${part.outputs.join('')}_proj`, slotMmQkv(part.outputs), act.h, part.matrix, part.bias, y!, false, tokens(1), ys);
+      matmulOp(specs, `L${l}.${part.outputs.join('')}_proj`, { params: slotMmQkv(part.outputs), x: act.h, m: part.matrix, bias: part.bias, y: y!, ys });
     }
     if (act.qPre && act.kPre && L.qNorm && L.kNorm) {
       normOp(specs, `L${l}.q_norm`, slotQNorm, act.qPre, L.qNorm, act.q, tokens(c.numHeads));
       normOp(specs, `L${l}.k_norm`, slotKNorm, act.kPre, L.kNorm, act.k, tokens(c.numKvHeads));
     }
     // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated)
-    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, [buf(act.tokens), buf(p.ropeTable), buf(act.blockTables), buf(act.q), buf(act.k), buf(act.v), kvLayer], perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
-    const attentionBuffers = (items: GPUBuffer) => [buf(act.rowInfo), buf(items), buf(act.blockTables), buf(act.q), kvLayer, buf(act.attn), buf(act.attentionStates)];
+    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, { tokens: buf(act.tokens), table: buf(p.ropeTable), blockTables: buf(act.blockTables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
+    const attentionBuffers = (items: GPUBuffer) => ({ rows: buf(act.rowInfo), items: buf(items), blockTables: buf(act.blockTables), q: buf(act.q), kv: kvLayer, out: buf(act.attn), states: buf(act.attentionStates) });
     add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
     // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
     add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), slotAttentionMerge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);
-    matmulOp(specs, `L${l}.o_proj`, slotMmO, act.attn, L.o, null, act.x, true); // x += o_proj(attn)
+    matmulOp(specs, `L${l}.o_proj`, { params: slotMmO, x: act.attn, m: L.o, y: act.x, accumulate: true }); // x += o_proj(attn)
     normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
     if (L.mlp.kind === 'glu') {
-      matmulOp(specs, `L${l}.gate_up_proj`, slotMmGlu!, act.h, L.mlp.gateUp, null, act.act, false, tokens(1), [], true); // act = silu(gate) * up
+      matmulOp(specs, `L${l}.gate_up_proj`, { params: slotMmGlu!, x: act.h, m: L.mlp.gateUp, y: act.act, glu: true }); // act = silu(gate) * up
     } else {
       const { gate, up } = act.gateUp();
-      matmulOp(specs, `L${l}.gate_proj`, slotMmGateUp!, act.h, L.mlp.gate, null, gate, false);
-      matmulOp(specs, `L${l}.up_proj`, slotMmGateUp!, act.h, L.mlp.up, null, up, false);
-      add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, [buf(gate), buf(up), buf(act.act)], (cnt, out) =>
+      matmulOp(specs, `L${l}.gate_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.gate, y: gate });
+      matmulOp(specs, `L${l}.up_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.up, y: up });
+      add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, { gate: buf(gate), up: buf(up), out: buf(act.act) }, (cnt, out) =>
         spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
       );
     }
-    matmulOp(specs, `L${l}.down_proj`, slotMmDown, act.act, L.down, null, act.x, true); // x += down(act)
+    matmulOp(specs, `L${l}.down_proj`, { params: slotMmDown, x: act.act, m: L.down, y: act.x, accumulate: true }); // x += down(act)
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);
-  matmulOp(tailSpecs, 'lm_head', slotMmLm, act.hLast, w.lmHead, null, act.logits, false, sampledRows);
-  add(tailSpecs, 'sample', want('sample'), slotSample, [buf(act.logits), buf(act.sampleInfo), buf(act.sampleScratch), buf(act.sampled)], (cnt, out) => {
+  matmulOp(tailSpecs, 'lm_head', { params: slotMmLm, x: act.hLast, m: w.lmHead, y: act.logits, count: sampledRows });
+  add(tailSpecs, 'sample', want('sample'), slotSample, { logits: buf(act.logits), infos: buf(act.sampleInfo), weights: buf(act.sampleScratch), sampled: buf(act.sampled) }, (cnt, out) => {
     out[0] = cnt.numSampled;
     out[1] = 1;
   });

@@ -16,6 +16,7 @@ import { runsOnCpu } from './device';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader } from './testing/node-gpu';
+import { executeDetailed, profileStep } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
 import { bits } from './testing/test-util';
 
@@ -59,11 +60,11 @@ async function compareRunners(model: ModelDesc, sessions: () => DrivenSession[],
     for (let step = 0; step < numSteps; step++) {
       const plan = driver.nextPlan();
       const expected = cpu.executeDetailed(plan);
-      const actual = await gpu.executeDetailed(plan);
+      const actual = await executeDetailed(gpu, plan);
       expect(actual.sampleRows).toEqual(expected.sampleRows);
       expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
       worst = Math.max(worst, maxAbsDiff(actual.logits, expected.logits));
-      driver.update(plan, expected.sampledIds);
+      driver.update(plan, expected);
     }
   } finally {
     gpu.dispose();
@@ -132,18 +133,31 @@ describe('GpuRunner vs CpuRunner on the embedded model', () => {
 });
 
 describe('GpuRunner buffer sizing', () => {
-  it("defaults to the engine's row cap and holds no logits readback outside executeDetailed", async () => {
+  it("defaults to the engine's row cap and 8 drafts a row, with a sampled position for each row and draft", async () => {
     const model = await hfModel('llama', { ...SMALL_DIMS, vocab: 4096 });
     const vocabBytes = 4 * model.config.vocabSize;
-    const byDefault = await gpuRunner(model, { maxRows: undefined });
-    const oneMore = await gpuRunner(model, { maxRows: DEFAULT_MAX_ROWS + 1 });
+    const sized = { maxTokensPerStep: 512 }; // room for every row's drafts
+    const byDefault = await gpuRunner(model, { ...sized, maxRows: undefined, maxDraftTokens: undefined });
     expect(byDefault.maxRows).toBe(DEFAULT_MAX_ROWS);
-    // A row costs its logits and its sampling weights ([vocab] f32 each) plus a few small entries.
-    const perRow = oneMore.memory.activations - byDefault.memory.activations;
-    expect(perRow).toBeGreaterThanOrEqual(2 * vocabBytes);
-    expect(perRow).toBeLessThan(3 * vocabBytes);
-    byDefault.dispose();
-    oneMore.dispose();
+    expect(byDefault.maxDraftTokens).toBe(8);
+    const runners = [byDefault];
+    const activations = async (options: Partial<GpuRunnerOptions>) => {
+      const runner = await gpuRunner(model, { ...sized, ...options });
+      runners.push(runner);
+      return runner.memory.activations;
+    };
+    try {
+      // A sampled position costs its logits and its sampling weights ([vocab] f32 each) plus a few
+      // small entries: no third [vocab] for a logits readback (testing/step-probe.ts makes its own).
+      const perPlainRow = (await activations({ maxRows: 9, maxDraftTokens: 0 })) - (await activations({ maxRows: 8, maxDraftTokens: 0 }));
+      expect(perPlainRow).toBeGreaterThanOrEqual(2 * vocabBytes);
+      expect(perPlainRow).toBeLessThan(3 * vocabBytes);
+      const perDraft = ((await activations({ maxRows: 8, maxDraftTokens: 2 })) - (await activations({ maxRows: 8, maxDraftTokens: 0 }))) / (8 * 2);
+      expect(perDraft).toBeGreaterThanOrEqual(2 * vocabBytes);
+      expect(perDraft).toBeLessThan(3 * vocabBytes);
+    } finally {
+      for (const runner of runners) runner.dispose();
+    }
   });
 });
 
@@ -174,10 +188,10 @@ describe('GpuRunner cohorts', () => {
       try {
         for (let step = 0; step < 24; step++) {
           const plan = driver.nextPlan();
-          const result = await gpu.executeDetailed(plan);
+          const result = await executeDetailed(gpu, plan);
           const i = result.sampleRows.findIndex((r) => plan.rows[r]!.sessionId === 'probe');
           if (i >= 0) logits.push(result.logits.slice(i * vocab, (i + 1) * vocab));
-          driver.update(plan, result.sampledIds);
+          driver.update(plan, result);
         }
       } finally {
         gpu.dispose();
@@ -208,14 +222,14 @@ describe('GpuRunner cohorts', () => {
   });
 });
 
-describe('GpuRunner.profileStep', () => {
+describe('profileStep (testing/step-probe.ts)', () => {
   it('times every dispatch of a step and samples what execute() samples', async () => {
     const model = await hfModel('llama', { ...SMALL_DIMS, layers: 2 });
     const gpu = await gpuRunner(model);
     try {
       const sessions = [drivenSession('a', promptOf(1, 9, 97), greedy()), drivenSession('b', promptOf(2, 4, 97), greedy())];
       const plan = new StepDriver(sessions, BLOCK_SIZE, 16).nextPlan();
-      const timings = await gpu.profileStep(plan);
+      const timings = await profileStep(gpu, plan);
       expect(timings).toHaveLength(gpu.dispatchesPerStep);
       expect(timings.map((t) => t.label)).toEqual(expect.arrayContaining(['embedding', 'L0.qkv_proj', 'L0.gate_up_proj', 'L1.attention', 'lm_head', 'sample']));
       for (const t of timings) expect(t.ms, t.label).toBeGreaterThanOrEqual(0);
@@ -278,11 +292,11 @@ describe('GpuRunner split-KV decode', () => {
       try {
         for (let step = 0; step < 16; step++) {
           const plan = driver.nextPlan();
-          const result = await gpu.executeDetailed(plan);
+          const result = await executeDetailed(gpu, plan);
           logits.push(result.logits);
-          driver.update(plan, result.sampledIds);
+          driver.update(plan, result);
         }
-        return { logits, labels: (await gpu.profileStep(driver.nextPlan())).map((t) => t.label) };
+        return { logits, labels: (await profileStep(gpu, driver.nextPlan())).map((t) => t.label) };
       } finally {
         gpu.dispose();
       }

@@ -1,7 +1,7 @@
 // GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
 // encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
-import { DEFAULT_MAX_ROWS } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { ropeInverseFrequencies } from '../model/rope';
@@ -12,7 +12,7 @@ import { KvArena, planKvArena } from './kv-arena';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
-import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, maxSampledPositions, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 import { destroyWeights, uploadWeights, type GpuWeights } from './weights';
 
 export interface GpuRunnerOptions {
@@ -32,8 +32,15 @@ export interface GpuRunnerOptions {
   maxKvBufferBytes?: number;
   /** Most tokens per step (default 512). */
   maxTokensPerStep?: number;
-  /** Most rows per step (default the engine's DEFAULT_MAX_ROWS): sizes the [rows, vocab] logits and sampling buffers. */
+  /** Most rows per step (default the engine's DEFAULT_MAX_ROWS): with maxDraftTokens, sizes the [positions, vocab] logits and sampling buffers. */
   maxRows?: number;
+  /**
+   * Drafted tokens a row may carry for verification (default the engine's DEFAULT_MAX_DRAFT_TOKENS,
+   * as CpuRunner's; 0: none, and the engine then never speculates). The logits and sampling
+   * buffers hold a position for every row and each of its drafts, maxRows * (1 + maxDraftTokens)
+   * capped at maxTokensPerStep, [vocab] f32 twice each: on a large vocabulary, a smaller value saves that memory.
+   */
+  maxDraftTokens?: number;
   /** Positions a session may reach (default the model's maxPositionEmbeddings). */
   maxContext?: number;
   /**
@@ -47,22 +54,20 @@ export interface GpuRunnerOptions {
 
 const DEFAULT_SPLIT_KV_BUDGET_BYTES = 16 * 2 ** 20;
 
-/** A step's result plus the logits sampled from, for parity checks (costs a second readback and, once, its buffer). */
-export interface GpuStepDetail extends StepResult {
-  /** Indices into plan.rows of the rows that sampled, in plan order. */
-  sampleRows: number[];
-  /** [sampleRows.length, vocab] */
-  logits: Float32Array;
+/** A step's encoder as executeWith() hands it over, between the uploads and the sampled-id copy. */
+export interface StepEncoding {
+  readonly encoder: GPUCommandEncoder;
+  /** The step's dispatches in order: the body, then the tail when a position samples; those without workgroups left out. */
+  readonly dispatches: readonly Dispatch[];
+  readonly counts: Counts;
+  /** [counts.numSampled, vocab] f32 once the passes ran: the logits each sampled position drew from. */
+  readonly logits: GPUBuffer;
+  /** Records `dispatches` (of this step) into `pass` in order. */
+  encode(pass: GPUComputePassEncoder, dispatches: readonly Dispatch[]): void;
 }
 
-/** Per-dispatch timing resources for profileStep: 2 timestamps per dispatch. */
-interface StepProfile {
-  /** The step's dispatches in order, each encoded in its own timed pass. */
-  dispatches: Dispatch[];
-  querySet: GPUQuerySet;
-  resolved: GPUBuffer;
-  readback: GPUBuffer;
-}
+/** Records a step's passes into step.encoder; returns true when it resolved the pass timestamps into the readback (the serving pass does). */
+export type StepPasses = (step: StepEncoding) => boolean;
 
 export class GpuRunner implements ModelRunner {
   readonly blockSize: number;
@@ -70,24 +75,29 @@ export class GpuRunner implements ModelRunner {
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
   readonly maxContext: number;
+  /** Drafted tokens one row may carry: a verify row samples after its last known token and after each. */
+  readonly maxDraftTokens: number;
   /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
   get dispatchesPerStep(): number {
     return this.dispatchLabels.length;
   }
   /** Every such dispatch's label in step order (e.g. 'L0.qkv_proj'): which fused paths the model took. */
   get dispatchLabels(): string[] {
-    return [...this.program.body, ...this.program.tail].filter((d) => !d.conditional).map((d) => d.label);
+    return this.sampledStep.filter((d) => !d.conditional).map((d) => d.label);
   }
   /** GPU bytes held: weights, KV pool, activations; and how many buffers hold the KV pool. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
   private readonly grid = new Uint32Array(2);
+  /** The body and the tail: a step in which a position samples. */
+  private readonly sampledStep: readonly Dispatch[];
   private readonly querySet: GPUQuerySet | null;
   private inFlight = false;
   private disposed = false;
 
   private constructor(
-    private readonly device: GPUDevice,
-    private readonly vocabSize: number,
+    /** The device the runner's buffers live on (testing/step-probe.ts makes its query sets there). */
+    readonly device: GPUDevice,
+    readonly vocabSize: number,
     private readonly weights: GpuWeights,
     private readonly kv: KvArena,
     private readonly act: Activations,
@@ -100,6 +110,8 @@ export class GpuRunner implements ModelRunner {
     this.maxTokensPerStep = meta.limits.maxTokens;
     this.maxRows = meta.limits.maxRows;
     this.maxContext = meta.limits.maxPositions;
+    this.maxDraftTokens = meta.limits.maxDraftTokens ?? 0;
+    this.sampledStep = [...program.body, ...program.tail];
     this.memory = { weights: weights.bytes, kv: kv.buffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kv.buffers.length };
     this.querySet = act.timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
   }
@@ -111,6 +123,8 @@ export class GpuRunner implements ModelRunner {
     const maxTokens = options.maxTokensPerStep ?? 512;
     const maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
     const maxContext = options.maxContext ?? c.maxPositionEmbeddings;
+    const maxDraftTokens = options.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS;
+    if (!Number.isInteger(maxDraftTokens) || maxDraftTokens < 0) throw new Error(`maxDraftTokens ${maxDraftTokens}: a non-negative integer`);
     if (c.headDim % 2 !== 0 || c.headDim > ATTENTION_MAX_HEAD_DIM) throw new Error(`headDim ${c.headDim}: kernels need an even headDim <= ${ATTENTION_MAX_HEAD_DIM}`);
     if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
     if (maxTokens > 65535 || maxRows > 65535) throw new Error('maxTokensPerStep and maxRows must stay below 65536 (one grid dimension)');
@@ -131,12 +145,12 @@ export class GpuRunner implements ModelRunner {
     // every row's splits at most, as far as the budget pays (a split state: (2 + headDim) vec4s per quad)
     const splitStateBytes = numAttentionQuads * (2 + c.headDim) * 16;
     const maxSplitStates = Math.min(maxRows * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (runsOnCpu(device) ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
-    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates };
+    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates, maxDraftTokens };
     const meta = new StepMeta(limits);
     const act = new Activations(
       device,
       c,
-      { maxTokens, maxRows, maxBlockTableEntries: meta.blockTables.length, maxAttentionItems: StepMeta.maxItems(limits), maxSplitStates, numAttentionQuads },
+      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, maxAttentionItems: StepMeta.maxItems(limits), maxSplitStates, numAttentionQuads },
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);
@@ -158,62 +172,51 @@ export class GpuRunner implements ModelRunner {
   }
 
   async execute(plan: StepPlan): Promise<StepResult> {
-    const { sampledIds, gpuTimeMs } = await this.run(plan, false);
-    return gpuTimeMs === undefined ? { sampledIds } : { sampledIds, gpuTimeMs };
-  }
-
-  /** execute(), also reading back the logits each sampling row drew from. */
-  executeDetailed(plan: StepPlan): Promise<GpuStepDetail> {
-    return this.run(plan, true);
+    return this.executeWith(plan, this.servingPass);
   }
 
   /**
-   * Benchmarks only: runs the step with every dispatch in its own timed pass and returns each
-   * dispatch's GPU time. Allocates its query set per call and splits the pass, so its total is
-   * not a serving step's time; needs 'timestamp-query'.
+   * The serving pass: every dispatch of the step in one compute pass, timed by the pass's two
+   * timestamps where the device has them. execute() records this; testing/step-probe.ts copies the logits out after it.
    */
-  async profileStep(plan: StepPlan): Promise<{ label: string; ms: number }[]> {
-    if (!this.device.features.has('timestamp-query')) throw new Error('profiling needs the timestamp-query feature');
-    this.meta.pack(plan); // only to know which conditional dispatches run (run() packs it again)
-    const counts = this.counts();
-    const dispatches = [...this.program.body, ...(plan.rows.some((r) => r.sample) ? this.program.tail : [])].filter((d) => this.fillGrid(d, counts));
-    const querySet = this.device.createQuerySet({ type: 'timestamp', count: 2 * dispatches.length });
-    const resolved = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-    const readback = this.device.createBuffer({ size: 16 * dispatches.length, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    try {
-      await this.run(plan, false, { dispatches, querySet, resolved, readback });
-      await readback.mapAsync(GPUMapMode.READ);
-      const stamps = new BigUint64Array(readback.getMappedRange().slice(0));
-      readback.unmap();
-      return dispatches.map((d, i) => ({ label: d.label, ms: Number(stamps[2 * i + 1]! - stamps[2 * i]!) / 1e6 }));
-    } finally {
-      querySet.destroy();
-      resolved.destroy();
-      readback.destroy();
-    }
-  }
+  readonly servingPass: StepPasses = (step) => {
+    const pass = step.encoder.beginComputePass(
+      this.querySet ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
+    );
+    step.encode(pass, step.dispatches);
+    pass.end();
+    if (!this.querySet || !this.act.timestamps) return false;
+    step.encoder.resolveQuerySet(this.querySet, 0, 2, this.act.timestamps, 0);
+    step.encoder.copyBufferToBuffer(this.act.timestamps, 0, this.act.readback, 0, READBACK_TIMESTAMP_BYTES);
+    return true;
+  };
 
-  private async run(plan: StepPlan, withLogits: boolean, profile?: StepProfile): Promise<GpuStepDetail> {
+  /**
+   * execute() with `passes` recording the step's dispatches instead of servingPass (testing/: the
+   * profiler times each in its own pass, the probe copies the logits out): the plan's checks,
+   * uploads, submit and sampled-id readback are execute()'s own. gpuTimeMs only where `passes`
+   * resolved the pass timestamps.
+   */
+  async executeWith(plan: StepPlan, passes: StepPasses): Promise<StepResult> {
     if (this.disposed) throw new Error('GpuRunner used after dispose()');
     if (this.inFlight) throw new Error('GpuRunner.execute called while a step is running');
     this.inFlight = true;
     try {
-      return await this.encodeAndRun(plan, withLogits, profile);
+      return await this.run(plan, passes);
     } finally {
       this.inFlight = false;
     }
   }
 
-  private async encodeAndRun(plan: StepPlan, withLogits: boolean, profile?: StepProfile): Promise<GpuStepDetail> {
+  private async run(plan: StepPlan, passes: StepPasses): Promise<StepResult> {
     const { device, act, meta } = this;
     const queue = device.queue;
     meta.pack(plan); // validates the plan before any GPU work
     const counts = this.counts();
-    const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
-    const sampleRows = Array.from(meta.sampleRows.subarray(0, counts.numSampled));
 
     device.pushErrorScope('validation');
     const encoder = device.createCommandEncoder({ label: `step ${plan.stepIndex}` });
+    let timed = false;
     if (counts.numTokens > 0) {
       queue.writeBuffer(act.tokens, 0, meta.tokens.buffer, 0, counts.numTokens * TOKEN_INFO_WORDS * 4);
       queue.writeBuffer(act.blockTables, 0, meta.blockTables.buffer, 0, meta.numBlockTableEntries * 4);
@@ -225,32 +228,14 @@ export class GpuRunner implements ModelRunner {
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
       }
       this.program.writeParams(queue, counts);
-      if (profile) {
-        const { dispatches } = profile;
-        dispatches.forEach((d, i) => {
-          const timestampWrites = { querySet: profile.querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 };
-          const pass = encoder.beginComputePass({ timestampWrites });
-          this.encode(pass, [d], counts);
-          pass.end();
-        });
-        encoder.resolveQuerySet(profile.querySet, 0, 2 * dispatches.length, profile.resolved, 0);
-        encoder.copyBufferToBuffer(profile.resolved, 0, profile.readback, 0, profile.resolved.size);
-      } else {
-        const pass = encoder.beginComputePass(
-          this.querySet ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
-        );
-        this.encode(pass, this.program.body, counts);
-        if (counts.numSampled > 0) this.encode(pass, this.program.tail, counts);
-        pass.end();
+      const dispatches = (counts.numSampled > 0 ? this.sampledStep : this.program.body).filter((d) => this.fillGrid(d, counts));
+      try {
+        timed = passes({ encoder, dispatches, counts, logits: act.logits, encode: (pass, list) => this.encode(pass, list, counts) });
+      } catch (err) {
+        await device.popErrorScope(); // the next step's scope must not sit on this one
+        throw err;
       }
-      if (this.querySet && act.timestamps && !profile) {
-        encoder.resolveQuerySet(this.querySet, 0, 2, act.timestamps, 0);
-        encoder.copyBufferToBuffer(act.timestamps, 0, act.readback, 0, READBACK_TIMESTAMP_BYTES);
-      }
-      if (counts.numSampled > 0) {
-        encoder.copyBufferToBuffer(act.sampled, 0, act.readback, READBACK_TIMESTAMP_BYTES, counts.numSampled * 4);
-        if (withLogits) encoder.copyBufferToBuffer(act.logits, 0, act.logitsReadback(), 0, counts.numSampled * this.vocabSize * 4);
-      }
+      if (counts.numSampled > 0) encoder.copyBufferToBuffer(act.sampled, 0, act.readback, READBACK_TIMESTAMP_BYTES, counts.numSampled * 4);
     }
     queue.submit([encoder.finish()]);
     const error = await device.popErrorScope();
@@ -260,24 +245,34 @@ export class GpuRunner implements ModelRunner {
     const readBytes = READBACK_TIMESTAMP_BYTES + counts.numSampled * 4;
     await act.readback.mapAsync(GPUMapMode.READ, 0, readBytes);
     const mapped = act.readback.getMappedRange(0, readBytes);
-    const ids = new Uint32Array(mapped, READBACK_TIMESTAMP_BYTES, counts.numSampled);
-    sampleRows.forEach((r, i) => (sampledIds[r] = ids[i]!));
-    let gpuTimeMs: number | undefined;
-    if (this.querySet && counts.numTokens > 0 && !profile) {
+    const result = this.resultOf(plan, new Int32Array(mapped, READBACK_TIMESTAMP_BYTES, counts.numSampled));
+    if (timed) {
       const [begin, end] = new BigUint64Array(mapped, 0, 2);
-      if (begin! > 0n && end! > begin!) gpuTimeMs = Number(end! - begin!) / 1e6;
+      if (begin! > 0n && end! > begin!) result.gpuTimeMs = Number(end! - begin!) / 1e6;
     }
     act.readback.unmap();
+    return result;
+  }
 
-    let logits = new Float32Array(0);
-    if (withLogits && counts.numSampled > 0) {
-      const bytes = counts.numSampled * this.vocabSize * 4;
-      const readback = act.logitsReadback();
-      await readback.mapAsync(GPUMapMode.READ, 0, bytes);
-      logits = new Float32Array(readback.getMappedRange(0, bytes).slice(0));
-      readback.unmap();
+  /**
+   * The step's ids in plan order from `ids` ([numSampled] in sampled-position order, u32 read as
+   * i32): a row's first to sampledIds, the ids after its drafts to draftSampledIds (StepResult).
+   */
+  private resultOf(plan: StepPlan, ids: Int32Array): StepResult {
+    const { meta } = this;
+    const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
+    if (meta.numDrafts === 0) {
+      for (let i = 0; i < meta.numSampled; i++) sampledIds[meta.sampleRows[i]!] = ids[i]!;
+      return { sampledIds };
     }
-    return gpuTimeMs === undefined ? { sampledIds, sampleRows, logits } : { sampledIds, sampleRows, logits, gpuTimeMs };
+    const draftSampledIds = new Int32Array(meta.numDrafts); // [numDrafts], rows in plan order
+    let draftAt = 0;
+    for (let i = 0; i < meta.numSampled; i++) {
+      const r = meta.sampleRows[i]!;
+      if (i > 0 && meta.sampleRows[i - 1] === r) draftSampledIds[draftAt++] = ids[i]!;
+      else sampledIds[r] = ids[i]!;
+    }
+    return { sampledIds, draftSampledIds };
   }
 
   /** The packed step's sizes, as the dispatches' grids and params read them. */
@@ -292,7 +287,7 @@ export class GpuRunner implements ModelRunner {
     return this.grid[0]! > 0 && this.grid[1]! > 0;
   }
 
-  private encode(pass: GPUComputePassEncoder, dispatches: Dispatch[], counts: Counts): void {
+  private encode(pass: GPUComputePassEncoder, dispatches: readonly Dispatch[], counts: Counts): void {
     for (const d of dispatches) {
       if (!this.fillGrid(d, counts)) continue;
       pass.setPipeline(d.pipeline);

@@ -1,6 +1,6 @@
 // Holds the kernel registry to the WGSL text: every kernel's Params fields (names, order, types),
-// its bindings, matmul's tile constants, paged attention's RowInfo, WorkItem and SLOTS, and the
-// shared TokenInfo struct. Compiles nothing.
+// its bindings (names, order, kinds), matmul's tile constants, paged attention's RowInfo, WorkItem
+// and SLOTS, and the shared TokenInfo struct. Compiles nothing.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,24 +24,24 @@ function structFields(source: string, name: string): [string, string][] | null {
     });
 }
 
-/** Binding kinds by binding number, from `@group(0) @binding(i) var<space[, access]>`. */
-function bindingKinds(source: string): BindingKind[] {
-  const kinds: BindingKind[] = [];
-  for (const m of source.matchAll(/@group\((\d+)\)\s*@binding\((\d+)\)\s*var<([^>]*)>/g)) {
+/** [name, kind] of each binding by binding number, from `@group(0) @binding(i) var<space[, access]> name`. */
+function bindings(source: string): [string, BindingKind][] {
+  const found: [string, BindingKind][] = [];
+  for (const m of source.matchAll(/@group\((\d+)\)\s*@binding\((\d+)\)\s*var<([^>]*)>\s*(\w+)/g)) {
     expect(m[1], 'every binding is in group 0').toBe('0');
     const [space, access] = m[3]!.split(',').map((part) => part.trim());
-    kinds[Number(m[2])] = space === 'uniform' ? 'uniform' : access === 'read_write' ? 'write' : 'read';
+    found[Number(m[2])] = [m[4]!, space === 'uniform' ? 'uniform' : access === 'read_write' ? 'write' : 'read'];
   }
-  return kinds;
+  return found;
 }
 
 describe('kernel registry vs shaders/', () => {
   for (const kernel of Object.keys(KERNELS) as KernelName[]) {
     const spec = KERNELS[kernel];
-    it(`${kernel}: Params fields and bindings match ${spec.file}.wgsl`, () => {
+    it(`${kernel}: Params fields and bindings (names, kinds) match ${spec.file}.wgsl`, () => {
       const source = wgsl(spec.file);
       expect(structFields(source, 'Params')).toEqual(spec.params.map(([name, type]) => [name, type]));
-      expect(bindingKinds(source)).toEqual(spec.bindings);
+      expect(bindings(source)).toEqual(spec.bindings.map(([name, kind]) => [name, kind]));
       expect(source).toMatch(/@group\(0\)\s*@binding\(0\)\s*var<uniform>\s*params\s*:\s*Params\s*;/);
     });
   }

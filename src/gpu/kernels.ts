@@ -1,5 +1,5 @@
 // The kernel registry: for every kernel, its shaders/<file>.wgsl, the explicit bind group layout
-// of its bindings (binding i = entry i) and its uniform Params fields, each packed by name.
+// of its bindings by name (binding i = entry i) and its uniform Params fields, each packed by name.
 // Not a compiler or a cache: see pipeline-cache.ts. kernels.test.ts holds all of it to the WGSL.
 import type { DType } from '../model/desc';
 import type { Overrides } from './pipeline-cache';
@@ -15,11 +15,23 @@ export interface KernelSpec {
   file: string;
   /** Its entry point (default `main`): a second pass of a kernel shares the file's definitions. */
   entry?: string;
-  /** Binding kinds in binding-number order, all in group 0. */
-  bindings: readonly BindingKind[];
+  /** The WGSL `var` name and kind of every binding in binding-number order, all in group 0; binding 0 is `params`. */
+  bindings: readonly (readonly [name: string, kind: BindingKind])[];
   /** The WGSL `struct Params` fields in declaration order. Fields named pad* are written as 0. */
   params: readonly (readonly [name: string, type: ParamType])[];
 }
+
+/** paged_attention.wgsl's bindings, shared by both of its entry points. */
+const ATTENTION_BINDINGS = [
+  ['params', 'uniform'],
+  ['rows', 'read'],
+  ['items', 'read'],
+  ['blockTables', 'read'],
+  ['q', 'read'],
+  ['kv', 'read'],
+  ['out', 'write'],
+  ['states', 'write'],
+] as const;
 
 /** paged_attention.wgsl's Params, shared by both of its entry points. */
 const ATTENTION_PARAMS = [
@@ -38,22 +50,19 @@ const ATTENTION_PARAMS = [
 ] as const;
 
 export const KERNELS = {
-  // params, tokens, table, out
   embedding: {
     file: 'embedding',
-    bindings: ['uniform', 'read', 'read', 'write'],
+    bindings: [['params', 'uniform'], ['tokens', 'read'], ['table', 'read'], ['out', 'write']],
     params: [['numTokens', 'u32'], ['hidden', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
   },
-  // params, x, weight, rowIndex, out
   rms_norm: {
     file: 'rms_norm',
-    bindings: ['uniform', 'read', 'read', 'read', 'write'],
+    bindings: [['params', 'uniform'], ['x', 'read'], ['weight', 'read'], ['rowIndex', 'read'], ['out', 'write']],
     params: [['numVecs', 'u32'], ['rowLen', 'u32'], ['eps', 'f32'], ['pad', 'u32']],
   },
-  // params, x, w, bias, y, y2, y3
   matmul: {
     file: 'matmul',
-    bindings: ['uniform', 'read', 'read', 'read', 'write', 'write', 'write'],
+    bindings: [['params', 'uniform'], ['x', 'read'], ['w', 'read'], ['bias', 'read'], ['y', 'write'], ['y2', 'write'], ['y3', 'write']],
     params: [
       ['numTokens', 'u32'],
       ['n', 'u32'],
@@ -65,10 +74,9 @@ export const KERNELS = {
       ['pad2', 'u32'],
     ],
   },
-  // params, tokens, table, blockTables, q, k, v, kv
   rope_kv_write: {
     file: 'rope_kv_write',
-    bindings: ['uniform', 'read', 'read', 'read', 'write', 'read', 'read', 'write'],
+    bindings: [['params', 'uniform'], ['tokens', 'read'], ['table', 'read'], ['blockTables', 'read'], ['q', 'write'], ['k', 'read'], ['v', 'read'], ['kv', 'write']],
     params: [
       ['numTokens', 'u32'],
       ['numHeads', 'u32'],
@@ -80,29 +88,26 @@ export const KERNELS = {
       ['vOffset', 'u32'],
     ],
   },
-  // params, rows, items, blockTables, q, kv, out, states
   paged_attention: {
     file: 'paged_attention',
-    bindings: ['uniform', 'read', 'read', 'read', 'read', 'read', 'write', 'write'],
+    bindings: ATTENTION_BINDINGS,
     params: ATTENTION_PARAMS,
   },
   // the same bindings (items: merge items): partitioned decode rows' split states into out
   paged_attention_merge: {
     file: 'paged_attention',
     entry: 'merge',
-    bindings: ['uniform', 'read', 'read', 'read', 'read', 'read', 'write', 'write'],
+    bindings: ATTENTION_BINDINGS,
     params: ATTENTION_PARAMS,
   },
-  // params, gate, up, out
   swiglu: {
     file: 'swiglu',
-    bindings: ['uniform', 'read', 'read', 'write'],
+    bindings: [['params', 'uniform'], ['gate', 'read'], ['up', 'read'], ['out', 'write']],
     params: [['numElements', 'u32'], ['pad0', 'u32'], ['pad1', 'u32'], ['pad2', 'u32']],
   },
-  // params, logits, infos, weights, sampled
   sample: {
     file: 'sample',
-    bindings: ['uniform', 'read', 'read', 'write', 'write'],
+    bindings: [['params', 'uniform'], ['logits', 'read'], ['infos', 'read'], ['weights', 'write'], ['sampled', 'write']],
     params: [['numRows', 'u32'], ['vocab', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
   },
 } as const satisfies Record<string, KernelSpec>;
@@ -114,6 +119,18 @@ export const SHADER_FILES: readonly string[] = [...new Set(Object.values(KERNELS
 
 /** Most Params words of any kernel: the bound size of every params slot. */
 export const MAX_PARAMS_BYTES = 4 * Math.max(...Object.values(KERNELS).map((k) => k.params.length));
+
+/** A kernel's binding names after `params` (which the runner binds to its params slot). */
+export type BindingName<K extends KernelName> = Exclude<(typeof KERNELS)[K]['bindings'][number][0], 'params'>;
+
+/** `named`'s values in binding order after `params`; throws on a name the kernel does not bind. */
+export function bindingsInOrder<K extends KernelName, T>(kernel: K, named: Readonly<Record<BindingName<K>, T>>): T[] {
+  const bindings: KernelSpec['bindings'] = KERNELS[kernel].bindings;
+  const byName = named as Readonly<Record<string, T>>;
+  const stray = Object.keys(byName).filter((name) => name === 'params' || !bindings.some(([binding]) => binding === name));
+  if (stray.length > 0) throw new Error(`${kernel} has no binding ${stray.join(', ')}`);
+  return bindings.slice(1).map(([name]) => byName[name]!);
+}
 
 type ParamName<K extends KernelName> = (typeof KERNELS)[K]['params'][number][0];
 

@@ -35,7 +35,7 @@ export class PipelineCache {
     if (!layout) {
       layout = this.device.createBindGroupLayout({
         label: kernel,
-        entries: KERNELS[kernel].bindings.map((kind, binding) => ({
+        entries: KERNELS[kernel].bindings.map(([, kind], binding) => ({
           binding,
           visibility: GPUShaderStage.COMPUTE,
           buffer: { type: bufferBindingType[kind] },

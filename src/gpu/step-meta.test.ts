@@ -1,8 +1,9 @@
 // StepMeta's attention work items: prefill rows cut into query items, decode rows as one item or,
-// past one round of splits and while split-state space lasts, one partition per round and a merge.
+// past one round of splits and while split-state space lasts, one partition per round and a merge;
+// the sampled positions of verify rows (after the last known token and after each draft).
 import { describe, expect, it } from 'vitest';
 import type { StepPlan } from '../engine/types';
-import { ATTENTION_ITEM_WORDS, ITEM_KIND, StepMeta } from './step-meta';
+import { ATTENTION_ITEM_WORDS, ITEM_KIND, SAMPLE_INFO_WORDS, StepMeta, maxSampledPositions } from './step-meta';
 
 const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 
@@ -68,5 +69,42 @@ describe('StepMeta attention items', () => {
     meta.pack(plan(Array.from({ length: 8 }, () => [4095, 1] as [number, number]))); // 128 splits each: 8 partitions
     expect(meta.numAttentionItems).toBe(64);
     expect(meta.attentionItems.length).toBeGreaterThanOrEqual(64 * ATTENTION_ITEM_WORDS);
+  });
+});
+
+describe('StepMeta sampled positions', () => {
+  it('samples a verify row after its last known token and after each draft, keyed by each position, rows in plan order', () => {
+    const meta = new StepMeta({ ...limits(0), maxDraftTokens: 3 });
+    const p = plan([[0, 5], [40, 4], [9, 1]]); // a prefill chunk, a decode row with 3 drafts, a plain decode row
+    p.rows[1] = { ...p.rows[1]!, numDraftTokens: 3 };
+    meta.pack(p);
+    expect(meta.numSampled).toBe(6);
+    expect(meta.numDrafts).toBe(3);
+    expect(Array.from(meta.sampleRows.subarray(0, 6))).toEqual([0, 1, 1, 1, 1, 2]);
+    expect(Array.from(meta.sampleTokens.subarray(0, 6))).toEqual([4, 5, 6, 7, 8, 9]); // the token each position follows
+    const positions = Array.from({ length: 6 }, (_, i) => meta.sampleInfo[i * SAMPLE_INFO_WORDS + 4]);
+    expect(positions).toEqual([5, 41, 42, 43, 44, 10]);
+    // one attention chunk for the verify row, like a prefill chunk
+    expect(items(meta.attentionItems, meta.numAttentionItems)[1]).toEqual([1, 0, 4, ITEM_KIND.prefill, 0, 0, 0, 0]);
+  });
+
+  it('rejects drafts past maxDraftTokens, without a leading known token, or on a row that does not sample', () => {
+    const meta = new StepMeta({ ...limits(0), maxDraftTokens: 2 });
+    const withDrafts = (n: number, k: number, sample = true) => {
+      const p = plan([[0, n]]);
+      p.rows[0] = { ...p.rows[0]!, numDraftTokens: k, sample };
+      return p;
+    };
+    expect(() => meta.pack(withDrafts(4, 3))).toThrow(RangeError);
+    expect(() => meta.pack(withDrafts(2, 2))).toThrow(RangeError);
+    expect(() => meta.pack(withDrafts(3, 1, false))).toThrow(RangeError);
+    expect(() => meta.pack(withDrafts(3, 2))).not.toThrow();
+    expect(() => new StepMeta(limits(0)).pack(withDrafts(3, 1))).toThrow(RangeError); // no maxDraftTokens: none allowed
+  });
+
+  it('holds a position per row and per draft, never more than the fed tokens', () => {
+    expect(maxSampledPositions({ maxTokens: 512, maxRows: 16, maxDraftTokens: 8 })).toBe(144);
+    expect(maxSampledPositions({ maxTokens: 64, maxRows: 16, maxDraftTokens: 8 })).toBe(64);
+    expect(maxSampledPositions({ maxTokens: 64, maxRows: 16 })).toBe(16);
   });
 });

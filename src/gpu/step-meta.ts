@@ -1,5 +1,5 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
-// items, block tables, SampleInfo, last-token indices), in CPU arrays allocated once. Not a GPU upload.
+// items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan } from '../engine/types';
 import { ATTENTION_SLOTS, ATTENTION_SPLIT_KEYS } from './kernels';
 
@@ -33,6 +33,16 @@ export interface StepMetaLimits {
   attentionQueriesPerItem: number;
   /** Split states the attention scratch holds per step (0: no decode row is partitioned). */
   maxSplitStates: number;
+  /** Drafted tokens one row may carry (StepRow.numDraftTokens; default 0: none). */
+  maxDraftTokens?: number;
+}
+
+/**
+ * Sampled positions one step may hold: a row samples after its last known token and after each
+ * draft, and every sampled position is a fed token. Sizes SampleInfo, the logits and the readback.
+ */
+export function maxSampledPositions(limits: Pick<StepMetaLimits, 'maxTokens' | 'maxRows' | 'maxDraftTokens'>): number {
+  return Math.min(limits.maxTokens, limits.maxRows * (1 + (limits.maxDraftTokens ?? 0)));
 }
 
 /** Writes WorkItem `index` of `into` field by field (pack runs every step: no array per item). */
@@ -59,17 +69,24 @@ export class StepMeta {
   readonly mergeItems: Uint32Array;
   /** [maxRows * blocks per row]: every row's block table up to its last position, concatenated */
   readonly blockTables: Uint32Array;
-  /** [maxRows, SAMPLE_INFO_WORDS], viewed as u32 and f32 */
+  /**
+   * [maxSampled, SAMPLE_INFO_WORDS], viewed as u32 and f32: one entry per sampled position, rows in
+   * plan order, a row with k drafts taking k + 1 in a run (after its last known token, then after
+   * each draft)
+   */
   readonly sampleInfo: Uint32Array;
   private readonly sampleInfoF32: Float32Array;
-  /** [maxRows] index into the step's tokens of each sampling row's last token */
+  /** [maxSampled] index into the step's tokens of the token each sampled position follows */
   readonly sampleTokens: Uint32Array;
-  /** [maxRows] index into plan.rows of each sampling row */
+  /** [maxSampled] index into plan.rows of the row each sampled position belongs to */
   readonly sampleRows: Int32Array;
   numTokens = 0;
   numRows = 0;
   numBlockTableEntries = 0;
+  /** Sampled positions, drafts' included. */
   numSampled = 0;
+  /** Drafted tokens the step's rows carry (each one sampled position past its row's first). */
+  numDrafts = 0;
   numAttentionItems = 0;
   numMergeItems = 0;
   /** Split states the step's partitioned rows use. */
@@ -82,10 +99,11 @@ export class StepMeta {
     this.attentionItems = new Uint32Array(StepMeta.maxItems(limits) * ATTENTION_ITEM_WORDS);
     this.mergeItems = new Uint32Array(limits.maxRows * ATTENTION_ITEM_WORDS);
     this.blockTables = new Uint32Array(limits.maxRows * maxBlocksPerRow);
-    this.sampleInfo = new Uint32Array(limits.maxRows * SAMPLE_INFO_WORDS);
+    const maxSampled = maxSampledPositions(limits);
+    this.sampleInfo = new Uint32Array(maxSampled * SAMPLE_INFO_WORDS);
     this.sampleInfoF32 = new Float32Array(this.sampleInfo.buffer);
-    this.sampleTokens = new Uint32Array(limits.maxRows);
-    this.sampleRows = new Int32Array(limits.maxRows);
+    this.sampleTokens = new Uint32Array(maxSampled);
+    this.sampleRows = new Int32Array(maxSampled);
   }
 
   /** Most attention work items a step can hold: a token each, plus partitions' rounds past a row's first. */
@@ -97,10 +115,12 @@ export class StepMeta {
   /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
   pack(plan: StepPlan): void {
     const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize, attentionQueriesPerItem } = this.limits;
+    const maxDraftTokens = this.limits.maxDraftTokens ?? 0;
     if (plan.rows.length > maxRows) throw new RangeError(`${plan.rows.length} rows exceed maxRows ${maxRows}`);
     let t = 0;
     let entries = 0;
     let sampled = 0;
+    let drafts = 0;
     let items = 0;
     let merges = 0;
     let states = 0;
@@ -108,6 +128,10 @@ export class StepMeta {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
       if (t + n > maxTokens) throw new RangeError(`step carries more than maxTokensPerStep ${maxTokens} tokens`);
+      const k = row.numDraftTokens ?? 0;
+      if (!(Number.isInteger(k) && k >= 0 && k <= maxDraftTokens && (k === 0 || (row.sample && k < n)))) {
+        throw new RangeError(`row ${row.sessionId} carries ${k} drafts (maxDraftTokens ${maxDraftTokens}, ${n} tokens, sample ${row.sample})`);
+      }
       const lastPos = row.startPos + n - 1;
       if (row.startPos < 0 || lastPos >= maxPositions) {
         throw new RangeError(`row ${row.sessionId}: positions ${row.startPos}..${lastPos} outside 0..${maxPositions - 1}`);
@@ -147,22 +171,26 @@ export class StepMeta {
         this.tokens[o + 3] = entries;
       }
       entries += numRowBlocks;
-      if (row.sample) {
+      // after the last known token, then after each draft: the draft at position p is verified by
+      // the draw keyed by p + 1, plain decode's there, from logits bitwise plain decode's (no kernel's
+      // result for a token depends on how its row was cut into steps)
+      for (let j = row.sample ? -k : 1; j <= 0; j++, sampled++) {
         const o = sampled * SAMPLE_INFO_WORDS;
         this.sampleInfoF32[o] = row.sampling.temperature;
         this.sampleInfo[o + 1] = Math.max(0, Math.floor(row.sampling.topK));
         this.sampleInfoF32[o + 2] = row.sampling.topP;
         this.sampleInfo[o + 3] = row.sampling.seed >>> 0;
-        this.sampleInfo[o + 4] = lastPos + 1; // the position of the token being generated
-        this.sampleTokens[sampled] = t - 1;
+        this.sampleInfo[o + 4] = lastPos + 1 + j; // the position of the token being generated
+        this.sampleTokens[sampled] = t - 1 + j;
         this.sampleRows[sampled] = r;
-        sampled++;
       }
+      drafts += k;
     });
     this.numTokens = t;
     this.numRows = plan.rows.length;
     this.numBlockTableEntries = entries;
     this.numSampled = sampled;
+    this.numDrafts = drafts;
     this.numAttentionItems = items;
     this.numMergeItems = merges;
     this.numSplitStates = states;

@@ -4,7 +4,7 @@ import { ForwardArena, forward } from './forward';
 import { KvPool } from './kv-pool';
 import { sampleToken } from './sample';
 import { loadCpuWeights, type CpuWeights } from './weights';
-import type { ModelRunner, StepPlan, StepResult, StepRow } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 
 export interface CpuRunnerOptions {
@@ -49,7 +49,7 @@ export class CpuRunner implements ModelRunner {
     this.numBlocks = options.numBlocks ?? 513;
     this.maxTokensPerStep = options.maxTokensPerStep ?? 2048;
     this.maxRows = options.maxRows ?? 64;
-    this.maxDraftTokens = options.maxDraftTokens ?? 8;
+    this.maxDraftTokens = options.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS;
     this.weights = loadCpuWeights(model);
     const c = this.weights.config;
     this.maxContext = c.maxPositionEmbeddings;

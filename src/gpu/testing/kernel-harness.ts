@@ -48,7 +48,7 @@ export async function runPasses(data: HostData[], passes: Pass[], readBack: numb
   const device = cache.device;
   const pipelines = await Promise.all(passes.map((p) => cache.prepare(p.kernel, p.overrides ?? {})));
   device.pushErrorScope('validation');
-  const uniform = new Set(passes.flatMap((p) => p.bind.filter((_, i) => KERNELS[p.kernel].bindings[i] === 'uniform')));
+  const uniform = new Set(passes.flatMap((p) => p.bind.filter((_, i) => KERNELS[p.kernel].bindings[i]?.[1] === 'uniform')));
   const buffers = data.map((bytesData, i) => {
     const bytes = bytesOf(bytesData);
     const size = Math.max(16, Math.ceil(bytes.byteLength / 16) * 16);

@@ -1,7 +1,7 @@
 // Test-only: drives a ModelRunner the way the engine would (sessions joining at different steps,
-// prompts fed in chunks, decode rows one token each) so two runners can be compared step by step.
-// Not the engine's scheduler: no token budget, no preemption, no prefix sharing.
-import type { SamplingParams, StepPlan, StepRow } from '../../engine/types';
+// prompts fed in chunks, decode rows one token each, or with drafts to verify) so two runners can
+// be compared step by step. Not the engine's scheduler: no token budget, no preemption, no prefix sharing.
+import type { SamplingParams, StepPlan, StepResult, StepRow } from '../../engine/types';
 
 export interface DrivenSession {
   id: string;
@@ -16,10 +16,18 @@ export interface DrivenSession {
   /** Tokens already in the KV cache. */
   fed: number;
   blockTable: number[];
+  /**
+   * Tokens a decode row carries after its newest one to verify (none: plain decode), given the
+   * session and the step; an accepted draft stays fed, the first sample past them is the output's.
+   */
+  drafts?: (s: DrivenSession, stepIndex: number) => number[];
+  /** Drafts fed and accepted so far. */
+  numDrafted: number;
+  numAccepted: number;
 }
 
-export function drivenSession(id: string, prompt: number[], sampling: SamplingParams, joinStep = 0, leaveStep = Infinity): DrivenSession {
-  return { id, prompt, joinStep, leaveStep, sampling, output: [], fed: 0, blockTable: [] };
+export function drivenSession(id: string, prompt: number[], sampling: SamplingParams, joinStep = 0, leaveStep = Infinity, drafts?: DrivenSession['drafts']): DrivenSession {
+  return { id, prompt, joinStep, leaveStep, sampling, output: [], fed: 0, blockTable: [], numDrafted: 0, numAccepted: 0, ...(drafts ? { drafts } : {}) };
 }
 
 export function greedy(seed = 0): SamplingParams {
@@ -42,9 +50,11 @@ export class StepDriver {
     for (const s of this.sessions) {
       if (this.stepIndex < s.joinStep || this.stepIndex > s.leaveStep) continue;
       const all = [...s.prompt, ...s.output];
-      const n = s.fed < s.prompt.length ? Math.min(this.chunkSize, s.prompt.length - s.fed) : 1;
-      const tokenIds = all.slice(s.fed, s.fed + n);
-      while (s.blockTable.length * this.blockSize < s.fed + n) s.blockTable.push(this.nextBlock++);
+      const decoding = s.fed >= s.prompt.length;
+      const drafts = decoding && s.drafts ? s.drafts(s, this.stepIndex) : [];
+      const n = decoding ? 1 : Math.min(this.chunkSize, s.prompt.length - s.fed);
+      const tokenIds = [...all.slice(s.fed, s.fed + n), ...drafts];
+      while (s.blockTable.length * this.blockSize < s.fed + tokenIds.length) s.blockTable.push(this.nextBlock++);
       rows.push({
         sessionId: s.id,
         tokenIds: Int32Array.from(tokenIds),
@@ -52,17 +62,32 @@ export class StepDriver {
         blockTable: Int32Array.from(s.blockTable),
         sampling: s.sampling,
         sample: s.fed + n >= s.prompt.length,
+        ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),
       });
     }
     return { stepIndex: this.stepIndex++, rows };
   }
 
-  /** Records what a step fed and the tokens it sampled (plan row order). */
-  update(plan: StepPlan, sampledIds: Int32Array): void {
+  /**
+   * Records what a step fed and the tokens it sampled (plan row order): a row's drafts are kept
+   * while each equals the id sampled in its place, then the first id past them is appended.
+   */
+  update(plan: StepPlan, result: Pick<StepResult, 'sampledIds' | 'draftSampledIds'>): void {
+    let draftAt = 0;
     plan.rows.forEach((row, r) => {
       const s = this.sessions.find((x) => x.id === row.sessionId)!;
-      s.fed += row.tokenIds.length;
-      if (row.sample) s.output.push(sampledIds[r]!);
+      const k = row.numDraftTokens ?? 0;
+      s.fed += row.tokenIds.length - k;
+      if (!row.sample) return;
+      const ids = [result.sampledIds[r]!, ...Array.from(result.draftSampledIds?.subarray(draftAt, draftAt + k) ?? [])];
+      draftAt += k;
+      s.numDrafted += k;
+      for (let j = 0; j <= k; j++) {
+        s.output.push(ids[j]!);
+        if (j === k || ids[j] !== row.tokenIds[row.tokenIds.length - k + j]) break;
+        s.fed++;
+        s.numAccepted++;
+      }
     });
   }
 
