@@ -246,6 +246,11 @@ test('accessibility: axe finds no serious or critical issue on the main view, em
     expect(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`)).toEqual([]);
   };
   await check('empty');
+  // the KV memory control is labelled, and the card counts the loaded pool's sessions
+  await expect(page.getByLabel('KV cache type')).toHaveValue('f16');
+  await expect(page.getByLabel('KV pool size (MiB)')).toHaveValue('');
+  await expect(page.getByTestId('kv-bytes-per-token')).toContainText(/\d bytes/);
+  await expect(page.getByTestId('kv-sessions')).toContainText(/\d+ of 2k tokens, \d+ of 4k tokens/);
   await page.getByTestId('add-session').click();
   await check('one pane');
 });

@@ -52,11 +52,12 @@ function isNodeOnlyFile(relPath) {
 }
 
 /**
- * Dependency-free engine files any folder may import: the listener fan-out and the seeded stream
- * the page, the library and the protocol share with the engine. They import nothing themselves
+ * Dependency-free engine and model files any folder may import: the listener fan-out and the seeded
+ * stream the page, the library and the protocol share with the engine, and the KV cache types and
+ * their bytes per token (the load options' check, the model card). They import nothing themselves
  * (checked below), so no engine code comes with them.
  */
-const sharedLeaves = ['src/engine/listeners', 'src/engine/seeded-random'];
+const sharedLeaves = ['src/engine/listeners', 'src/engine/seeded-random', 'src/model/kv-types'];
 
 function isSharedLeaf(relPath) {
   return sharedLeaves.includes(relPath.replace(/\.ts$/, ''));

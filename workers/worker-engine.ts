@@ -54,7 +54,7 @@ export class WorkerEngine extends BackendRouter implements EngineApi {
 /** The engine of this worker's scope: one per dedicated worker, one for every tab in the shared one. */
 export const engine = new WorkerEngine(
   new EngineHost({
-    makeRunner: async (model) => GpuRunner.create({ device: watchForLoss(await device()), model, shaderSource: bundledShaderSource }),
+    makeRunner: async (model, kv) => GpuRunner.create({ device: watchForLoss(await device()), model, shaderSource: bundledShaderSource, kvCacheType: kv.kvCacheType, kvBudgetBytes: kv.kvCacheBytes }),
     embeddedModelUrl: new URL(`${import.meta.env.BASE_URL}models/cohort-tiny/`, self.location.origin).href,
     pageOrigin: self.location.origin,
     downloadStore: cacheStorageStore(),

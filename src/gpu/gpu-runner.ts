@@ -8,7 +8,9 @@ import { ropeInverseFrequencies } from '../model/rope';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
+import type { KvCacheType } from '../model/kv-types';
 import { KvArena, planKvArena } from './kv-arena';
+import { defaultKvBudgetBytes } from './kv-budget';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
@@ -26,8 +28,10 @@ export interface GpuRunnerOptions {
   blockSize?: number;
   /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for). */
   numBlocks?: number;
-  /** Bytes the KV pool may take (default 512 MiB), further capped by the device's limits. */
+  /** Bytes the KV pool may take (default defaultKvBudgetBytes: from the device's maxBufferSize), further capped by the device's limits. */
   kvBudgetBytes?: number;
+  /** How K and V are stored (default f16). */
+  kvCacheType?: KvCacheType;
   /** Largest KV buffer (default the device's maxBufferSize); layers spread over more buffers. */
   maxKvBufferBytes?: number;
   /** Most tokens per step (default 512). */
@@ -77,6 +81,10 @@ export class GpuRunner implements ModelRunner {
   readonly maxContext: number;
   /** Drafted tokens one row may carry: a verify row samples after its last known token and after each. */
   readonly maxDraftTokens: number;
+  /** How the KV pool stores K and V (what its bytes per token are counted in). */
+  get kvCacheType(): KvCacheType {
+    return this.kv.shape.kvCacheType;
+  }
   /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
   get dispatchesPerStep(): number {
     return this.dispatchLabels.length;
@@ -132,13 +140,15 @@ export class GpuRunner implements ModelRunner {
     device.pushErrorScope('out-of-memory');
     device.pushErrorScope('validation');
     const weights = uploadWeights(device, model);
-    const kvShape = { numLayers: c.numLayers, blockSize, kvDim: c.numKvHeads * c.headDim };
+    // the kernels here store f32; the requested type takes effect with their f16/q8_0 storage
+    const kvShape = { numLayers: c.numLayers, blockSize, kvDim: c.numKvHeads * c.headDim, kvCacheType: 'f32' as KvCacheType };
     const kvLimits = {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxBufferSize: Math.min(device.limits.maxBufferSize, options.maxKvBufferBytes ?? Infinity),
       minStorageBufferOffsetAlignment: device.limits.minStorageBufferOffsetAlignment,
     };
-    const kvPlan = planKvArena(kvShape, kvLimits, options.kvBudgetBytes ?? 512 * 2 ** 20, options.numBlocks);
+    const kvBudget = options.kvBudgetBytes ?? defaultKvBudgetBytes({ maxBufferSize: device.limits.maxBufferSize, onCpu: runsOnCpu(device), weightBytes: weights.bytes });
+    const kvPlan = planKvArena(kvShape, kvLimits, kvBudget, options.numBlocks);
     const kv = new KvArena(device, kvShape, kvPlan);
     const geometry = attentionGeometry(c.numHeads, c.numKvHeads);
     const numAttentionQuads = c.numKvHeads * geometry.quadsPerKvHead;

@@ -1,9 +1,9 @@
 // planKvArena: blocks from the memory budget, capped by one layer's binding, layers packed into
-// buffers within maxBufferSize at aligned offsets. Pure arithmetic, no GPU.
+// buffers within maxBufferSize at aligned offsets, a block counted in its storage type. Pure arithmetic, no GPU.
 import { describe, expect, it } from 'vitest';
 import { planKvArena } from './kv-arena';
 
-const shape = { numLayers: 16, blockSize: 16, kvDim: 8 * 64 };
+const shape = { numLayers: 16, blockSize: 16, kvDim: 8 * 64, kvCacheType: 'f32' as const };
 const blockLayerBytes = 2 * 16 * 512 * 4; // 64 KiB: K + V of one block in one layer
 const roomy = { maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 2 ** 31, minStorageBufferOffsetAlignment: 256 };
 
@@ -31,9 +31,21 @@ describe('planKvArena', () => {
   });
 
   it('pads the layer stride to the offset alignment', () => {
-    const plan = planKvArena({ numLayers: 2, blockSize: 3, kvDim: 5 }, roomy, 2 ** 20, 7);
+    const plan = planKvArena({ numLayers: 2, blockSize: 3, kvDim: 5, kvCacheType: 'f32' }, roomy, 2 ** 20, 7);
     expect(plan.layerBytes).toBe(7 * 2 * 3 * 5 * 4);
     expect(plan.layerStride).toBe(Math.ceil(plan.layerBytes / 256) * 256);
+  });
+
+  it('counts a block in its storage type: f16 buys twice the blocks of f32, q8_0 (34 bytes per 32 values) 64/17 times', () => {
+    const budget = 256 * 2 ** 20;
+    const f32 = planKvArena(shape, roomy, budget);
+    const f16 = planKvArena({ ...shape, kvCacheType: 'f16' }, roomy, budget);
+    const q8 = planKvArena({ ...shape, kvCacheType: 'q8_0' }, roomy, budget);
+    expect(f16.numBlocks).toBe(2 * f32.numBlocks);
+    expect(f16.layerBytes).toBe(f16.numBlocks * 2 * 16 * 512 * 2);
+    expect(q8.numBlocks).toBe(Math.floor(budget / (16 * 2 * 16 * (512 / 32) * 34)));
+    expect(q8.layerBytes).toBe(q8.numBlocks * 2 * 16 * (512 / 32) * 34);
+    expect(q8.numBlocks / f32.numBlocks).toBeCloseTo(64 / 17, 2);
   });
 
   it('refuses a budget below two blocks (block 0 is reserved)', () => {

@@ -1,12 +1,14 @@
 // The paged KV pool on the GPU: per layer, K [numBlocks, blockSize, kvDim] then V of the same
 // shape, f32; whole layers packed into as few buffers as the device allows. Not an allocator:
 // the engine's block pool decides which block belongs to whom (block 0 is reserved).
+import { kvValueBytes, type KvCacheType } from '../model/kv-types';
 
 export interface KvShape {
   numLayers: number;
   blockSize: number;
   /** numKvHeads * headDim: floats per token slot */
   kvDim: number;
+  kvCacheType: KvCacheType;
 }
 
 export interface KvArenaLimits {
@@ -30,7 +32,7 @@ export interface KvArenaPlan {
  * one layer's binding can address, packed so no buffer exceeds maxBufferSize.
  */
 export function planKvArena(shape: KvShape, limits: KvArenaLimits, budgetBytes: number, maxBlocks = Infinity): KvArenaPlan {
-  const blockLayerBytes = 2 * shape.blockSize * shape.kvDim * 4; // K + V of one block in one layer
+  const blockLayerBytes = 2 * shape.blockSize * kvValueBytes(shape.kvCacheType, shape.kvDim); // K + V of one block in one layer
   const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   const byBudget = Math.floor(budgetBytes / (blockLayerBytes * shape.numLayers));
   const byBinding = Math.floor(maxBinding / blockLayerBytes);

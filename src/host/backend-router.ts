@@ -2,7 +2,7 @@
 // (ServerHost): a 'server' source connects the second, any other loads the first. Routing only.
 import { Subscriptions } from '../engine/listeners';
 import type { EngineMode, StepEvent } from '../protocol/events';
-import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, StepBudget } from '../protocol/api';
+import type { EngineNotice, HostApi, KvCacheOptions, LoadProgress, ModelInfo, ModelSource, StepBudget } from '../protocol/api';
 import { ServerHost, type ServerHostOptions } from '../remote/server-host';
 import type { EngineHost } from './engine-host';
 
@@ -42,9 +42,9 @@ export class BackendRouter extends Subscriptions<StepEvent, EngineNotice> implem
     });
   }
 
-  async loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo> {
+  async loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void, kv?: KvCacheOptions): Promise<ModelInfo> {
     if (source.kind !== 'server') {
-      const info = await this.local.loadModel(source, onProgress);
+      const info = await this.local.loadModel(source, onProgress, kv);
       await this.switchTo(this.local);
       return info;
     }

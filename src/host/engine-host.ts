@@ -12,10 +12,20 @@ import { openModelSource, type SourceOptions } from '../model/open-source';
 import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../protocol/api';
 import { MODEL_CHANGED, ModelChangedFailure, ModelLoadFailure, toLoadFailure } from '../protocol/load-errors';
 import { describeSource } from '../protocol/model-source';
+import { DEFAULT_KV_CACHE_TYPE, kvOptionsModelProblem, kvOptionsShapeProblem, type KvCacheOptions, type KvOptionProblem } from '../protocol/kv-options';
 import { describeModel, weightBytes } from './model-info';
 import { sessionNumber } from './session-ids';
 
-export type RunnerFactory = (desc: ModelDesc) => Promise<ModelRunner>;
+/** The KV pool a runner is asked for: the type always named (default f16), the size when the user gave one. */
+export interface KvPoolRequest {
+  kvCacheType: NonNullable<KvCacheOptions['kvCacheType']>;
+  kvCacheBytes?: number;
+}
+
+/** A runner; one that says how its pool stores K and V (GpuRunner) is reported so, else as requested. */
+export type HostRunner = ModelRunner & { readonly kvCacheType?: KvPoolRequest['kvCacheType'] };
+
+export type RunnerFactory = (desc: ModelDesc, kv: KvPoolRequest) => Promise<HostRunner>;
 
 export interface EngineHostOptions extends SourceOptions {
   makeRunner: RunnerFactory;
@@ -23,7 +33,9 @@ export interface EngineHostOptions extends SourceOptions {
 
 interface Loaded {
   opened: OpenedModel;
-  runner: ModelRunner;
+  runner: HostRunner;
+  /** The pool asked for at load: a rebuilt runner (GPU loss) gets the same. */
+  kv: KvPoolRequest;
   engine: EngineCore;
   info: ModelInfo;
   /** Its sessions are `s<n>` from this n on; lower numbers belonged to models it replaced. */
@@ -52,9 +64,12 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
   }
 
   /** Loads a model; the current one keeps serving until the new one is fully ready. */
-  async loadModel(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
+  async loadModel(source: ModelSource, onProgress?: (p: LoadProgress) => void, kvOptions?: KvCacheOptions): Promise<ModelInfo> {
     if (this.loading) throw new ModelLoadFailure('load_in_progress', 'a model is already loading: wait for it to finish');
-    this.loading = this.load(source, onProgress);
+    const shapeProblem = kvOptionsShapeProblem(kvOptions);
+    if (shapeProblem) throw kvFailure(shapeProblem);
+    const kv: KvPoolRequest = { kvCacheType: kvOptions?.kvCacheType ?? DEFAULT_KV_CACHE_TYPE, ...(kvOptions?.kvCacheBytes !== undefined ? { kvCacheBytes: kvOptions.kvCacheBytes } : {}) };
+    this.loading = this.load(source, kv, onProgress);
     try {
       return await this.loading;
     } finally {
@@ -62,17 +77,19 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     }
   }
 
-  private async load(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
+  private async load(source: ModelSource, kv: KvPoolRequest, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
     const fetchProgress: ProgressCallback = (p) =>
       onProgress?.({ phase: 'fetch', loadedBytes: p.bytesDone, totalBytes: p.bytesTotal, message: `reading ${describeSource(source)}` });
     const opened = await openModelSource(source, this.options, fetchProgress);
+    const fitProblem = kvOptionsModelProblem(kv, opened.desc.config);
+    if (fitProblem) throw kvFailure(fitProblem);
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
-    const runner = await this.options.makeRunner(opened.desc).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
+    const runner = await this.options.makeRunner(opened.desc, kv).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
     const firstSessionNumber = this.sessionsMade + 1;
     const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget, firstSessionNumber });
-    const info: ModelInfo = { ...describeModel(opened, runner), contextTokens: engine.scheduler.contextLimit };
+    const info: ModelInfo = { ...describeModel(opened, runner, runner.kvCacheType ?? kv.kvCacheType), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
-    const loaded: Loaded = { opened, runner, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
+    const loaded: Loaded = { opened, runner, kv, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
     this.loaded = loaded;
     engine.subscribe((event) => this.steps.emit(this.hostEvent(loaded, event)));
     if (previous) await this.retire(previous, `${info.name} was loaded in place of ${previous.info.name} during this turn: send it again`);
@@ -212,7 +229,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     loaded.engine.suspend();
     this.notify({ kind: 'gpu-lost', message: `${reason}; re-creating the device and reloading ${loaded.info.name}` });
     try {
-      const runner = await this.options.makeRunner(loaded.opened.desc);
+      const runner = await this.options.makeRunner(loaded.opened.desc, loaded.kv);
       await loaded.engine.replaceRunner(runner); // waits out the step in flight on the old one
       loaded.runner.dispose();
       loaded.runner = runner;
@@ -227,4 +244,8 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
   private notify(notice: EngineNotice): void {
     this.notices.emit(notice);
   }
+}
+
+function kvFailure(problem: KvOptionProblem): ModelLoadFailure {
+  return new ModelLoadFailure('invalid_kv_cache', problem.message, problem.param);
 }

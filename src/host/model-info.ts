@@ -1,9 +1,10 @@
-// ModelInfo for the page: a loaded model's shape, stored encodings, size and KV pool geometry.
+// ModelInfo for the page: a loaded model's shape, stored encodings, size and KV pool geometry and type.
 // Pure: read from the opened model and its runner, nothing fetched or computed on a device.
 import type { ModelRunner } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import type { OpenedModel } from '../model/open-model';
-import type { ModelInfo } from '../protocol/api';
+import type { KvCacheType, ModelInfo } from '../protocol/api';
+import { kvBytesPerToken } from '../protocol/kv-options';
 
 export function weightBytes(desc: ModelDesc): number {
   let n = 0;
@@ -12,7 +13,7 @@ export function weightBytes(desc: ModelDesc): number {
 }
 
 /** All but contextTokens, which the host reads from the engine's scheduler (its one definition). */
-export function describeModel(opened: OpenedModel, runner: ModelRunner): Omit<ModelInfo, 'contextTokens'> {
+export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheType: KvCacheType): Omit<ModelInfo, 'contextTokens'> {
   const { desc } = opened;
   const c = desc.config;
   let numParams = 0;
@@ -33,6 +34,8 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner): Omit<Mo
     weightBytes: weightBytes(desc),
     blockSize: runner.blockSize,
     numBlocks: runner.numBlocks,
+    kvCacheType,
+    kvBytesPerToken: kvBytesPerToken(c, kvCacheType),
     ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
   };
 }

@@ -119,6 +119,13 @@ describe('createEngine start-up', () => {
     expect(workers).toHaveLength(0);
   });
 
+  it('refuses a KV cache type it does not know with a 400 naming kvCacheType, before starting any worker', async () => {
+    const err = await createEngine({ shared: false, model: { kind: 'embedded' }, kvCacheType: 'int4' as never }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidRequestError);
+    expect(err).toMatchObject({ status: 400, param: 'kvCacheType' });
+    expect(workers).toHaveLength(0);
+  });
+
   it('a failed load terminates the dedicated worker it started, and rejects with a typed ModelLoadError', async () => {
     const err = await createEngine({ shared: false, model: { kind: 'huggingface', repoId: 'nobody/nothing' } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelLoadError);

@@ -317,6 +317,17 @@ describe('chat.completions over EngineApi', () => {
     expect((await complete(ask('hello there'))).choices[0]!.message.content?.length).toBeGreaterThan(0); // the old model still serves
   });
 
+  it('refuses a bad kvCacheType or kvCacheBytes with a 400 naming the option, in the library or past it in the worker', async () => {
+    // the library's own check: the wrong shape
+    await expect(engine.load({ kind: 'embedded' }, { kvCacheType: 'q4_0' as never })).rejects.toMatchObject({ name: 'InvalidRequestError', status: 400, param: 'kvCacheType', message: expect.stringMatching(/not one of f32, f16, q8_0/) });
+    await expect(engine.load({ kind: 'embedded' }, { kvCacheBytes: -1 })).rejects.toMatchObject({ name: 'InvalidRequestError', param: 'kvCacheBytes' });
+    // the worker's, against the model: a pool of fewer than 2 blocks
+    const small = await engine.load({ kind: 'embedded' }, { kvCacheType: 'q8_0', kvCacheBytes: 1000 }).catch((e: unknown) => e);
+    expect(small).toBeInstanceOf(InvalidRequestError);
+    expect(small).toMatchObject({ status: 400, param: 'kvCacheBytes', message: expect.stringMatching(/^kvCacheBytes: 1000 bytes buy 0 q8_0 KV blocks .*at least 2 are needed/) });
+    expect((await complete(ask('hello there'))).choices[0]!.message.content?.length).toBeGreaterThan(0); // the old model still serves
+  });
+
   it('a load in place of the serving model ends a stream in flight with a ModelChangedError; the next request runs', async () => {
     const stream = await engine.chat.completions.create({ ...ask('keep talking', { max_tokens: 900, ignore_eos: true }), stream: true });
     const read = (async () => {

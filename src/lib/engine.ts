@@ -5,7 +5,8 @@ import type { StepEvent } from '../protocol/events';
 import { Listeners } from '../engine/listeners';
 import { Channel } from './channel';
 import { fromEngineError, runCompletion, type EngineLink, type RunContext } from './completions';
-import { checkSource, fromLoadError, ModelNotLoadedError, type CohortError } from './errors';
+import { checkKvOptions, checkSource, fromLoadError, ModelNotLoadedError, type CohortError } from './errors';
+import type { KvCacheOptions } from '../protocol/kv-options';
 import { planRequest } from './request';
 import type {
   ChatCompletion,
@@ -17,7 +18,8 @@ import type {
   RequestOptions,
 } from './types';
 
-export interface LoadOptions {
+/** How to load: progress reports, and the KV pool's storage type (default 'f16') and size in bytes (default: from the device). */
+export interface LoadOptions extends KvCacheOptions {
   onProgress?: (progress: LoadProgress) => void;
 }
 
@@ -58,12 +60,18 @@ export class CohortEngine {
   /**
    * Loads a model; the one serving now keeps serving until the new one is ready, then requests still
    * running on it fail with ModelChangedError. Rejects with an InvalidRequestError for a source of the
-   * wrong shape (before asking the worker) and a ModelLoadError (its `code` says why) for a failed load.
+   * wrong shape or a bad `kvCacheType` / `kvCacheBytes` (before asking the worker, and again by the
+   * worker against the model: `param` names the option) and a ModelLoadError (its `code` says why) for a failed load.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModel> {
     checkSource(source);
+    checkKvOptions(options);
     await this.subscribe();
-    const info = await this.api.loadModel(source, options.onProgress).catch((err: unknown) => Promise.reject(fromLoadError(err, source)));
+    const kv: KvCacheOptions = {
+      ...(options.kvCacheType !== undefined ? { kvCacheType: options.kvCacheType } : {}),
+      ...(options.kvCacheBytes !== undefined ? { kvCacheBytes: options.kvCacheBytes } : {}),
+    };
+    const info = await this.api.loadModel(source, options.onProgress, kv).catch((err: unknown) => Promise.reject(fromLoadError(err, source)));
     this.model = { ...info, id: info.name };
     return this.model;
   }

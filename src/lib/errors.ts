@@ -3,6 +3,7 @@
 import type { ModelSource } from '../protocol/api';
 import { loadErrorCodeOf, MODEL_LOAD_ERRORS, type ModelLoadErrorCode } from '../protocol/load-errors';
 import { checkModelSource } from '../protocol/model-source';
+import { kvOptionsShapeProblem, type KvCacheOptions } from '../protocol/kv-options';
 
 /** The `error` object of OpenAI's error responses. */
 export interface ErrorBody {
@@ -130,7 +131,8 @@ export class ModelChangedError extends CohortError {
  * A model could not be loaded; `code` says why and sets `status` (src/protocol/load-errors.ts):
  * 'model_not_found' 404, 'model_format' 422, 'unsupported_architecture' 422, 'model_too_large' 413,
  * 'network_error' 502 (retryable), 'load_in_progress' 409, 'model_load_failed' 500. `param` names
- * the source's field at fault (e.g. 'model.repoId'). A source of the wrong shape is an InvalidRequestError.
+ * the source's field at fault (e.g. 'model.repoId'). A source of the wrong shape, or a KV option the model
+ * cannot take ('invalid_kv_cache'), is an InvalidRequestError.
  */
 export class ModelLoadError extends CohortError {
   declare readonly code: ModelLoadErrorCode;
@@ -164,11 +166,19 @@ export function checkSource(source: unknown): asserts source is ModelSource {
   if (bad) throw new InvalidRequestError(bad.message, bad.param);
 }
 
+/** Refuses a kvCacheType or kvCacheBytes of the wrong shape before any worker is asked (the worker checks them against the model). */
+export function checkKvOptions(options: KvCacheOptions): void {
+  const bad = kvOptionsShapeProblem({ kvCacheType: options.kvCacheType, kvCacheBytes: options.kvCacheBytes });
+  if (bad) throw new InvalidRequestError(bad.message, bad.param);
+}
+
 /** What engine.load() rejects with: the worker's load failure (comlink carries its name and message), typed. */
 export function fromLoadError(err: unknown, source: ModelSource): CohortError {
   if (err instanceof CohortError) return err;
   const e = err instanceof Error ? err : new Error(String(err));
   const code = loadErrorCodeOf(e.name) ?? 'model_load_failed';
+  // the worker's message starts with the option's name (comlink carries no param)
+  if (code === 'invalid_kv_cache') return new InvalidRequestError(e.message, e.message.startsWith('kvCacheBytes') ? 'kvCacheBytes' : 'kvCacheType');
   const param = code === 'load_in_progress' || code === 'model_load_failed' ? null : paramOfSource(source);
   if (code === 'invalid_model_source') return new InvalidRequestError(e.message, param ?? 'model.kind');
   return new ModelLoadError(e.message, code, param);

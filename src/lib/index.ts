@@ -3,7 +3,7 @@
 import type { ModelSource } from '../protocol/api';
 import { startBrowserEngine, type BrowserEngine, type WorkerOptions } from './browser-engine';
 import type { CohortEngine, LoadOptions } from './engine';
-import { checkSource } from './errors';
+import { checkKvOptions, checkSource } from './errors';
 import { createServerEngine, type ServerBackend } from './server-engine';
 
 export { BrowserEngine, type WorkerKind, type WorkerOptions } from './browser-engine';
@@ -28,7 +28,7 @@ export {
 } from './errors';
 export type { ModelLoadErrorCode } from '../protocol/load-errors';
 export type * from './types';
-export type { EngineNotice, LoadProgress, ModelInfo, ModelSource } from '../protocol/api';
+export type { EngineNotice, KvCacheOptions, KvCacheType, LoadProgress, ModelInfo, ModelSource } from '../protocol/api';
 export type { FinishedEvent, StepEvent, StepRowEvent, WaitingEvent } from '../protocol/events';
 
 export interface CreateEngineOptions extends LoadOptions, WorkerOptions {
@@ -47,6 +47,7 @@ export async function createEngine(options?: CreateEngineOptions): Promise<Brows
 export async function createEngine(options: CreateEngineOptions & { backend?: ServerBackend } = {}): Promise<BrowserEngine | CohortEngine> {
   if (options.backend) return createServerEngine(options.backend, options);
   if (options.model !== undefined) checkSource(options.model);
+  checkKvOptions(options);
   const engine = await startBrowserEngine(options);
   if (options.model === undefined) return engine;
   try {

@@ -7,12 +7,15 @@ import type { SessionOptions } from '../engine/session-options';
 import type { StepBudget } from '../engine/step-budget';
 import type { SamplingParams } from '../engine/types';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from './events';
+import type { KvCacheOptions, KvCacheType } from './kv-options';
 import type { ServerInfo } from './server';
 
 /** The engine's own shapes, not copies: SessionOptions out of bounds (src/engine/session-options.ts) make createSession reject with an InvalidOptionError. */
 export type { SamplingParams, SessionOptions, StepBudget };
 
 export type SessionId = string;
+
+export type { KvCacheOptions, KvCacheType };
 
 /** Where a model comes from. Only data formats are accepted: never code, never pickle. */
 export type ModelSource =
@@ -45,6 +48,10 @@ export interface ModelInfo {
   /** KV pool geometry chosen at load from the adapter's limits and the memory budget. */
   blockSize: number;
   numBlocks: number;
+  /** How the pool stores K and V; absent when a server serves the model. */
+  kvCacheType?: KvCacheType;
+  /** K + V bytes of one token position over every layer in that type (0 when a server serves it). */
+  kvBytesPerToken: number;
   /** Most tokens one request may hold, prompt and output: the model's context or the KV pool, whichever is less. */
   contextTokens: number;
   /** Set when the model has no chat template and a fallback is used. */
@@ -112,7 +119,11 @@ export interface EngineNotice {
  * comlink wrapper (src/lib/remote.ts) passes through, whatever is listed here.
  */
 export interface HostApi {
-  loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo>;
+  /**
+   * Loads a model with its KV pool: `kv` names the storage type and pool size (src/protocol/kv-options.ts;
+   * a bad one rejects with InvalidKvCacheError, its message starting with the option's name). A server ignores it.
+   */
+  loadModel(source: ModelSource, onProgress?: (progress: LoadProgress) => void, kv?: KvCacheOptions): Promise<ModelInfo>;
   createSession(options?: SessionOptions): Promise<SessionId>;
   send(sessionId: SessionId, input: SendInput): Promise<void>;
   cancel(sessionId: SessionId): Promise<void>;

@@ -9,6 +9,7 @@ export type ModelLoadErrorCode =
   | 'network_error'
   | 'model_too_large'
   | 'load_in_progress'
+  | 'invalid_kv_cache'
   | 'model_load_failed';
 
 export interface ModelLoadErrorKind {
@@ -28,6 +29,8 @@ export const MODEL_LOAD_ERRORS: Record<ModelLoadErrorCode, ModelLoadErrorKind> =
   network_error: { name: 'ModelNetworkError', status: 502, type: 'server_error' },
   model_too_large: { name: 'ModelTooLargeError', status: 413, type: 'invalid_request_error' },
   load_in_progress: { name: 'LoadInProgressError', status: 409, type: 'invalid_request_error' },
+  // a kvCacheType or kvCacheBytes the model or pool cannot take (src/protocol/kv-options.ts)
+  invalid_kv_cache: { name: 'InvalidKvCacheError', status: 400, type: 'invalid_request_error' },
   model_load_failed: { name: 'ModelLoadError', status: 500, type: 'server_error' },
 };
 

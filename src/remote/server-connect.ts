@@ -97,6 +97,7 @@ export async function connectServer(address: ServerAddress, requestedModel: stri
     weightBytes: entry.meta?.size ?? 0,
     blockSize: 0,
     numBlocks: 0,
+    kvBytesPerToken: 0,
     contextTokens,
     server,
   };

@@ -1,4 +1,4 @@
-// Random-weight models with published shapes (SmolLM2-135M, Qwen2.5-0.5B) written straight as quantized blocks
+// Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B) written straight as quantized blocks
 // for benchmarks: drawing 0.5B f32 values as synth.ts does would take minutes. Not for reading outputs.
 import type { ModelConfig, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
@@ -10,6 +10,16 @@ export const MODEL_SHAPES: Record<string, ModelConfig> = {
     arch: 'llama', vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9, numKvHeads: 3, headDim: 64,
     rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192, tieWordEmbeddings: true,
     attentionBias: false, qkNorm: false, bosTokenId: 1, eosTokenIds: [2],
+  },
+  'SmolLM2-360M': {
+    arch: 'llama', vocabSize: 49152, hiddenSize: 960, intermediateSize: 2560, numLayers: 32, numHeads: 15, numKvHeads: 5, headDim: 64,
+    rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192, tieWordEmbeddings: true,
+    attentionBias: false, qkNorm: false, bosTokenId: 1, eosTokenIds: [2],
+  },
+  'Llama-3.2-1B': {
+    arch: 'llama', vocabSize: 128256, hiddenSize: 2048, intermediateSize: 8192, numLayers: 16, numHeads: 32, numKvHeads: 8, headDim: 64,
+    rmsNormEps: 1e-5, ropeTheta: 500000, ropeScaling: { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 },
+    maxPositionEmbeddings: 131072, tieWordEmbeddings: true, attentionBias: false, qkNorm: false, bosTokenId: 128000, eosTokenIds: [128001, 128008, 128009],
   },
   'Qwen2.5-0.5B': {
     arch: 'qwen2', vocabSize: 151936, hiddenSize: 896, intermediateSize: 4864, numLayers: 24, numHeads: 14, numKvHeads: 2, headDim: 64,

@@ -1,13 +1,16 @@
-// The left column: the serving model, where to load another from, load progress and errors,
+// The left column: the serving model (its KV pool's figures too), where to load another from and with what KV memory, load progress and errors,
 // the download cache, and the GPU report with the kernel self-check.
 import { useCallback } from 'react';
 import { GpuReport } from '../GpuReport';
 import { SelfCheckPanel } from '../SelfCheckPanel';
+import { kvCardFigures } from '../derive/kv-memory';
 import { formatBytes, formatCount } from '../derive/model-sources';
 import { dismissModelError, dismissNotice, restartEngine } from '../state/model-actions';
 import { useLayoutStore } from '../state/layout-store';
 import { useModelStore } from '../state/model-store';
 import { useEscape } from '../use-escape';
+import type { ModelInfo } from '../../protocol/api';
+import { KvMemoryControl } from './KvMemoryControl';
 import { LoadProgressBars } from './LoadProgressBars';
 import { ModelCacheList } from './ModelCacheList';
 import { ModelSourceForm } from './ModelSourceForm';
@@ -48,10 +51,7 @@ function ModelCard() {
           <dd>{model.vocabSize.toLocaleString('en-US')}</dd>
           <dt>Context</dt>
           <dd>{model.maxPositionEmbeddings.toLocaleString('en-US')} positions</dd>
-          <dt>KV pool</dt>
-          <dd>
-            {model.numBlocks} blocks × {model.blockSize} positions
-          </dd>
+          <KvFacts model={model} />
           {model.templateNote && (
             <>
               <dt>Template</dt>
@@ -63,6 +63,22 @@ function ModelCard() {
         <p className="muted">{loading ? `Loading ${loading.label}…` : 'No model loaded yet.'}</p>
       )}
     </section>
+  );
+}
+
+function KvFacts({ model }: { model: ModelInfo }) {
+  const kv = kvCardFigures(model);
+  return (
+    <>
+      <dt>KV pool</dt>
+      <dd data-testid="kv-pool">
+        {model.numBlocks} blocks × {model.blockSize} positions, {kv.kvCacheType ?? '?'}, {formatBytes(kv.poolBytes)}
+      </dd>
+      <dt>KV per token</dt>
+      <dd data-testid="kv-bytes-per-token">{kv.bytesPerToken.toLocaleString('en-US')} bytes</dd>
+      <dt>Sessions that fit</dt>
+      <dd data-testid="kv-sessions">{kv.sessions.map((s) => `${s.count.toLocaleString('en-US')} of ${s.tokens / 1024}k tokens`).join(', ')}</dd>
+    </>
   );
 }
 
@@ -144,6 +160,7 @@ function Sidebar({ open }: { open: boolean }) {
       <ModelError />
       <LoadProgressBars />
       <ModelSourceForm />
+      <KvMemoryControl />
       <ServerForm />
       <ModelCacheList />
       <GpuSection />

@@ -1,7 +1,8 @@
 // What the page does with the engine at start and when a model is chosen: GPU report, self-check,
 // the embedded model, loads from other sources. The old model serves until a new one is ready;
 // messages sent meanwhile wait in their panes and go out when the load ends.
-import type { ModelSource } from '../../protocol/api';
+import type { KvCacheType, ModelSource } from '../../protocol/api';
+import { kvLoadOptions } from '../derive/kv-memory';
 import { getEngineClient, restartEngineClient, type EngineClient } from '../engine-client';
 import { describeSource } from '../../protocol/model-source';
 import { errorMessage } from '../derive/error-message';
@@ -86,6 +87,11 @@ export async function loadModel(source: ModelSource, options: { confirm?: (numAc
     return false;
   }
   const label = describeSource(source);
+  const kv = kvLoadOptions(store.kvControl.kvCacheType, store.kvControl.sizeMib);
+  if (!kv.ok) {
+    store.set({ error: kv.message });
+    return false;
+  }
   const numActive = [...useSessionsStore.getState().views.values()].filter(isActive).length;
   if (numActive > 0 && !(options.confirm ?? confirmCut)(numActive, label)) return false;
   store.set({ loading: { label, phase: 'fetch', fetchedBytes: 0, fetchTotalBytes: 0, uploadTotalBytes: 0, message: `opening ${label}` }, booting: false, error: null });
@@ -93,7 +99,7 @@ export async function loadModel(source: ModelSource, options: { confirm?: (numAc
     const info = await getEngineClient().loadModel(source, (progress) => {
       const loading = useModelStore.getState().loading;
       if (loading) useModelStore.getState().set({ loading: withProgress(loading, progress) });
-    });
+    }, kv.options);
     // The previous engine sessions are gone; the panes carry their transcripts to new ones.
     clearSteps();
     useSessionsStore.getState().detachAll('The model changed during this turn; send it again.');
@@ -108,6 +114,12 @@ export async function loadModel(source: ModelSource, options: { confirm?: (numAc
     returnHeldMessages(message);
     return false;
   }
+}
+
+/** The KV memory control changed: the next load takes it (the serving model keeps its pool). */
+export function setKvControl(patch: Partial<{ kvCacheType: KvCacheType; sizeMib: string }>): void {
+  const store = useModelStore.getState();
+  store.set({ kvControl: { ...store.kvControl, ...patch } });
 }
 
 export function dismissModelError(): void {

@@ -1,7 +1,7 @@
 // Zustand store of what the model panel shows: GPU report, kernel self-check, the serving model,
-// the load in progress, the last load error and engine notices. Written by model-actions.ts only.
+// the load in progress, the last load error, engine notices and the KV memory control. Written by model-actions.ts only.
 import { create } from 'zustand';
-import type { EngineNotice, GpuInfo, LoadProgress, ModelInfo } from '../../protocol/api';
+import type { EngineNotice, GpuInfo, KvCacheType, LoadProgress, ModelInfo } from '../../protocol/api';
 import type { SelfCheckState } from '../SelfCheckPanel';
 
 export interface LoadingState {
@@ -27,6 +27,8 @@ interface ModelState {
   notice: EngineNotice | null;
   /** Set when the engine worker stopped answering: what to tell the person. */
   workerDead: string | null;
+  /** The KV memory control: the type and the pool size in MiB as typed ('' = from the GPU), used by every load after. */
+  kvControl: { kvCacheType: KvCacheType; sizeMib: string };
   /** Bumps after every finished load (success or not), e.g. to re-read the download cache. */
   loadCount: number;
   set(patch: Partial<Omit<ModelState, 'set'>>): void;
@@ -41,6 +43,7 @@ export const useModelStore = create<ModelState>()((set) => ({
   error: null,
   notice: null,
   workerDead: null,
+  kvControl: { kvCacheType: 'f16', sizeMib: '' },
   loadCount: 0,
   set(patch) {
     set(patch);

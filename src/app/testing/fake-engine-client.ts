@@ -18,7 +18,7 @@ export interface FakeEngineClient extends EngineClient {
 }
 
 export function modelInfo(name: string): ModelInfo {
-  return { name, arch: 'llama', numLayers: 2, hiddenSize: 64, vocabSize: 256, maxPositionEmbeddings: 2048, dtypes: ['f32'], numParams: 1000, weightBytes: 4000, blockSize: 16, numBlocks: 64, contextTokens: 1024 };
+  return { name, arch: 'llama', numLayers: 2, hiddenSize: 64, vocabSize: 256, maxPositionEmbeddings: 2048, dtypes: ['f32'], numParams: 1000, weightBytes: 4000, blockSize: 16, numBlocks: 64, kvCacheType: 'f16', kvBytesPerToken: 512, contextTokens: 1024 };
 }
 
 const unused = (name: string) => () => Promise.reject(new Error(`${name} is not part of the fake engine client`));

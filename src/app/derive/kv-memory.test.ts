@@ -1,0 +1,23 @@
+// The model card's KV figures and the KV control's reading of its size field. Pure.
+import { describe, expect, it } from 'vitest';
+import { kvCardFigures, kvLoadOptions } from './kv-memory';
+
+describe('kvCardFigures', () => {
+  it('says bytes per token, the pool size and the 2k and 4k sessions that fit', () => {
+    const figures = kvCardFigures({ kvCacheType: 'f16', kvBytesPerToken: 1024, numBlocks: 1 + 128 * 8, blockSize: 16 });
+    expect(figures.bytesPerToken).toBe(1024);
+    expect(figures.poolBytes).toBe((1 + 128 * 8) * 16 * 1024);
+    expect(figures.sessions).toEqual([{ tokens: 2048, count: 8 }, { tokens: 4096, count: 4 }]);
+  });
+});
+
+describe('kvLoadOptions', () => {
+  it('reads an empty size as "from the device" and MiB as bytes', () => {
+    expect(kvLoadOptions('q8_0', ' ')).toEqual({ ok: true, options: { kvCacheType: 'q8_0' } });
+    expect(kvLoadOptions('f16', '256')).toEqual({ ok: true, options: { kvCacheType: 'f16', kvCacheBytes: 256 * 2 ** 20 } });
+  });
+
+  it('refuses a size that is not a whole positive number of MiB', () => {
+    for (const bad of ['0', '-4', '1.5', 'lots']) expect(kvLoadOptions('f16', bad).ok).toBe(false);
+  });
+});
