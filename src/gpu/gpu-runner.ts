@@ -4,6 +4,7 @@
 import { DEFAULT_MAX_ROWS } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
+import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
@@ -26,6 +27,8 @@ export interface GpuRunnerOptions {
   blockSize?: number;
   /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for). */
   numBlocks?: number;
+  /** How the KV pool stores K and V (default DEFAULT_KV_CACHE_TYPE, f16); rounded once, at the write. */
+  kvCacheType?: KvCacheType;
   /** Bytes the KV pool may take (default 512 MiB), further capped by the device's limits. */
   kvBudgetBytes?: number;
   /** Largest KV buffer (default the device's maxBufferSize); layers spread over more buffers. */
@@ -70,6 +73,8 @@ export class GpuRunner implements ModelRunner {
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
   readonly maxContext: number;
+  /** The KV pool's storage type. */
+  readonly kvCacheType: KvCacheType;
   /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
   get dispatchesPerStep(): number {
     return this.dispatchLabels.length;
@@ -100,6 +105,7 @@ export class GpuRunner implements ModelRunner {
     this.maxTokensPerStep = meta.limits.maxTokens;
     this.maxRows = meta.limits.maxRows;
     this.maxContext = meta.limits.maxPositions;
+    this.kvCacheType = kv.shape.kvCacheType;
     this.memory = { weights: weights.bytes, kv: kv.buffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kv.buffers.length };
     this.querySet = act.timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
   }
@@ -115,10 +121,15 @@ export class GpuRunner implements ModelRunner {
     if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
     if (maxTokens > 65535 || maxRows > 65535) throw new Error('maxTokensPerStep and maxRows must stay below 65536 (one grid dimension)');
 
+    const kvCacheType = options.kvCacheType ?? DEFAULT_KV_CACHE_TYPE;
+    const kvDim = c.numKvHeads * c.headDim;
+    const kvProblem = kvCacheTypeProblem(kvCacheType, kvDim);
+    if (kvProblem) throw new Error(`kvCacheType ${kvCacheType}: ${kvProblem}`);
+
     device.pushErrorScope('out-of-memory');
     device.pushErrorScope('validation');
     const weights = uploadWeights(device, model);
-    const kvShape = { numLayers: c.numLayers, blockSize, kvDim: c.numKvHeads * c.headDim };
+    const kvShape = { numLayers: c.numLayers, blockSize, kvDim, kvCacheType };
     const kvLimits = {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxBufferSize: Math.min(device.limits.maxBufferSize, options.maxKvBufferBytes ?? Infinity),

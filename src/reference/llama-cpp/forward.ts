@@ -36,7 +36,7 @@ export function llamaCppForward(weights: LlamaCppWeights, kv: KvPool, plan: Step
     }
     ops.rope(q, T, c.numHeads, layout.positions);
     ops.rope(k, T, c.numKvHeads, layout.positions);
-    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l]);
+    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
     ops.attention(q, T, kv.k[l], kv.v[l], layout, attn);
     mm(attn, T, w.o, null, delta);
     residualAdd(x, delta, x);

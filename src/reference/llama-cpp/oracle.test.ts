@@ -132,7 +132,7 @@ describe.each(cases)('the emulation vs llama.cpp: $arch $dtype (tied: $tied, emb
     expect(reference).toHaveLength(NUM_GENERATED);
 
     const { desc } = await loadGgufModel(bytesSource(path, bytes));
-    const runner = new LlamaCppRunner(desc, emulation, { blockSize: 16, numBlocks: 16 });
+    const runner = new LlamaCppRunner(desc, emulation, { blockSize: 16, numBlocks: 16, kvCacheType: 'f32' });
     const blockTable = Int32Array.of(9, 3, 14, 1, 7, 2, 11); // 112 positions, scattered
     const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 
