@@ -11,7 +11,10 @@
 // block (ggml's quantize_row_q8_0_ref: d = amax / 127, q = roundf(x * (1 / d)), d kept as f16),
 // quants four per u32 and scales in their own region (src/gpu/kv-arena.ts kvLayerLayout). An
 // invocation owns whole words: one value (f32), a pair (f16) or a 32-value block (q8_0, which
-// needs the block's amax), so no two invocations write the same word.
+// needs the block's amax), so no two invocations write the same word. WGSL leaves the last ulp of
+// a division and the f32 -> f16 rounding to the implementation: SwiftShader matches the twin bit
+// for bit (rope-kv-write.test.ts); another GPU may land a value one f16 ulp or one q8_0 step away,
+// deterministically, so batch and chunk invariance hold there too.
 
 override WORKGROUP_SIZE: u32 = 64u;
 override KV_TYPE: u32 = 0u;  // 0 f32, 1 f16, 3 q8_0 (the DTYPE codes of matmul.wgsl)

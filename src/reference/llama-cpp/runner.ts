@@ -15,7 +15,7 @@ export class LlamaCppRunner {
   readonly kv: KvPool;
 
   constructor(model: ModelDesc, emulation: LlamaCppEmulation, pool: { blockSize: number; numBlocks: number; kvCacheType: KvCacheType }) {
-    this.weights = loadLlamaCppWeights(model, emulation);
+    this.weights = loadLlamaCppWeights(model, emulation, pool.kvCacheType);
     const c = this.weights.config;
     this.kv = new KvPool({ ...pool, numLayers: c.numLayers, numKvHeads: c.numKvHeads, headDim: c.headDim });
   }
