@@ -55,8 +55,10 @@ const ROUNDING_LOGPROB_TOLERANCE: Record<string, number> = { f32: 1e-3, q8_0: 0.
  * f16 and q8_0 KV: the emulation rounds what llama.cpp rounds around the cache (kv-attention.ts:
  * the write, Q to K's type, f16 softmax weights without flash attention) but sums attention in the
  * reference's order, so bounds, not bits. Measured on the x86-amx build: f16 <= 1e-3 everywhere;
- * q8_0 ~1e-5 on cohort-tiny, but 0.12 on the synthetic qwen2 (two q8_0 blocks per head), not yet
- * explained, hence the q8_0 bound of the rounding-only level.
+ * q8_0 ~1e-5 on cohort-tiny but ~0.1 on the synthetic models (headDim 64). That part is llama.cpp's
+ * flash attention (which it needs for a q8_0 V cache), not the storage: with our side's cache left
+ * unrounded the gap stays ~0.1, and flash attention alone over an f32 cache moves the synthetic
+ * qwen2 by ~1e-2. Hence the q8_0 bound of the rounding-only level.
  */
 const KV_LOGPROB_TOLERANCE: Record<Exclude<KvCacheType, 'f32'>, number> = { f16: 5e-3, q8_0: 0.3 };
 /** llama.cpp's names of the KV cache types (GgmlType keys). */
