@@ -2,12 +2,12 @@
 // shape in the pool's KvCacheType (f32, f16 or q8_0, see kvLayerLayout); whole layers packed into
 // as few buffers as the device allows. Not an allocator: the engine's block pool decides which
 // block belongs to whom (block 0 is reserved).
-import { kvValueBytes, Q8_0_BLOCK_VALUES, type KvCacheType } from '../model/kv-types';
+import { kvValueBytes, type KvCacheType } from '../model/kv-types';
 
 export interface KvShape {
   numLayers: number;
   blockSize: number;
-  /** numKvHeads * headDim: values per token slot */
+  /** numKvHeads * headDim: floats per token slot */
   kvDim: number;
   kvCacheType: KvCacheType;
 }
@@ -101,6 +101,7 @@ export const KV_VALUES_PER_WORD: Record<KvCacheType, number> = { f32: 1, f16: 2,
  */
 export function kvLayerLayout(type: KvCacheType, numSlots: number, kvDim: number): { vOffsetWords: number; scalesOffsetWords: number; words: number } {
   const vOffsetWords = (numSlots * kvDim) / KV_VALUES_PER_WORD[type];
-  const scaleWords = type === 'q8_0' ? numSlots * (kvDim / Q8_0_BLOCK_VALUES) : 0;
-  return { vOffsetWords, scalesOffsetWords: 2 * vOffsetWords, words: 2 * vOffsetWords + scaleWords };
+  // K + V of every slot at kvValueBytes each: for q8_0 the words past 2 * vOffsetWords are the scales
+  const words = (numSlots * 2 * kvValueBytes(type, kvDim)) / 4;
+  return { vOffsetWords, scalesOffsetWords: 2 * vOffsetWords, words };
 }
