@@ -204,25 +204,17 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
       let x5 = kvPair(k5 + d, true);
       let x6 = kvPair(k6 + d, true);
       let x7 = kvPair(k7 + d, true);
-      var a = (*acc)[d] * alpha;
-      a += p0 * x0.x;
-      a += p1 * x1.x;
-      a += p2 * x2.x;
-      a += p3 * x3.x;
-      a += p4 * x4.x;
-      a += p5 * x5.x;
-      a += p6 * x6.x;
-      a += p7 * x7.x;
+      var a = (*acc)[d] * alpha;       // dim d
+      var b = (*acc)[d + 1u] * alpha;  // dim d + 1
+      a += p0 * x0.x; b += p0 * x0.y;
+      a += p1 * x1.x; b += p1 * x1.y;
+      a += p2 * x2.x; b += p2 * x2.y;
+      a += p3 * x3.x; b += p3 * x3.y;
+      a += p4 * x4.x; b += p4 * x4.y;
+      a += p5 * x5.x; b += p5 * x5.y;
+      a += p6 * x6.x; b += p6 * x6.y;
+      a += p7 * x7.x; b += p7 * x7.y;
       (*acc)[d] = a;
-      var b = (*acc)[d + 1u] * alpha;
-      b += p0 * x0.y;
-      b += p1 * x1.y;
-      b += p2 * x2.y;
-      b += p3 * x3.y;
-      b += p4 * x4.y;
-      b += p5 * x5.y;
-      b += p6 * x6.y;
-      b += p7 * x7.y;
       (*acc)[d + 1u] = b;
     }
     m = newMax;
