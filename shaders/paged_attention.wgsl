@@ -25,6 +25,9 @@
 // position (its neighbours' causal tail) enter as exact no-ops (weight 0, max unchanged). So a
 // row's output is bitwise the same whatever else rides in the step and however its prompt was
 // chunked.
+// The cache's storage type is the KV_TYPE override (the layout of src/gpu/kv-arena.ts
+// kvLayerLayout): every K/V value is read as the f32 it decodes to (f16 via unpack2x16float, q8_0
+// as quant * f16 scale, both exact in f32), so the sums above are the f32 path's on those values.
 
 const SLOTS: u32 = 16u;  // invocations per workgroup: lane quads of a prefill item, splits of a decode round
 const SPLIT: u32 = 32u;  // keys per split
@@ -32,6 +35,10 @@ const TILE: u32 = 8u;    // keys per online-softmax update
 const CHUNK: u32 = 16u;  // dims of the decode split states merged per pass through workgroup memory
 const MAX_HEAD_DIM: u32 = 128u;  // sizes the private arrays, which every invocation zero-fills
 const MASKED: f32 = -3.0e38;
+override KV_TYPE: u32 = 0u;  // 0 f32, 1 f16, 3 q8_0 (the DTYPE codes of matmul.wgsl)
+const KV_F16: u32 = 1u;
+const KV_Q8_0: u32 = 3u;
+const Q8_BLOCK: u32 = 32u;
 
 struct Params {
   numItems: u32,
@@ -40,7 +47,7 @@ struct Params {
   headDim: u32,
   blockSize: u32,
   kvDim: u32,          // numKvHeads * headDim
-  vOffset: u32,        // floats from the layer's K cache to its V cache
+  vOffset: u32,        // words from the layer's K cache to its V cache (q8_0: its scales at 2 * vOffset)
   scale: f32,          // 1 / sqrt(headDim)
   headsPerQuad: u32,   // heads of one kv group in an invocation's lanes per query (1, 2 or 4)
   quadsPerKvHead: u32, // ceil((numHeads / numKvHeads) / headsPerQuad): workgroups per item and kv head
@@ -77,8 +84,8 @@ const ITEM_PARTITION: u32 = 2u;  // one round of one query's splits, states to `
 @group(0) @binding(2) var<storage, read> items: array<WorkItem>;    // [numItems]
 @group(0) @binding(3) var<storage, read> blockTables: array<u32>;   // rows' block tables, concatenated
 @group(0) @binding(4) var<storage, read> q: array<f32>;             // [numTokens, numHeads, headDim]
-// One layer: K [numBlocks, blockSize, kvDim] then V at vOffset, same shape.
-@group(0) @binding(5) var<storage, read> kv: array<f32>;
+// One layer: K [numBlocks, blockSize, kvDim] then V at vOffset, same shape, in KV_TYPE's words.
+@group(0) @binding(5) var<storage, read> kv: array<u32>;
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;     // [numTokens, numHeads, headDim]
 // Split states of partitioned decode rows: [split states, quads, 2 + headDim] of lanes, each
 // (max, sum, acc[headDim]); a row's split s at stateBase + s, the quad's slice at wid.x.
@@ -88,6 +95,23 @@ const ITEM_PARTITION: u32 = 2u;  // one round of one query's splits, states to `
 var<workgroup> splitMax: array<vec4<f32>, SLOTS>;
 var<workgroup> splitSum: array<vec4<f32>, SLOTS>;
 var<workgroup> splitAcc: array<vec4<f32>, SLOTS * CHUNK>;
+
+/**
+ * Values x and x + 1 (x even: one word, one q8_0 block) of the layer's K region (v = false) or V
+ * region, x counted in values from the region's start.
+ */
+fn kvPair(x: u32, v: bool) -> vec2<f32> {
+  let region = select(0u, params.vOffset, v);
+  if (KV_TYPE == KV_Q8_0) {
+    let word = bitcast<i32>(kv[region + x / 4u]);
+    let d = unpack2x16float(kv[2u * params.vOffset + x / Q8_BLOCK])[select(0u, 1u, v)];
+    let at = 8u * (x % 4u);
+    return vec2<f32>(f32(extractBits(word, at, 8u)), f32(extractBits(word, at + 8u, 8u))) * d;
+  } else if (KV_TYPE == KV_F16) {
+    return unpack2x16float(kv[region + x / 2u]);
+  }
+  return vec2<f32>(bitcast<f32>(kv[region + x]), bitcast<f32>(kv[region + x + 1u]));
+}
 
 /** The cache slot of key `key` of the row, through its block table. */
 fn keySlot(row: RowInfo, key: u32) -> u32 {
@@ -107,7 +131,6 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
               qv: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>, acc: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>) -> array<vec4<f32>, 2> {
   let headDim = params.headDim;
   let kvDim = params.kvDim;
-  let vOffset = params.vOffset;
   let scale = params.scale;
   var m = vec4<f32>(MASKED);
   var l = vec4<f32>(0.0);
@@ -130,16 +153,26 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
     var s5 = vec4<f32>(0.0);
     var s6 = vec4<f32>(0.0);
     var s7 = vec4<f32>(0.0);
-    for (var d = 0u; d < headDim; d++) {
+    // two dims per pass (headDim is even): one word of f16 or q8_0 serves both
+    for (var d = 0u; d < headDim; d += 2u) {
       let qd = (*qv)[d];
-      s0 += qd * kv[k0 + d];
-      s1 += qd * kv[k1 + d];
-      s2 += qd * kv[k2 + d];
-      s3 += qd * kv[k3 + d];
-      s4 += qd * kv[k4 + d];
-      s5 += qd * kv[k5 + d];
-      s6 += qd * kv[k6 + d];
-      s7 += qd * kv[k7 + d];
+      let qe = (*qv)[d + 1u];
+      let x0 = kvPair(k0 + d, false);
+      let x1 = kvPair(k1 + d, false);
+      let x2 = kvPair(k2 + d, false);
+      let x3 = kvPair(k3 + d, false);
+      let x4 = kvPair(k4 + d, false);
+      let x5 = kvPair(k5 + d, false);
+      let x6 = kvPair(k6 + d, false);
+      let x7 = kvPair(k7 + d, false);
+      s0 += qd * x0.x; s0 += qe * x0.y;
+      s1 += qd * x1.x; s1 += qe * x1.y;
+      s2 += qd * x2.x; s2 += qe * x2.y;
+      s3 += qd * x3.x; s3 += qe * x3.y;
+      s4 += qd * x4.x; s4 += qe * x4.y;
+      s5 += qd * x5.x; s5 += qe * x5.y;
+      s6 += qd * x6.x; s6 += qe * x6.y;
+      s7 += qd * x7.x; s7 += qe * x7.y;
     }
     // a lane sees key j when j < its own key count; masked keys keep the max and weigh 0
     let key = vec4<u32>(tile);
@@ -162,17 +195,27 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
     let p6 = select(vec4<f32>(0.0), exp(s6 - newMax), key + 6u < laneKeys);
     let p7 = select(vec4<f32>(0.0), exp(s7 - newMax), key + 7u < laneKeys);
     l = l * alpha + (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)));
-    for (var d = 0u; d < headDim; d++) {
-      var a = (*acc)[d] * alpha;
-      a += p0 * kv[vOffset + k0 + d];
-      a += p1 * kv[vOffset + k1 + d];
-      a += p2 * kv[vOffset + k2 + d];
-      a += p3 * kv[vOffset + k3 + d];
-      a += p4 * kv[vOffset + k4 + d];
-      a += p5 * kv[vOffset + k5 + d];
-      a += p6 * kv[vOffset + k6 + d];
-      a += p7 * kv[vOffset + k7 + d];
+    for (var d = 0u; d < headDim; d += 2u) {
+      let x0 = kvPair(k0 + d, true);
+      let x1 = kvPair(k1 + d, true);
+      let x2 = kvPair(k2 + d, true);
+      let x3 = kvPair(k3 + d, true);
+      let x4 = kvPair(k4 + d, true);
+      let x5 = kvPair(k5 + d, true);
+      let x6 = kvPair(k6 + d, true);
+      let x7 = kvPair(k7 + d, true);
+      var a = (*acc)[d] * alpha;       // dim d
+      var b = (*acc)[d + 1u] * alpha;  // dim d + 1
+      a += p0 * x0.x; b += p0 * x0.y;
+      a += p1 * x1.x; b += p1 * x1.y;
+      a += p2 * x2.x; b += p2 * x2.y;
+      a += p3 * x3.x; b += p3 * x3.y;
+      a += p4 * x4.x; b += p4 * x4.y;
+      a += p5 * x5.x; b += p5 * x5.y;
+      a += p6 * x6.x; b += p6 * x6.y;
+      a += p7 * x7.x; b += p7 * x7.y;
       (*acc)[d] = a;
+      (*acc)[d + 1u] = b;
     }
     m = newMax;
   }

@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type ParamValues } from './kernels';
+import { attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type ParamValues } from './kernels';
 import type { KvArena } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
@@ -134,9 +134,12 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     tableLevel: p.ropeTableLevel,
     blockSize: p.blockSize,
     kvDim,
-    vOffset: kv.vOffsetFloats,
+    vOffset: kv.vOffsetWords,
   }));
   const attention = attentionGeometry(c.numHeads, c.numKvHeads);
+  // the pool's storage type: the writer rounds to it, attention decodes it (the merge pass never reads the pool)
+  const kvType = kv.shape.kvCacheType;
+  const kvOverride = { KV_TYPE: KV_TYPE_CODE[kvType] };
   const attentionParams = (numItems: number) => ({
     numItems,
     numHeads: c.numHeads,
@@ -144,7 +147,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     headDim: c.headDim,
     blockSize: p.blockSize,
     kvDim,
-    vOffset: kv.vOffsetFloats,
+    vOffset: kv.vOffsetWords,
     scale: 1 / Math.sqrt(c.headDim),
     headsPerQuad: attention.headsPerQuad,
     quadsPerKvHead: attention.quadsPerKvHead,
@@ -207,9 +210,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
       normOp(specs, `L${l}.k_norm`, slotKNorm, act.kPre, L.kNorm, act.k, tokens(c.numKvHeads));
     }
     // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated)
-    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write'), slotRopeKv, { tokens: buf(act.tokens), table: buf(p.ropeTable), blockTables: buf(act.blockTables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(((c.numHeads + c.numKvHeads) * c.headDim) / 2));
+    // one invocation per Q rotation pair, then per whole cache words of K and V (a q8_0 block: 32 values)
+    const kvWriteInvocations = (c.numHeads * c.headDim) / 2 + kvDim / KV_WRITE_VALUES_PER_INVOCATION[kvType];
+    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write', kvOverride), slotRopeKv, { tokens: buf(act.tokens), table: buf(p.ropeTable), blockTables: buf(act.blockTables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(kvWriteInvocations));
     const attentionBuffers = (items: GPUBuffer) => ({ rows: buf(act.rowInfo), items: buf(items), blockTables: buf(act.blockTables), q: buf(act.q), kv: kvLayer, out: buf(act.attn), states: buf(act.attentionStates) });
-    add(specs, `L${l}.attention`, want('paged_attention'), slotAttention, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
+    add(specs, `L${l}.attention`, want('paged_attention', kvOverride), slotAttention, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
     // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
     add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), slotAttentionMerge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);
     matmulOp(specs, `L${l}.o_proj`, { params: slotMmO, x: act.attn, m: L.o, y: act.x, accumulate: true }); // x += o_proj(attn)

@@ -1,10 +1,12 @@
 // GpuRunner against CpuRunner on synthetic llama, qwen2 and qwen3 models (HF f32 and GGUF
-// quantized), and the cohort properties: a row's logits and draws do not depend on its neighbours.
+// quantized), per KV storage type, and the cohort properties: a row's logits and draws do not
+// depend on its neighbours, nor on how its prompt was chunked.
 import { describe, expect, it } from 'vitest';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
 import { encodeTensor } from '../../tools/models/quantize';
 import { hfFiles, syntheticModel, type SynthDims } from '../../tools/models/synth';
 import type { Arch, DType, ModelDesc } from '../model/desc';
+import { DEFAULT_KV_CACHE_TYPE, KV_CACHE_TYPES, kvValueBytes, type KvCacheType } from '../model/kv-types';
 import { bytesSource, mapOpener } from '../model/byte-source';
 import { loadGgufModel } from '../model/gguf-loader';
 import { loadHfModel } from '../model/hf-loader';
@@ -52,8 +54,9 @@ function maxAbsDiff(a: Float32Array, b: Float32Array): number {
 
 /** Runs both runners on the same plans (driven by the CPU's tokens); returns the worst logits gap. */
 async function compareRunners(model: ModelDesc, sessions: () => DrivenSession[], numSteps: number, chunkSize: number, options: Partial<GpuRunnerOptions> = {}): Promise<number> {
-  const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64 });
+  const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64, ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}) });
   const gpu = await gpuRunner(model, options);
+  expect(gpu.kvCacheType).toBe(cpu.kvCacheType);
   const driver = new StepDriver(sessions(), BLOCK_SIZE, chunkSize);
   let worst = 0;
   try {
@@ -132,6 +135,40 @@ describe('GpuRunner vs CpuRunner on the embedded model', () => {
   });
 });
 
+describe.each(KV_CACHE_TYPES)('GpuRunner vs CpuRunner, %s KV', (kvCacheType) => {
+  it('llama: greedy tokens identical for 40 steps with rows joining, chunked prefill and decode; the pool at its bytes per token', async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, layers: 2 });
+    const vocab = model.config.vocabSize;
+    const sessions = () => [
+      drivenSession('a', promptOf(1, 5, vocab), greedy()),
+      drivenSession('b', promptOf(2, 40, vocab), greedy(), 3),
+      drivenSession('c', promptOf(3, 1, vocab), greedy(), 10, 30),
+    ];
+    expect(await compareRunners(model, sessions, 40, 16, { kvCacheType })).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+    const gpu = await gpuRunner(model, { kvCacheType });
+    expect(gpu.memory.kv).toBe(2 * 2 * 64 * BLOCK_SIZE * kvValueBytes(kvCacheType, 2 * 16)); // 2 layers, K + V, 64 blocks
+    gpu.dispose();
+  });
+
+  it('split-KV decode past 512 keys: tokens the CPU oracle\'s', async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, layers: 1 });
+    const vocab = model.config.vocabSize;
+    const sessions = () => [drivenSession('long', promptOf(3, 530, vocab), greedy()), drivenSession('short', promptOf(4, 20, vocab), greedy(), 3)];
+    const options = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128, splitKvBudgetBytes: 2 ** 20, kvCacheType };
+    expect(await compareRunners(model, sessions, 14, 64, options)).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
+  });
+});
+
+describe('GpuRunner KV storage type', () => {
+  it('stores f16 by default and refuses a type the model cannot store, before allocating', async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, headDim: 8 }); // numKvHeads * headDim = 16
+    const gpu = await gpuRunner(model);
+    expect(gpu.kvCacheType).toBe('f16');
+    gpu.dispose();
+    await expect(gpuRunner(model, { kvCacheType: 'q8_0' })).rejects.toThrow(/kvCacheType q8_0: .*multiple of 32/);
+  });
+});
+
 describe('GpuRunner buffer sizing', () => {
   it("defaults to the engine's row cap and 8 drafts a row, with a sampled position for each row and draft", async () => {
     const model = await hfModel('llama', { ...SMALL_DIMS, vocab: 4096 });
@@ -164,7 +201,7 @@ describe('GpuRunner buffer sizing', () => {
 describe('GpuRunner KV pool', () => {
   it('spreads layers over several buffers when one buffer cannot hold them all', async () => {
     const model = await hfModel('llama', { ...SMALL_DIMS, layers: 3 });
-    const layerBytes = 2 * 64 * BLOCK_SIZE * 2 * 16 * 4; // K + V of 64 blocks, kvDim 32
+    const layerBytes = 2 * 64 * BLOCK_SIZE * kvValueBytes(DEFAULT_KV_CACHE_TYPE, 2 * 16); // K + V of 64 blocks, kvDim 32
     const probe = await gpuRunner(model, { maxKvBufferBytes: 2 * layerBytes });
     expect(probe.memory.kvBuffers).toBe(2); // layers 0-1, then layer 2
     probe.dispose();
@@ -177,12 +214,12 @@ describe('GpuRunner KV pool', () => {
 
 describe('GpuRunner cohorts', () => {
   /** Steps a probe session alone and inside a cohort; returns its per-step logits and tokens in both runs. */
-  async function probeAloneAndInCohort(sampling = greedy()) {
+  async function probeAloneAndInCohort(sampling = greedy(), kvCacheType: KvCacheType = DEFAULT_KV_CACHE_TYPE) {
     const model = await hfModel('llama', SMALL_DIMS);
     const vocab = model.config.vocabSize;
     const probe = () => drivenSession('probe', promptOf(9, 13, vocab), sampling, 0);
     const run = async (sessions: DrivenSession[]) => {
-      const gpu = await gpuRunner(model);
+      const gpu = await gpuRunner(model, { kvCacheType });
       const driver = new StepDriver(sessions, BLOCK_SIZE, 8);
       const logits: Float32Array[] = [];
       try {
@@ -209,10 +246,33 @@ describe('GpuRunner cohorts', () => {
     return { alone, batched };
   }
 
-  it("a row's logits are bitwise the same alone and in a changing cohort of up to 8 rows", async () => {
-    const { alone, batched } = await probeAloneAndInCohort();
+  it.each(KV_CACHE_TYPES)("%s KV: a row's logits are bitwise the same alone and in a changing cohort of up to 8 rows", async (kvCacheType) => {
+    const { alone, batched } = await probeAloneAndInCohort(greedy(), kvCacheType);
     expect(batched.logits.length).toBe(alone.logits.length);
     alone.logits.forEach((l, step) => expect(bits(batched.logits[step]!), `step ${step}`).toEqual(bits(l)));
+  });
+
+  it.each(KV_CACHE_TYPES)("%s KV: a row's logits are bitwise the same however its prompt is chunked", async (kvCacheType) => {
+    const model = await hfModel('llama', SMALL_DIMS);
+    const prompt = promptOf(13, 45, model.config.vocabSize);
+    const logitsByChunk = async (chunkSize: number) => {
+      const gpu = await gpuRunner(model, { kvCacheType });
+      const driver = new StepDriver([drivenSession('a', prompt, greedy())], BLOCK_SIZE, chunkSize);
+      const logits: Float32Array[] = [];
+      try {
+        while (logits.length < 6) {
+          const plan = driver.nextPlan();
+          const result = await executeDetailed(gpu, plan);
+          if (result.sampleRows.length > 0) logits.push(result.logits.slice());
+          driver.update(plan, result);
+        }
+      } finally {
+        gpu.dispose();
+      }
+      return logits;
+    };
+    const whole = await logitsByChunk(64);
+    for (const chunkSize of [7, 16]) (await logitsByChunk(chunkSize)).forEach((l, i) => expect(bits(l), `chunks of ${chunkSize}, sample ${i}`).toEqual(bits(whole[i]!)));
   });
 
   it('a seeded sampling row draws the same tokens alone and in a cohort', async () => {

@@ -4,11 +4,11 @@
 import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
+import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
-import type { KvCacheType } from '../model/kv-types';
 import { KvArena, planKvArena } from './kv-arena';
 import { defaultKvBudgetBytes } from './kv-budget';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
@@ -28,10 +28,10 @@ export interface GpuRunnerOptions {
   blockSize?: number;
   /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for). */
   numBlocks?: number;
+  /** How the KV pool stores K and V (default DEFAULT_KV_CACHE_TYPE, f16); rounded once, at the write. */
+  kvCacheType?: KvCacheType;
   /** Bytes the KV pool may take (default defaultKvBudgetBytes: from the device's maxBufferSize), further capped by the device's limits. */
   kvBudgetBytes?: number;
-  /** How K and V are stored (default f16). */
-  kvCacheType?: KvCacheType;
   /** Largest KV buffer (default the device's maxBufferSize); layers spread over more buffers. */
   maxKvBufferBytes?: number;
   /** Most tokens per step (default 512). */
@@ -81,10 +81,8 @@ export class GpuRunner implements ModelRunner {
   readonly maxContext: number;
   /** Drafted tokens one row may carry: a verify row samples after its last known token and after each. */
   readonly maxDraftTokens: number;
-  /** How the KV pool stores K and V (what its bytes per token are counted in). */
-  get kvCacheType(): KvCacheType {
-    return this.kv.shape.kvCacheType;
-  }
+  /** The KV pool's storage type (what its bytes per token are counted in). */
+  readonly kvCacheType: KvCacheType;
   /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
   get dispatchesPerStep(): number {
     return this.dispatchLabels.length;
@@ -120,6 +118,7 @@ export class GpuRunner implements ModelRunner {
     this.maxContext = meta.limits.maxPositions;
     this.maxDraftTokens = meta.limits.maxDraftTokens ?? 0;
     this.sampledStep = [...program.body, ...program.tail];
+    this.kvCacheType = kv.shape.kvCacheType;
     this.memory = { weights: weights.bytes, kv: kv.buffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kv.buffers.length };
     this.querySet = act.timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
   }
@@ -137,11 +136,15 @@ export class GpuRunner implements ModelRunner {
     if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
     if (maxTokens > 65535 || maxRows > 65535) throw new Error('maxTokensPerStep and maxRows must stay below 65536 (one grid dimension)');
 
+    const kvCacheType = options.kvCacheType ?? DEFAULT_KV_CACHE_TYPE;
+    const kvDim = c.numKvHeads * c.headDim;
+    const kvProblem = kvCacheTypeProblem(kvCacheType, kvDim);
+    if (kvProblem) throw new Error(`kvCacheType ${kvCacheType}: ${kvProblem}`);
+
     device.pushErrorScope('out-of-memory');
     device.pushErrorScope('validation');
     const weights = uploadWeights(device, model);
-    // the kernels here store f32; the requested type takes effect with their f16/q8_0 storage
-    const kvShape = { numLayers: c.numLayers, blockSize, kvDim: c.numKvHeads * c.headDim, kvCacheType: 'f32' as KvCacheType };
+    const kvShape = { numLayers: c.numLayers, blockSize, kvDim, kvCacheType };
     const kvLimits = {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxBufferSize: Math.min(device.limits.maxBufferSize, options.maxKvBufferBytes ?? Infinity),

@@ -2,6 +2,7 @@
 // of its bindings by name (binding i = entry i) and its uniform Params fields, each packed by name.
 // Not a compiler or a cache: see pipeline-cache.ts. kernels.test.ts holds all of it to the WGSL.
 import type { DType } from '../model/desc';
+import type { KvCacheType } from '../model/kv-types';
 import type { Overrides } from './pipeline-cache';
 
 /** uniform = params struct; read = read-only storage; write = read_write storage. */
@@ -162,6 +163,15 @@ export const DTYPE_CODE: Record<DType, number> = {
   q4_K: 5,
   q6_K: 6,
 };
+
+/**
+ * The KV_TYPE override of rope_kv_write.wgsl and paged_attention.wgsl: the pool's storage type, in
+ * the codes of DTYPE_CODE (one numbering for every stored encoding).
+ */
+export const KV_TYPE_CODE: Record<KvCacheType, number> = { f32: DTYPE_CODE.f32, f16: DTYPE_CODE.f16, q8_0: DTYPE_CODE.q8_0 };
+
+/** K/V values one rope_kv_write invocation writes: whole words of the cache (a q8_0 block shares one amax). */
+export const KV_WRITE_VALUES_PER_INVOCATION: Record<KvCacheType, number> = { f32: 1, f16: 2, q8_0: 32 };
 
 /** Tokens one matmul invocation covers (the TILE const of matmul.wgsl). */
 export const MATMUL_TOKENS_PER_INVOCATION = 8;

@@ -1,8 +1,11 @@
 // planKvArena: blocks from the memory budget, capped by one layer's binding, layers packed into
-// buffers within maxBufferSize at aligned offsets, a block counted in its storage type. Pure arithmetic, no GPU.
+// buffers within maxBufferSize at aligned offsets; each storage type's layer layout. Pure
+// arithmetic, no GPU.
 import { describe, expect, it } from 'vitest';
-import { planKvArena } from './kv-arena';
+import { KV_CACHE_TYPES, kvBytesPerToken } from '../model/kv-types';
+import { kvLayerLayout, planKvArena } from './kv-arena';
 
+// f32: the sizing arithmetic below is written out in 4-byte values
 const shape = { numLayers: 16, blockSize: 16, kvDim: 8 * 64, kvCacheType: 'f32' as const };
 const blockLayerBytes = 2 * 16 * 512 * 4; // 64 KiB: K + V of one block in one layer
 const roomy = { maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 2 ** 31, minStorageBufferOffsetAlignment: 256 };
@@ -50,5 +53,15 @@ describe('planKvArena', () => {
 
   it('refuses a budget below two blocks (block 0 is reserved)', () => {
     expect(() => planKvArena(shape, roomy, blockLayerBytes * 16)).toThrow(/at least 2/);
+  });
+
+  it.each(KV_CACHE_TYPES)('sizes a %s pool at kvBytesPerToken per position, its layout filling the layer exactly', (kvCacheType) => {
+    const typed = { numLayers: 3, blockSize: 16, kvDim: 2 * 96, kvCacheType };
+    const plan = planKvArena(typed, roomy, 2 ** 24, 9);
+    const perToken = kvBytesPerToken({ numLayers: 3, numKvHeads: 2, headDim: 96 }, kvCacheType);
+    expect(plan.layerBytes * typed.numLayers).toBe(9 * 16 * perToken);
+    const layout = kvLayerLayout(kvCacheType, 9 * 16, typed.kvDim);
+    expect(layout.words * 4).toBe(plan.layerBytes); // no padding in any type
+    expect(layout.vOffsetWords * 4).toBe(kvCacheType === 'q8_0' ? 9 * 16 * typed.kvDim : plan.layerBytes / 2);
   });
 });

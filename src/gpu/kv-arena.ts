@@ -1,6 +1,7 @@
 // The paged KV pool on the GPU: per layer, K [numBlocks, blockSize, kvDim] then V of the same
-// shape, f32; whole layers packed into as few buffers as the device allows. Not an allocator:
-// the engine's block pool decides which block belongs to whom (block 0 is reserved).
+// shape in the pool's KvCacheType (f32, f16 or q8_0, see kvLayerLayout); whole layers packed into
+// as few buffers as the device allows. Not an allocator: the engine's block pool decides which
+// block belongs to whom (block 0 is reserved).
 import { kvValueBytes, type KvCacheType } from '../model/kv-types';
 
 export interface KvShape {
@@ -72,9 +73,9 @@ export class KvArena {
     return this.plan.numBlocks;
   }
 
-  /** Floats from a layer's K region to its V region (the kernels' vOffset). */
-  get vOffsetFloats(): number {
-    return this.plan.numBlocks * this.shape.blockSize * this.shape.kvDim;
+  /** u32 words from a layer's K region to its V region (the kernels' vOffset). */
+  get vOffsetWords(): number {
+    return kvLayerLayout(this.shape.kvCacheType, this.plan.numBlocks * this.shape.blockSize, this.shape.kvDim).vOffsetWords;
   }
 
   /** The binding of one layer's K + V region. */
@@ -86,4 +87,21 @@ export class KvArena {
   destroy(): void {
     for (const buffer of this.buffers) buffer.destroy();
   }
+}
+
+/** Values one u32 word of a K or V region holds: f32 1, f16 2 (pack2x16float), q8_0 4 quants. */
+export const KV_VALUES_PER_WORD: Record<KvCacheType, number> = { f32: 1, f16: 2, q8_0: 4 };
+
+/**
+ * One layer's regions in u32 words, for numSlots token slots of kvDim values: K at word 0, V at
+ * vOffsetWords, both [numSlots, kvDim / KV_VALUES_PER_WORD]. q8_0 then has its scales at
+ * 2 * vOffsetWords: [numSlots, kvDim / 32] words, each the K block's d (low half) and the V
+ * block's d (high half) as f16, so one writer owns every word and there is no padding: a slot
+ * costs 2 * 34 bytes per 32 values, as llama.cpp's blocks.
+ */
+export function kvLayerLayout(type: KvCacheType, numSlots: number, kvDim: number): { vOffsetWords: number; scalesOffsetWords: number; words: number } {
+  const vOffsetWords = (numSlots * kvDim) / KV_VALUES_PER_WORD[type];
+  // K + V of every slot at kvValueBytes each: for q8_0 the words past 2 * vOffsetWords are the scales
+  const words = (numSlots * 2 * kvValueBytes(type, kvDim)) / 4;
+  return { vOffsetWords, scalesOffsetWords: 2 * vOffsetWords, words };
 }

@@ -1,10 +1,15 @@
 // Parity of shaders/paged_attention.wgsl with pagedAttention on mixed steps (decode rows and
 // prefill chunks, scattered blocks, GQA, contexts past one decode round, split-KV decode rows),
-// batch invariance and chunking invariance (bitwise). The cache is filled by the kvWrite twin.
+// batch invariance and chunking invariance (bitwise), per KV storage type. The cache is filled by
+// the kvWrite twin (rounding to the type) and handed to the GPU in the pool's words.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
+import { KV_CACHE_TYPES, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
+import { roundKvValues } from '../reference/kv-rounding';
 import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
-import { attentionGeometry } from './kernels';
+import { attentionGeometry, KV_TYPE_CODE } from './kernels';
+import { kvLayerLayout } from './kv-arena';
+import { encodeKvWords } from './testing/kv-words';
 import { runPasses, type Pass } from './testing/kernel-harness';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
@@ -44,6 +49,7 @@ interface Heads {
 const GQA: Heads = { numHeads: NUM_HEADS, numKvHeads: NUM_KV_HEADS };
 
 interface Step {
+  kvCacheType: KvCacheType;
   plan: StepPlan;
   meta: StepMeta;
   heads: Heads;
@@ -54,25 +60,26 @@ interface Step {
 }
 
 /** maxSplitStates: scratch for split-KV decode rows (0: every decode row walks its keys in one workgroup). */
-function makeStep(plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, maxSplitStates = 0): Step {
+function makeStep(kvCacheType: KvCacheType, plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, maxSplitStates = 0): Step {
   const { queriesPerItem } = attentionGeometry(heads.numHeads, heads.numKvHeads);
   const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1, attentionQueriesPerItem: queriesPerItem, maxSplitStates });
   meta.pack(plan);
   const kvDim = heads.numKvHeads * headDim;
   const T = meta.numTokens;
-  return { plan, meta, heads, headDim, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
+  return { kvCacheType, plan, meta, heads, headDim, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
 }
 
 /** The step's K/V written into the cache by the twin kvWrite, then paged_attention on the GPU (and its merge pass if any row is split). */
 async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float32Array; out: Float32Array }> {
-  const { meta, headDim } = step;
+  const { meta, headDim, kvCacheType } = step;
   const { numHeads, numKvHeads } = step.heads;
   const T = meta.numTokens;
   const kvDim = numKvHeads * headDim;
-  const vOffset = NUM_BLOCKS * BLOCK_SIZE * kvDim;
+  const half = NUM_BLOCKS * BLOCK_SIZE * kvDim;
+  const vOffset = kvLayerLayout(kvCacheType, NUM_BLOCKS * BLOCK_SIZE, kvDim).vOffsetWords;
   const tables = meta.blockTables.slice(0, meta.numBlockTableEntries);
-  const kv = Float32Array.from(kvBefore.subarray(0, 2 * vOffset));
-  kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, vOffset), kv.subarray(vOffset));
+  const kv = Float32Array.from(kvBefore.subarray(0, 2 * half));
+  kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, half), kv.subarray(half), kvCacheType);
   const { headsPerQuad, quadsPerKvHead } = attentionGeometry(numHeads, numKvHeads);
   const params = (numItems: number): ArrayBuffer => {
     const bytes = new ArrayBuffer(48);
@@ -89,13 +96,13 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
     meta.attentionItems.slice(0, numItems * ATTENTION_ITEM_WORDS), // 2
     tables, // 3
     step.q, // 4
-    kv, // 5
+    encodeKvWords(kvCacheType, kv.subarray(0, half), kv.subarray(half), kvDim), // 5
     new Float32Array(T * numHeads * headDim), // 6: out
     new Float32Array(Math.max(1, meta.numSplitStates) * numQuads * (2 + headDim) * 4), // 7: split states
     params(numMerges), // 8
     meta.mergeItems.slice(0, Math.max(1, numMerges) * ATTENTION_ITEM_WORDS), // 9
   ];
-  const passes: Pass[] = [{ kernel: 'paged_attention', workgroups: [numQuads, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] }];
+  const passes: Pass[] = [{ kernel: 'paged_attention', overrides: { KV_TYPE: KV_TYPE_CODE[kvCacheType] }, workgroups: [numQuads, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] }];
   if (numMerges > 0) passes.push({ kernel: 'paged_attention_merge', workgroups: [numQuads, numMerges], bind: [8, 1, 9, 3, 4, 5, 6, 7] });
   const attended = await runPasses(data, passes, [6]);
   return { kv, out: new Float32Array(attended.get(6)!) };
@@ -109,7 +116,7 @@ function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: 
   const half = NUM_BLOCKS * BLOCK_SIZE * kvDim;
   const kCache = kvBefore.slice(0, half);
   const vCache = kvBefore.slice(half, 2 * half);
-  kvWrite(step.k, step.v, slotMapping(plan.rows, BLOCK_SIZE), kvDim, kCache, vCache);
+  kvWrite(step.k, step.v, slotMapping(plan.rows, BLOCK_SIZE), kvDim, kCache, vCache, step.kvCacheType);
   const maxBlocksPerRow = Math.max(...plan.rows.map((row) => row.blockTable.length));
   const blockTables = new Int32Array(plan.rows.length * maxBlocksPerRow);
   plan.rows.forEach((row, r) => blockTables.set(row.blockTable, r * maxBlocksPerRow));
@@ -131,14 +138,26 @@ function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: 
   return { kv, out };
 }
 
-describe('paged_attention.wgsl', () => {
+/** headDim 16, or 32 where q8_0 needs numKvHeads * headDim to fill blocks of 32. */
+function headDimFor(type: KvCacheType, heads: Heads): number {
+  return kvCacheTypeProblem(type, heads.numKvHeads * 16) ? 32 : 16;
+}
+
+/** [n] older K/V values (K then V) as `type` stores them. */
+function historyOf(type: KvCacheType, seed: number, n: number): Float32Array {
+  const x = seededFloats(seed, n);
+  roundKvValues(type, x, 0, n, x, 0);
+  return x;
+}
+
+describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
   // decode at 37 (two splits), a fresh 9-token prefill, a chunk at 70 (three splits), decode at 3
   const shapes: Array<[number, number]> = [[37, 1], [0, 9], [70, 5], [3, 1]];
 
   for (const headDim of [16, 80]) {
     it(`headDim ${headDim}: attends like pagedAttention`, async () => {
-      const step = makeStep(makePlan(shapes), headDim, 5);
-      const history = seededFloats(99, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim); // older positions
+      const step = makeStep(kvCacheType, makePlan(shapes), headDim, 5);
+      const history = historyOf(kvCacheType, 99, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim); // older positions
       const gpu = await runOnGpu(step, history);
       const cpu = runOnCpu(step, history);
       expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
@@ -148,9 +167,9 @@ describe('paged_attention.wgsl', () => {
   // MHA (one head a quad), group 3 (quads of 4 heads, one lane unused), group 8 (two quads per kv head)
   for (const heads of [{ numHeads: 3, numKvHeads: 3 }, { numHeads: 6, numKvHeads: 2 }, { numHeads: 8, numKvHeads: 1 }]) {
     it(`${heads.numHeads} heads over ${heads.numKvHeads} kv heads: attends like pagedAttention, batch-invariantly`, async () => {
-      const headDim = 16;
-      const history = seededFloats(97, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
-      const step = makeStep(makePlan([[40, 1], [0, 70], [3, 1], [65, 7]]), headDim, 11, heads);
+      const headDim = headDimFor(kvCacheType, heads);
+      const history = historyOf(kvCacheType, 97, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
+      const step = makeStep(kvCacheType, makePlan([[40, 1], [0, 70], [3, 1], [65, 7]]), headDim, 11, heads);
       const gpu = await runOnGpu(step, history);
       expect(scaledError(gpu.out, runOnCpu(step, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
       const solo = await runOnGpu(subStep(step, [3], 72), gpu.kv);
@@ -163,8 +182,8 @@ describe('paged_attention.wgsl', () => {
   // a decode row at a split boundary, a short chunk
   it('attends like pagedAttention at long contexts and long chunks', async () => {
     const headDim = 16;
-    const step = makeStep(makePlan([[2100, 1], [30, 70], [511, 1], [1000, 3]]), headDim, 21);
-    const history = seededFloats(98, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
+    const step = makeStep(kvCacheType, makePlan([[2100, 1], [30, 70], [511, 1], [1000, 3]]), headDim, 21);
+    const history = historyOf(kvCacheType, 98, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
     const gpu = await runOnGpu(step, history);
     const cpu = runOnCpu(step, history);
     expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
@@ -174,12 +193,12 @@ describe('paged_attention.wgsl', () => {
   // keys), a chunk beside them; heads laid out as GQA, MHA and two quads per kv head
   for (const heads of [GQA, { numHeads: 3, numKvHeads: 3 }, { numHeads: 8, numKvHeads: 1 }]) {
     it(`split-KV decode (${heads.numHeads} heads over ${heads.numKvHeads}): attends like pagedAttention, bitwise as one workgroup walking, also when scratch runs out`, async () => {
-      const headDim = 16;
+      const headDim = headDimFor(kvCacheType, heads);
       const plan = makePlan([[2100, 1], [30, 70], [511, 1], [600, 1]]);
-      const history = seededFloats(96, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
-      const walked = makeStep(plan, headDim, 23, heads, 0);
-      const split = { ...makeStep(plan, headDim, 0, heads, 1024), q: walked.q, k: walked.k, v: walked.v };
-      const partial = { ...makeStep(plan, headDim, 0, heads, 70), q: walked.q, k: walked.k, v: walked.v }; // room for the 2,101-key row only
+      const history = historyOf(kvCacheType, 96, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
+      const walked = makeStep(kvCacheType, plan, headDim, 23, heads, 0);
+      const split = { ...makeStep(kvCacheType, plan, headDim, 0, heads, 1024), q: walked.q, k: walked.k, v: walked.v };
+      const partial = { ...makeStep(kvCacheType, plan, headDim, 0, heads, 70), q: walked.q, k: walked.k, v: walked.v }; // room for the 2,101-key row only
       expect([walked.meta.numMergeItems, split.meta.numMergeItems, partial.meta.numMergeItems]).toEqual([0, 2, 1]);
       const walkedOut = (await runOnGpu(walked, history)).out;
       expect(scaledError(walkedOut, runOnCpu(walked, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
@@ -196,7 +215,7 @@ describe('paged_attention.wgsl', () => {
     const q = seededFloats(31, n * NUM_HEADS * headDim, 2);
     const k = seededFloats(32, n * kvDim);
     const v = seededFloats(33, n * kvDim);
-    const history = seededFloats(34, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
+    const history = historyOf(kvCacheType, 34, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
     /** The row's tokens as consecutive rows of the given lengths, all on the row's block table. */
     const chunked = (lengths: number[]): Step => {
       let at = 0;
@@ -205,7 +224,7 @@ describe('paged_attention.wgsl', () => {
         at += len;
         return row;
       });
-      const step = makeStep({ stepIndex: 0, rows }, headDim, 0);
+      const step = makeStep(kvCacheType, { stepIndex: 0, rows }, headDim, 0);
       return { ...step, q, k, v };
     };
     const whole = (await runOnGpu(chunked([n]), history)).out;
@@ -215,8 +234,8 @@ describe('paged_attention.wgsl', () => {
 
   it('gives a row bitwise the same output alone and in cohorts of 2, 5, 8, 16 rows', async () => {
     const headDim = 16;
-    const history = seededFloats(7, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
-    const full = makeStep(makePlan([[3, 2], [20, 1], [70, 5], [1, 3], [9, 1], [44, 1], [0, 4], [12, 1], [5, 1], [2, 1], [31, 1], [6, 2], [8, 1], [15, 1], [4, 1], [10, 1]]), headDim, 3);
+    const history = historyOf(kvCacheType, 7, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
+    const full = makeStep(kvCacheType, makePlan([[3, 2], [20, 1], [70, 5], [1, 3], [9, 1], [44, 1], [0, 4], [12, 1], [5, 1], [2, 1], [31, 1], [6, 2], [8, 1], [15, 1], [4, 1], [10, 1]]), headDim, 3);
     const probeRow = 2; // the 5-token chunk at position 70, tokens 3..7 of the step
     const { kv } = await runOnGpu(full, history);
     const probeStart = 3;
@@ -247,7 +266,7 @@ function subStep(full: Step, rowIds: number[], probeStart: number): Step & { pro
     t += row.tokenIds.length;
   }
   const rows = rowIds.map((r) => plan.rows[r]!);
-  const sub = makeStep({ stepIndex: 0, rows }, headDim, 0, full.heads);
+  const sub = makeStep(full.kvCacheType, { stepIndex: 0, rows }, headDim, 0, full.heads);
   let offset = 0;
   let probeOffset = -1;
   for (const r of rowIds) {

@@ -1,18 +1,26 @@
 // Parity of shaders/rope_kv_write.wgsl with its twin (rope on q and k, then kvWrite), with and
-// without Llama-3 scaling, at positions into the thousands and scattered blocks. Node WebGPU.
+// without Llama-3 scaling, at positions into the thousands and scattered blocks, per KV storage
+// type (the rounding to f16 / q8_0 happens in this kernel). Node WebGPU.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan } from '../engine/types';
 import type { ModelConfig } from '../model/desc';
 import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
+import { KV_CACHE_TYPES } from '../model/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
+import { roundKvValues } from '../reference/kv-rounding';
 import { kvWrite, rope, slotMapping } from '../reference/ops';
+import { KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION } from './kernels';
+import { kvLayerLayout } from './kv-arena';
 import { runKernel } from './testing/kernel-harness';
+import { decodeKvWords, encodeKvWords } from './testing/kv-words';
 import { ropeTable, ropeTableLevel } from './rope-tables';
 import { StepMeta, TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** The angle-sum identity in f32 vs the twin's f64 cos/sin of the whole angle. */
 const ROPE_TOLERANCE = 1e-5;
+/** K after the twin's rope in f64 and the same rounding: a value near a rounding boundary may land one f16 ulp / q8_0 step away. */
+const KV_TOLERANCE = { f32: ROPE_TOLERANCE, f16: 2 ** -10, q8_0: 1 / 127 };
 const BLOCK_SIZE = 16;
 const NUM_BLOCKS = 64;
 const MAX_POSITIONS = 8192;
@@ -61,7 +69,7 @@ function ropeFromTables(x: Float32Array, positions: number[], numHeads: number, 
   });
 }
 
-describe('rope_kv_write.wgsl', () => {
+describe.each(KV_CACHE_TYPES)('rope_kv_write.wgsl, %s KV', (kvCacheType) => {
   for (const scaling of [null, llama3Scaling]) {
     it(`rotates q, writes rotated k and v like rope + kvWrite ${scaling ? 'with Llama-3 scaling' : 'without scaling'}`, async () => {
       const headDim = 32;
@@ -81,26 +89,35 @@ describe('rope_kv_write.wgsl', () => {
       const q = seededFloats(11, T * numHeads * headDim, 2); // [numTokens, numHeads, headDim]
       const k = seededFloats(12, T * kvDim, 2); // [numTokens, kvDim]
       const v = seededFloats(13, T * kvDim); // [numTokens, kvDim]
-      const cacheFloats = NUM_BLOCKS * BLOCK_SIZE * kvDim;
-      const history = seededFloats(14, 2 * cacheFloats); // K [numBlocks * blockSize, kvDim] then V
+      const numSlots = NUM_BLOCKS * BLOCK_SIZE;
+      const cacheFloats = numSlots * kvDim;
+      // older positions, already in the type's values: K [numBlocks * blockSize, kvDim] then V
+      const history = seededFloats(14, 2 * cacheFloats);
+      roundKvValues(kvCacheType, history, 0, history.length, history, 0);
+      const layout = kvLayerLayout(kvCacheType, numSlots, kvDim);
+      const historyWords = encodeKvWords(kvCacheType, history.subarray(0, cacheFloats), history.subarray(cacheFloats), kvDim);
+      const invocations = (numHeads * headDim) / 2 + kvDim / KV_WRITE_VALUES_PER_INVOCATION[kvCacheType];
       const result = await runKernel(
         'rope_kv_write',
-        {},
+        { KV_TYPE: KV_TYPE_CODE[kvCacheType] },
         [
-          new Uint32Array([T, numHeads, numKvHeads, headDim, level, BLOCK_SIZE, kvDim, cacheFloats]),
+          new Uint32Array([T, numHeads, numKvHeads, headDim, level, BLOCK_SIZE, kvDim, layout.vOffsetWords]),
           meta.tokens.slice(0, T * TOKEN_INFO_WORDS),
           table,
           meta.blockTables.slice(0, meta.numBlockTableEntries),
           q,
           k,
           v,
-          history,
+          historyWords,
         ],
-        [Math.ceil(((numHeads + numKvHeads) * headDim) / 2 / 64), T],
+        [Math.ceil(invocations / 64), T],
         [4, 5, 7],
       );
       const gpuQ = new Float32Array(result.get(4)!);
-      const gpuKv = new Float32Array(result.get(7)!);
+      const decoded = decodeKvWords(kvCacheType, new Uint32Array(result.get(7)!), numSlots, kvDim);
+      const gpuKv = new Float32Array(2 * cacheFloats);
+      gpuKv.set(decoded.k);
+      gpuKv.set(decoded.v, cacheFloats);
       expect(bits(new Float32Array(result.get(5)!))).toEqual(bits(k)); // k itself is left unrotated
 
       // The twin: rope on q and on k (f64 cos/sin), then kvWrite.
@@ -111,10 +128,10 @@ describe('rope_kv_write.wgsl', () => {
       const kCache = history.slice(0, cacheFloats);
       const vCache = history.slice(cacheFloats);
       const slots = slotMapping(plan.rows, BLOCK_SIZE);
-      kvWrite(cpuK, v, slots, kvDim, kCache, vCache);
+      kvWrite(cpuK, v, slots, kvDim, kCache, vCache, kvCacheType);
       expect(scaledError(gpuQ, cpuQ)).toBeLessThanOrEqual(ROPE_TOLERANCE);
-      expect(scaledError(gpuKv.subarray(0, cacheFloats), kCache)).toBeLessThanOrEqual(ROPE_TOLERANCE);
-      expect(bits(gpuKv.subarray(cacheFloats))).toEqual(bits(vCache)); // V copied, every other slot untouched
+      expect(scaledError(gpuKv.subarray(0, cacheFloats), kCache)).toBeLessThanOrEqual(KV_TOLERANCE[kvCacheType]);
+      expect(bits(gpuKv.subarray(cacheFloats))).toEqual(bits(vCache)); // V rounded as the twin does, every other slot untouched
 
       // Bit for bit: the f32 angle-sum arithmetic the separate rope kernel did, on q and on k's slots.
       const exactQ = Float32Array.from(q);
@@ -122,7 +139,7 @@ describe('rope_kv_write.wgsl', () => {
       ropeFromTables(exactQ, positions, numHeads, headDim, table, level);
       ropeFromTables(exactK, positions, numKvHeads, headDim, table, level);
       const exactKCache = history.slice(0, cacheFloats);
-      kvWrite(exactK, v, slots, kvDim, exactKCache, new Float32Array(cacheFloats));
+      kvWrite(exactK, v, slots, kvDim, exactKCache, new Float32Array(cacheFloats), kvCacheType);
       expect(bits(gpuQ)).toEqual(bits(exactQ));
       expect(bits(gpuKv.subarray(0, cacheFloats))).toEqual(bits(exactKCache));
     });

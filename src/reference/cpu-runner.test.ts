@@ -1,5 +1,5 @@
-// Tests of the CPU forward and CpuRunner: chunked == one-shot prefill, batch invariance (bitwise),
-// limits. Not llama.cpp parity (llama-cpp/oracle.test.ts) and not the ops (ops.test.ts).
+// Tests of the CPU forward and CpuRunner: chunked == one-shot prefill, batch invariance (bitwise,
+// per KV storage type), limits. Not llama.cpp parity (llama-cpp/oracle.test.ts) and not the ops (ops.test.ts).
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
 import { naiveForward } from './testing/naive-forward';
@@ -7,6 +7,7 @@ import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
 import { sampleToken } from './sample';
 import type { SamplingParams, StepRow } from '../engine/types';
 import type { Arch } from '../model/desc';
+import { KV_CACHE_TYPES } from '../model/kv-types';
 
 const greedy: SamplingParams = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 const prompt = (n: number, seed: number, vocab = 61): Int32Array =>
@@ -40,9 +41,9 @@ const variants: Array<{ arch: Arch; tied: boolean }> = [
 describe.each(variants)('$arch (tied embeddings: $tied)', ({ arch, tied }) => {
   const model = syntheticModelDesc({ arch, tieWordEmbeddings: tied, seed: 3, dims: TINY_SYNTH_DIMS });
 
-  it('agrees with a naive contiguous transformer', () => {
+  it('agrees with a naive contiguous transformer (f32 KV: the naive forward keeps K/V in f32)', () => {
     const tokens = prompt(21, 1);
-    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
+    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16, kvCacheType: 'f32' });
     const logits = runner.executeDetailed({ stepIndex: 0, rows: [row('a', tokens, 0, [5, 2, 9, 1, 12, 3])] }).logits;
     const want = naiveForward(model, Array.from(tokens));
     want.forEach((w, i) => expect(logits[i]).toBeCloseTo(w, 4));
@@ -57,11 +58,23 @@ describe.each(variants)('$arch (tied embeddings: $tied)', ({ arch, tied }) => {
   });
 });
 
-describe('batch invariance', () => {
-  const model = syntheticModelDesc({ arch: 'qwen2', seed: 5, dims: TINY_SYNTH_DIMS });
+// headDim 16: numKvHeads * headDim = 32, one q8_0 block per token
+const KV_TYPE_DIMS = { ...TINY_SYNTH_DIMS, headDim: 16 };
+
+describe.each(KV_CACHE_TYPES)('%s KV', (kvCacheType) => {
+  const model = syntheticModelDesc({ arch: 'qwen2', seed: 5, dims: KV_TYPE_DIMS });
+
+  it('gives bitwise the same logits whether the prompt arrives in one chunk or in several steps', () => {
+    const tokens = prompt(37, 2);
+    const blocks = [3, 1, 7, 2, 5, 4, 6, 8, 9, 10];
+    const oneShot = feedInChunks(new CpuRunner(model, { blockSize: 4, numBlocks: 16, kvCacheType }), tokens, [37], blocks);
+    const chunked = feedInChunks(new CpuRunner(model, { blockSize: 4, numBlocks: 16, kvCacheType }), tokens, [5, 16, 1, 1, 14], blocks);
+    expect(chunked).toEqual(oneShot);
+  });
 
   it("gives a row bitwise the same logits alone and with other rows of any length in the step", async () => {
-    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 40 });
+    const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 40, kvCacheType });
+    expect(runner.kvCacheType).toBe(kvCacheType);
     const a = prompt(10, 1), b = prompt(23, 2), c = prompt(6, 3);
     // solo: A prefills 10 tokens in blocks [1..3], then decodes 3 tokens
     const solo: Float32Array[] = [];
@@ -117,5 +130,11 @@ describe('CpuRunner', () => {
     expect(step([row('a', prompt(2, 1), 0, [8])])).toThrow(/block 8/);
     runner.dispose();
     expect(step([row('a', prompt(2, 1), 0, [1])])).toThrow(/dispose/);
+  });
+
+  it('stores f16 KV by default and refuses a type the model cannot store', () => {
+    expect(new CpuRunner(model, { numBlocks: 8 }).kvCacheType).toBe('f16');
+    // numKvHeads * headDim = 16: not a whole q8_0 block
+    expect(() => new CpuRunner(model, { numBlocks: 8, kvCacheType: 'q8_0' })).toThrow(/kvCacheType q8_0: .*multiple of 32/);
   });
 });

@@ -1,4 +1,5 @@
-// CpuRunner: the f32 reference ModelRunner (weights dequantized once, paged KV in Float32Arrays).
+// CpuRunner: the f32 reference ModelRunner (weights dequantized once, paged KV in Float32Arrays
+// holding its kvCacheType's rounded values).
 // Not fast and not a GPU path: it is the oracle the GPU runner is held to, and runs in Node.
 import { ForwardArena, forward } from './forward';
 import { KvPool } from './kv-pool';
@@ -6,6 +7,7 @@ import { sampleToken } from './sample';
 import { loadCpuWeights, type CpuWeights } from './weights';
 import { DEFAULT_MAX_DRAFT_TOKENS, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
+import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 
 export interface CpuRunnerOptions {
   /** Token positions per KV block (default 16). */
@@ -18,6 +20,8 @@ export interface CpuRunnerOptions {
   maxRows?: number;
   /** Drafted tokens a row may carry for verification (default 8; 0: none). */
   maxDraftTokens?: number;
+  /** How the KV pool stores K and V (default DEFAULT_KV_CACHE_TYPE, f16), rounded as GpuRunner rounds them. */
+  kvCacheType?: KvCacheType;
 }
 
 /** Logits a step produced, for tests and parity checks that look past the sampled ids. */
@@ -39,6 +43,8 @@ export class CpuRunner implements ModelRunner {
   /** The model's context (maxPositionEmbeddings): RoPE positions past it were never trained. */
   readonly maxContext: number;
   readonly maxDraftTokens: number;
+  /** The KV pool's storage type. */
+  readonly kvCacheType: KvCacheType;
   readonly weights: CpuWeights;
   readonly kv: KvPool;
   private readonly arena: ForwardArena;
@@ -50,6 +56,9 @@ export class CpuRunner implements ModelRunner {
     this.maxTokensPerStep = options.maxTokensPerStep ?? 2048;
     this.maxRows = options.maxRows ?? 64;
     this.maxDraftTokens = options.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS;
+    this.kvCacheType = options.kvCacheType ?? DEFAULT_KV_CACHE_TYPE;
+    const kvProblem = kvCacheTypeProblem(this.kvCacheType, model.config.numKvHeads * model.config.headDim);
+    if (kvProblem) throw new Error(`kvCacheType ${this.kvCacheType}: ${kvProblem}`);
     this.weights = loadCpuWeights(model);
     const c = this.weights.config;
     this.maxContext = c.maxPositionEmbeddings;
@@ -59,6 +68,7 @@ export class CpuRunner implements ModelRunner {
       blockSize: this.blockSize,
       numKvHeads: c.numKvHeads,
       headDim: c.headDim,
+      kvCacheType: this.kvCacheType,
     });
     this.arena = new ForwardArena(this.weights, this.maxTokensPerStep);
   }

@@ -1,4 +1,4 @@
-// The f32 CPU forward pass over one step: every row's tokens fused, each row attending to its own
+// The f32 CPU forward pass over one step (K/V stored as the pool's KvCacheType rounds them): every row's tokens fused, each row attending to its own
 // paged KV history. Not sampling (sample.ts) and not the ModelRunner wrapper (cpu-runner.ts).
 import { KvPool } from './kv-pool';
 import {
@@ -197,7 +197,7 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
     }
     rope(q, T, c.numHeads, c.headDim, layout.positions, weights.ropeInvFreq);
     rope(k, T, c.numKvHeads, c.headDim, layout.positions, weights.ropeInvFreq);
-    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l]);
+    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
     pagedAttention(q, T, kv.k[l], kv.v[l], layout, attn);
     matmul(attn, T, w.o, null, delta);
     residualAdd(x, delta, x);

@@ -1,5 +1,7 @@
-// Paged KV storage of the CPU runner: per layer one K and one V array of fixed-size blocks.
-// Not the allocator: which block belongs to whom is the engine's block pool's business.
+// Paged KV storage of the CPU runner: per layer one K and one V array of fixed-size blocks, holding
+// the values its KvCacheType stores (rounded at the write, kvWrite; kept decoded in f32, which is
+// exact). Not the allocator: which block belongs to whom is the engine's block pool's business.
+import type { KvCacheType } from '../model/kv-types';
 
 export interface KvPoolShape {
   numLayers: number;
@@ -7,6 +9,7 @@ export interface KvPoolShape {
   blockSize: number;
   numKvHeads: number;
   headDim: number;
+  kvCacheType: KvCacheType;
 }
 
 export class KvPool {
@@ -15,6 +18,8 @@ export class KvPool {
   readonly blockSize: number;
   readonly numKvHeads: number;
   readonly headDim: number;
+  /** What kvWrite rounds every K and V value to. */
+  readonly kvCacheType: KvCacheType;
   /** numKvHeads * headDim: floats per token slot. */
   readonly kvDim: number;
   /** [numLayers] of [numBlocks, blockSize, numKvHeads, headDim]; block 0 is reserved. */
@@ -29,6 +34,7 @@ export class KvPool {
     this.blockSize = shape.blockSize;
     this.numKvHeads = shape.numKvHeads;
     this.headDim = shape.headDim;
+    this.kvCacheType = shape.kvCacheType;
     this.kvDim = shape.numKvHeads * shape.headDim;
     const floatsPerLayer = shape.numBlocks * shape.blockSize * this.kvDim;
     this.k = Array.from({ length: shape.numLayers }, () => new Float32Array(floatsPerLayer));

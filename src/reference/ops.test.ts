@@ -149,7 +149,7 @@ describe('slotMapping and kvWrite', () => {
     const v = k.map((a) => -a);
     const kCache = new Float32Array(8 * 4 * kvDim);
     const vCache = new Float32Array(8 * 4 * kvDim);
-    kvWrite(k, v, slots, kvDim, kCache, vCache);
+    kvWrite(k, v, slots, kvDim, kCache, vCache, 'f32');
     expect(Array.from(kCache.subarray(23 * kvDim, 24 * kvDim))).toEqual([1, 1]);
     expect(Array.from(vCache.subarray(9 * kvDim, 10 * kvDim))).toEqual([-3, -3]);
     expect(Array.from(kCache.subarray(28 * kvDim, 29 * kvDim))).toEqual([4, 4]);
@@ -169,7 +169,7 @@ describe('pagedAttention', () => {
     const vCache = new Float32Array(numBlocks * blockSize * kvDim);
     rowLengths.forEach((n, r) => {
       const slots = slotMapping([{ startPos: 0, tokenIds: new Int32Array(n), blockTable: new Int32Array(tables[r]) }], blockSize);
-      kvWrite(kAll[r], vAll[r], slots, kvDim, kCache, vCache);
+      kvWrite(kAll[r], vAll[r], slots, kvDim, kCache, vCache, 'f32');
     });
     // this step: row 0 queries positions 6..8 (a prefill chunk), row 1 queries position 4 (decode)
     const positions = new Int32Array([6, 7, 8, 4]);

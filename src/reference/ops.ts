@@ -8,7 +8,9 @@
 //   on which other tokens or rows are in the step, so a row's results are bitwise identical
 //   whatever else rides in the cohort (batch invariance).
 import { dequantizeRow } from './dequant';
+import { roundKvValues } from './kv-rounding';
 import type { TensorDesc } from '../model/desc';
+import type { KvCacheType } from '../model/kv-types';
 
 /** A dense f32 matrix [rows, cols], cols contiguous (HF's [out, in] for weights). */
 export interface Matrix {
@@ -174,7 +176,8 @@ export function slotMapping(
 }
 
 /**
- * kv write: copy each token's K and V into its slot of one layer's paged cache.
+ * kv write: each token's K and V into its slot of one layer's paged cache, rounded as the pool's
+ * `kvCacheType` stores them (roundKvValues: f16, q8_0 blocks of 32 along kvDim; f32 as is).
  * k, v [numTokens, numKvHeads * headDim]; slots [numTokens] from slotMapping;
  * kCache, vCache [numBlocks, blockSize, numKvHeads, headDim] = [numBlocks * blockSize, kvDim].
  */
@@ -185,11 +188,12 @@ export function kvWrite(
   kvDim: number,
   kCache: Float32Array,
   vCache: Float32Array,
+  kvCacheType: KvCacheType,
 ): void {
   for (let t = 0; t < slots.length; t++) {
     const dst = slots[t] * kvDim;
-    kCache.set(k.subarray(t * kvDim, (t + 1) * kvDim), dst);
-    vCache.set(v.subarray(t * kvDim, (t + 1) * kvDim), dst);
+    roundKvValues(kvCacheType, k, t * kvDim, kvDim, kCache, dst);
+    roundKvValues(kvCacheType, v, t * kvDim, kvDim, vCache, dst);
   }
 }
 

@@ -86,7 +86,8 @@ describe('embedded default model', () => {
 
   it(`CpuRunner's greedy answers (F32 GGUF) match PyTorch's on ${NUM_CHECKED} held-out NIAH prompts`, async () => {
     const { desc } = await loadGgufModel(bytesSource('cohort-tiny-f32.gguf', readFileSync(join(MODEL_DIR, 'cohort-tiny-f32.gguf'))));
-    const runner = new CpuRunner(desc, { numBlocks: 257 });
+    // f32 KV: held to PyTorch's f32 attention
+    const runner = new CpuRunner(desc, { numBlocks: 257, kvCacheType: 'f32' });
     const blocks = Int32Array.from({ length: 256 }, (_, i) => i + 1);
     const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
     for (const ref of refs.slice(0, NUM_CHECKED)) {

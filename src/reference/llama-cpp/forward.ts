@@ -3,7 +3,7 @@
 import type { StepPlan } from '../../engine/types';
 import { beginStep, lastTokenStates, type ForwardArena, type ForwardOutput } from '../forward';
 import type { KvPool } from '../kv-pool';
-import { embeddingGather, kvWrite, residualAdd } from '../ops';
+import { embeddingGather, residualAdd } from '../ops';
 import type { LayerWeights } from '../weights';
 import { matmulLikeLlamaCpp as mm, type LlamaCppMatrix } from './matmul';
 import type { LlamaCppWeights } from './weights';
@@ -36,7 +36,7 @@ export function llamaCppForward(weights: LlamaCppWeights, kv: KvPool, plan: Step
     }
     ops.rope(q, T, c.numHeads, layout.positions);
     ops.rope(k, T, c.numKvHeads, layout.positions);
-    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l]);
+    ops.kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
     ops.attention(q, T, kv.k[l], kv.v[l], layout, attn);
     mm(attn, T, w.o, null, delta);
     residualAdd(x, delta, x);

@@ -32,7 +32,7 @@ export function roundEven(v: number): number {
 }
 
 /** q8_0 (quantize_row_q8_0, AVX2 path): d = amax / 127 kept as f16, q = round(x * 127 / amax). */
-function roundQ8_0(x: Float32Array, at: number, out: Float32Array): void {
+export function roundQ8_0(x: Float32Array, at: number, out: Float32Array): void {
   let amax = 0;
   for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[at + j]!));
   const d = f16ToF32(f32ToF16(Math.fround(amax / 127)));

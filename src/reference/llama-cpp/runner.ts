@@ -2,6 +2,7 @@
 // oracle test. Not an engine ModelRunner: no limits, no block copies, one synchronous step at a time.
 import type { StepPlan } from '../../engine/types';
 import type { ModelDesc } from '../../model/desc';
+import type { KvCacheType } from '../../model/kv-types';
 import type { CpuStepDetail } from '../cpu-runner';
 import { KvPool } from '../kv-pool';
 import { sampleToken } from '../sample';
@@ -13,8 +14,8 @@ export class LlamaCppRunner {
   readonly weights: LlamaCppWeights;
   readonly kv: KvPool;
 
-  constructor(model: ModelDesc, emulation: LlamaCppEmulation, pool: { blockSize: number; numBlocks: number }) {
-    this.weights = loadLlamaCppWeights(model, emulation);
+  constructor(model: ModelDesc, emulation: LlamaCppEmulation, pool: { blockSize: number; numBlocks: number; kvCacheType: KvCacheType }) {
+    this.weights = loadLlamaCppWeights(model, emulation, pool.kvCacheType);
     const c = this.weights.config;
     this.kv = new KvPool({ ...pool, numLayers: c.numLayers, numKvHeads: c.numKvHeads, headDim: c.headDim });
   }

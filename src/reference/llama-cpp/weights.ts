@@ -1,8 +1,10 @@
 // The emulation's weights: the reference's f32 matrices (../weights.ts), each also carrying how
 // llama.cpp rounds its input and whose f32 order it follows, and the op set of the emulation.
 import type { ModelDesc, TensorDesc } from '../../model/desc';
-import { pagedAttention, rmsNorm, rope, swiglu, type Matrix } from '../ops';
+import type { KvCacheType } from '../../model/kv-types';
+import { kvWrite, pagedAttention, rmsNorm, rope, swiglu, type Matrix } from '../ops';
 import { loadCpuWeights, type CpuWeights } from '../weights';
+import { llamaCppKvAttention, llamaCppKvWrite } from './kv-attention';
 import { llamaCppKernel, type LlamaCppMatrix } from './matmul';
 import { llamaCppAttention, llamaCppRmsNorm, llamaCppRope, llamaCppSwiglu } from './ops';
 import { llamaCppRounding, type LlamaCppEmulation } from './rounding';
@@ -14,6 +16,8 @@ export interface LlamaCppOps {
   /** x [numTokens, numHeads, headDim], in place; positions [numTokens] */
   rope(x: Float32Array, numTokens: number, numHeads: number, positions: Int32Array): void;
   attention: typeof pagedAttention;
+  /** K/V into the cache, rounded to its type as llama.cpp's write does. */
+  kvWrite: typeof kvWrite;
 }
 
 export interface LlamaCppWeights extends CpuWeights<LlamaCppMatrix> {
@@ -28,21 +32,25 @@ function llamaCppMatrix(m: Matrix, t: TensorDesc, emulation: LlamaCppEmulation):
   return { ...m, rounding: llamaCppRounding(t.dtype), kernel, q4KBlocks: kernel && t.dtype === 'q4_K' ? t.data : null };
 }
 
-function llamaCppOps(weights: CpuWeights, emulation: LlamaCppEmulation): LlamaCppOps {
+function llamaCppOps(weights: CpuWeights, emulation: LlamaCppEmulation, kvCacheType: KvCacheType): LlamaCppOps {
   const c = weights.config;
   const ownRope: LlamaCppOps['rope'] = (x, numTokens, numHeads, positions) => rope(x, numTokens, numHeads, c.headDim, positions, weights.ropeInvFreq);
-  if (emulation === 'rounding') return { rmsNorm, swiglu, rope: ownRope, attention: pagedAttention };
+  // f16 and q8_0 caches: llama.cpp's roundings around the cache (kv-attention.ts), in the reference's orders
+  const kvOps = kvCacheType === 'f32' ? null : { attention: llamaCppKvAttention(kvCacheType), kvWrite: llamaCppKvWrite };
+  if (emulation === 'rounding') return { rmsNorm, swiglu, rope: ownRope, attention: pagedAttention, kvWrite, ...kvOps };
   return {
+    kvWrite,
     rmsNorm: llamaCppRmsNorm,
     swiglu: llamaCppSwiglu,
     // Llama-3 frequency factors are not emulated: such models keep the reference's rope.
     rope: c.ropeScaling ? ownRope : (x, numTokens, numHeads, positions) => llamaCppRope(x, numTokens, numHeads, c.headDim, positions, c.ropeTheta),
     attention: (q, numTokens, kCache, vCache, layout, out) => llamaCppAttention(q, numTokens, kCache, vCache, { ...layout, interleavedQK: c.arch === 'llama' }, out),
+    ...kvOps,
   };
 }
 
-/** Every weight of `model` as the reference loads it, plus what `emulation` needs of llama.cpp. */
-export function loadLlamaCppWeights(model: ModelDesc, emulation: LlamaCppEmulation): LlamaCppWeights {
+/** Every weight of `model` as the reference loads it, plus what `emulation` (and a KV cache of `kvCacheType`) needs of llama.cpp. */
+export function loadLlamaCppWeights(model: ModelDesc, emulation: LlamaCppEmulation, kvCacheType: KvCacheType): LlamaCppWeights {
   const weights = loadCpuWeights(model, (m, t) => llamaCppMatrix(m, t, emulation));
-  return { ...weights, emulation, ops: llamaCppOps(weights, emulation) };
+  return { ...weights, emulation, ops: llamaCppOps(weights, emulation, kvCacheType) };
 }
