@@ -17,7 +17,7 @@ const data = workerData as NodeWorkerData;
 if (!parentPort) throw new Error('engine-worker.node.ts must run in a worker thread');
 
 const host = new EngineHost({
-  makeRunner: async (model) => new CpuRunner(model, { numBlocks: data.numBlocks ?? 257 }),
+  makeRunner: async (model, kv) => new CpuRunner(model, { numBlocks: data.numBlocks ?? 257, kvCacheType: kv.kvCacheType }),
   embeddedModelUrl: data.embeddedModelUrl,
   pageOrigin: data.pageOrigin,
 });
