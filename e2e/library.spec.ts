@@ -19,13 +19,22 @@ test.afterAll(async () => {
 });
 
 const ask = (content: string, extra: Partial<RequestSpec['params']> = {}): RequestSpec => ({ params: { messages: [{ role: 'user', content }], max_tokens: 12, temperature: 0, ...extra } });
+/**
+ * For the tests that say which rows ride together: one token per row-step, so every request's pace
+ * is known. With drafts (on by default) a greedy NIAH row can finish before the last one joins.
+ */
+const plainDecode = { speculation: 'off' as const };
 
 test('8 concurrent streamed NIAH completions each return their own code, token for token their solo runs', async () => {
   const cases = makeNiahSuite(1717, 8, 300, 700);
-  const specs = cases.map((c) => ask(c.prompt, { max_tokens: NIAH_MAX_NEW_TOKENS }));
+  const specs = cases.map((c) => ask(c.prompt, { max_tokens: NIAH_MAX_NEW_TOKENS, ...plainDecode }));
   const solo: RunOutcome[] = [];
   for (const spec of specs) solo.push(await runRequests(page, [spec]));
   const together = await runRequests(page, specs);
+  // with speculation (the default) as well: drafts change how many steps a row takes, never its tokens
+  const drafting = await runRequests(page, cases.map((c) => ask(c.prompt, { max_tokens: NIAH_MAX_NEW_TOKENS })));
+  expect(drafting.outcomes.map((o) => o.texts[0])).toEqual(solo.map((run) => run.outcomes[0]!.texts[0]));
+  expect(tokenSequences(drafting.steps)).toEqual(solo.map((run) => soloOutput(run).tokenIds.join(' ')).sort());
   const codes = cases.map((c) => c.code);
   cases.forEach((c, i) => {
     const text = together.outcomes[i]!.texts[0]!;
@@ -59,7 +68,7 @@ test('aborting one of 8 streams ends only that one and frees its blocks at once'
   // prefills beside 7 decoders, which the step budget holds to small chunks (~40 steps at 1.5x)
   const maxTokens = 128;
   const cases = makeNiahSuite(99, 8, 150, 250);
-  const specs: RequestSpec[] = cases.map((c) => ask(c.prompt, { max_tokens: maxTokens, ignore_eos: true }));
+  const specs: RequestSpec[] = cases.map((c) => ask(c.prompt, { max_tokens: maxTokens, ignore_eos: true, ...plainDecode }));
   const victim = 7; // the last to arrive: its first tokens come when the other 7 are running
   specs[victim] = { ...specs[victim]!, abort: { afterChunks: 3, whenRows: 8 } };
   const run = await runRequests(page, specs);
@@ -88,7 +97,7 @@ test('aborting one of 8 streams ends only that one and frees its blocks at once'
 
 test('per-request temperatures in one cohort give each request the tokens it gets alone', async () => {
   const temperatures = [0, 0.7, 1, 1.5];
-  const specs = temperatures.map((temperature, i) => ask(`Note 000${i}: this paragraph is unrelated padding. Question: what is the secret code? Answer:`, { temperature, seed: 7 + i, max_tokens: 16, ignore_eos: true }));
+  const specs = temperatures.map((temperature, i) => ask(`Note 000${i}: this paragraph is unrelated padding. Question: what is the secret code? Answer:`, { temperature, seed: 7 + i, max_tokens: 16, ignore_eos: true, ...plainDecode }));
   const alone: RunOutcome[] = [];
   for (const spec of specs) alone.push(await runRequests(page, [spec]));
   const together = await runRequests(page, specs);

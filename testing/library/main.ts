@@ -8,7 +8,8 @@ import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCo
 /** A StepEvent as plain JSON (token ids as arrays), the fields the specs read. */
 export interface PlainStep {
   stepIndex: number;
-  rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; position: number; newTokenIds: number[]; newText: string }>;
+  /** numDrafted / numAccepted: a verify row's drafts (counted in numTokens) and how many were kept. */
+  rows: Array<{ sessionId: string; kind: 'prefill' | 'decode'; numTokens: number; position: number; newTokenIds: number[]; newText: string; numDrafted?: number; numAccepted?: number }>;
   finished: Array<{ sessionId: string; reason: string; newText: string }>;
   numRunning: number;
   queueDepth: number;
@@ -67,7 +68,7 @@ const steps: PlainStep[] = [];
 function plain(event: StepEvent): PlainStep {
   return {
     stepIndex: event.stepIndex,
-    rows: event.rows.map((r) => ({ sessionId: r.sessionId, kind: r.kind, numTokens: r.numTokens, position: r.position, newTokenIds: Array.from(r.newTokenIds), newText: r.newText })),
+    rows: event.rows.map((r) => ({ sessionId: r.sessionId, kind: r.kind, numTokens: r.numTokens, position: r.position, newTokenIds: Array.from(r.newTokenIds), newText: r.newText, ...(r.numDrafted ? { numDrafted: r.numDrafted, numAccepted: r.numAccepted ?? 0 } : {}) })),
     finished: event.finished.map((f) => ({ sessionId: f.sessionId, reason: f.reason, newText: f.newText })),
     numRunning: event.numRunning,
     queueDepth: event.queueDepth,
