@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeSyntheticModel } from '../../tools/models/synth';
+import { kvBytesPerToken } from '../model/kv-types';
 import type { ModelSource } from '../protocol/api';
 import { CpuRunner } from '../reference/cpu-runner';
 import { EngineHost, type KvPoolRequest } from './engine-host';
@@ -19,7 +20,7 @@ function model(name: string, kvHeads: number): ModelSource {
   return { kind: 'files', files: readdirSync(at).map((f) => new File([readFileSync(join(at, f))], f)) };
 }
 
-/** A host whose runner factory records each request and sizes CpuRunner's pool from kvCacheBytes as GpuRunner does. */
+/** A host whose runner factory records each request and sizes CpuRunner's pool from kvCacheBytes in the type asked, as GpuRunner does. */
 function host(): { host: EngineHost; requests: KvPoolRequest[] } {
   const requests: KvPoolRequest[] = [];
   const h = new EngineHost({
@@ -27,8 +28,8 @@ function host(): { host: EngineHost; requests: KvPoolRequest[] } {
     makeRunner: async (desc, kv) => {
       requests.push(kv);
       const c = desc.config;
-      const blockBytes = 16 * 2 * c.numLayers * c.numKvHeads * c.headDim * (kv.kvCacheType === 'f32' ? 4 : 2);
-      return new CpuRunner(desc, { numBlocks: kv.kvCacheBytes === undefined ? 65 : Math.floor(kv.kvCacheBytes / blockBytes) });
+      const blockBytes = 16 * kvBytesPerToken(c, kv.kvCacheType);
+      return new CpuRunner(desc, { kvCacheType: kv.kvCacheType, numBlocks: kv.kvCacheBytes === undefined ? 65 : Math.floor(kv.kvCacheBytes / blockBytes) });
     },
   });
   return { host: h, requests };
