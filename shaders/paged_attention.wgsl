@@ -104,13 +104,53 @@ fn kvPair(x: u32, v: bool) -> vec2<f32> {
   let region = select(0u, params.vOffset, v);
   if (KV_TYPE == KV_Q8_0) {
     let word = bitcast<i32>(kv[region + x / 4u]);
-    let d = unpack2x16float(kv[2u * params.vOffset + x / Q8_BLOCK])[select(0u, 1u, v)];
     let at = 8u * (x % 4u);
-    return vec2<f32>(f32(extractBits(word, at, 8u)), f32(extractBits(word, at + 8u, 8u))) * d;
+    return vec2<f32>(f32(extractBits(word, at, 8u)), f32(extractBits(word, at + 8u, 8u))) * q8Scale(x, v);
   } else if (KV_TYPE == KV_F16) {
     return unpack2x16float(kv[region + x / 2u]);
   }
   return vec2<f32>(bitcast<f32>(kv[region + x]), bitcast<f32>(kv[region + x + 1u]));
+}
+
+/** Values x..x + 3 (x % 4 == 0: one q8_0 word, of the block whose scale is `d`), as kvPair. */
+fn kvQuad(x: u32, v: bool, d: f32) -> vec4<f32> {
+  let region = select(0u, params.vOffset, v);
+  if (KV_TYPE == KV_Q8_0) {
+    let w = bitcast<i32>(kv[region + x / 4u]);  // quant x in the low byte: shifts sign-extend each
+    return vec4<f32>(f32((w << 24u) >> 24u), f32((w << 16u) >> 24u), f32((w << 8u) >> 24u), f32(w >> 24u)) * d;
+  } else if (KV_TYPE == KV_F16) {
+    return vec4<f32>(unpack2x16float(kv[region + x / 2u]), unpack2x16float(kv[region + x / 2u + 1u]));
+  }
+  let at = region + x;
+  return vec4<f32>(bitcast<f32>(kv[at]), bitcast<f32>(kv[at + 1u]), bitcast<f32>(kv[at + 2u]), bitcast<f32>(kv[at + 3u]));
+}
+
+/** The q8_0 scale of value x's block (K's or V's half of the block's scale word). */
+fn q8Scale(x: u32, v: bool) -> f32 {
+  return unpack2x16float(kv[2u * params.vOffset + x / Q8_BLOCK])[select(0u, 1u, v)];
+}
+
+/** q8_0: each tile key's scale for its value x (keys[i] + x); other types: none read. */
+fn tileScales(keys: array<u32, TILE>, x: u32, v: bool) -> array<f32, TILE> {
+  var d: array<f32, TILE>;
+  if (KV_TYPE == KV_Q8_0) {
+    for (var i = 0u; i < TILE; i++) { d[i] = q8Scale(keys[i] + x, v); }
+  }
+  return d;
+}
+
+/** End of the run of dims from `d` that tileScales covers: the q8_0 block's end, else `end`. */
+fn runEnd(x: u32, end: u32) -> u32 {
+  return select(end, min(end, x + Q8_BLOCK - x % Q8_BLOCK), KV_TYPE == KV_Q8_0);
+}
+
+/** s plus the four dims' q (columns) times key values x, added in dim order (as one at a time). */
+fn keyDot(s: vec4<f32>, q: mat4x4<f32>, x: vec4<f32>) -> vec4<f32> {
+  return s + q[0] * x.x + q[1] * x.y + q[2] * x.z + q[3] * x.w;
+}
+
+fn keyDot2(s: vec4<f32>, q: mat2x4<f32>, x: vec2<f32>) -> vec4<f32> {
+  return s + q[0] * x.x + q[1] * x.y;
 }
 
 /** The cache slot of key `key` of the row, through its block table. */
@@ -125,11 +165,15 @@ fn keySlot(row: RowInfo, key: u32) -> u32 {
  * the unnormalized sums of weighted V rows in acc ([headDim] of lanes). A tile's TILE keys are
  * held in named registers (k0..k7, s0..s7, p0..p7): each query element and each accumulator is
  * then read once per tile, not once per key. Keys past walkKeys read the last walked key's slot
- * (a written, finite row of this row) with weight 0.
+ * (a written, finite row of this row) with weight 0. Dims go four per pass where headDim % 4 == 0
+ * (one q8_0 word, two f16 words; q8_0 in runs within a block, its scales loaded once a run), else
+ * two: the same products summed in the same order either way (no branch inside a pass: SwiftShader
+ * runs both sides of one).
  */
 fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32, split: u32,
               qv: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>, acc: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>) -> array<vec4<f32>, 2> {
   let headDim = params.headDim;
+  let quadDims = select(0u, headDim, headDim % 4u == 0u);  // dims read four at a time
   let kvDim = params.kvDim;
   let scale = params.scale;
   var m = vec4<f32>(MASKED);
@@ -145,6 +189,7 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
     let k5 = keySlot(row, min(tile + 5u, last)) * kvDim + kvHeadBase;
     let k6 = keySlot(row, min(tile + 6u, last)) * kvDim + kvHeadBase;
     let k7 = keySlot(row, min(tile + 7u, last)) * kvDim + kvHeadBase;
+    let keys = array<u32, TILE>(k0, k1, k2, k3, k4, k5, k6, k7);
     var s0 = vec4<f32>(0.0);
     var s1 = vec4<f32>(0.0);
     var s2 = vec4<f32>(0.0);
@@ -153,26 +198,31 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
     var s5 = vec4<f32>(0.0);
     var s6 = vec4<f32>(0.0);
     var s7 = vec4<f32>(0.0);
-    // two dims per pass (headDim is even): one word of f16 or q8_0 serves both
-    for (var d = 0u; d < headDim; d += 2u) {
-      let qd = (*qv)[d];
-      let qe = (*qv)[d + 1u];
-      let x0 = kvPair(k0 + d, false);
-      let x1 = kvPair(k1 + d, false);
-      let x2 = kvPair(k2 + d, false);
-      let x3 = kvPair(k3 + d, false);
-      let x4 = kvPair(k4 + d, false);
-      let x5 = kvPair(k5 + d, false);
-      let x6 = kvPair(k6 + d, false);
-      let x7 = kvPair(k7 + d, false);
-      s0 += qd * x0.x; s0 += qe * x0.y;
-      s1 += qd * x1.x; s1 += qe * x1.y;
-      s2 += qd * x2.x; s2 += qe * x2.y;
-      s3 += qd * x3.x; s3 += qe * x3.y;
-      s4 += qd * x4.x; s4 += qe * x4.y;
-      s5 += qd * x5.x; s5 += qe * x5.y;
-      s6 += qd * x6.x; s6 += qe * x6.y;
-      s7 += qd * x7.x; s7 += qe * x7.y;
+    var d = 0u;
+    while (d < quadDims) {
+      let c = tileScales(keys, d, false);
+      for (let run = runEnd(kvHeadBase + d, kvHeadBase + quadDims) - kvHeadBase; d < run; d += 4u) {
+        let q4 = mat4x4<f32>((*qv)[d], (*qv)[d + 1u], (*qv)[d + 2u], (*qv)[d + 3u]);
+        s0 = keyDot(s0, q4, kvQuad(k0 + d, false, c[0]));
+        s1 = keyDot(s1, q4, kvQuad(k1 + d, false, c[1]));
+        s2 = keyDot(s2, q4, kvQuad(k2 + d, false, c[2]));
+        s3 = keyDot(s3, q4, kvQuad(k3 + d, false, c[3]));
+        s4 = keyDot(s4, q4, kvQuad(k4 + d, false, c[4]));
+        s5 = keyDot(s5, q4, kvQuad(k5 + d, false, c[5]));
+        s6 = keyDot(s6, q4, kvQuad(k6 + d, false, c[6]));
+        s7 = keyDot(s7, q4, kvQuad(k7 + d, false, c[7]));
+      }
+    }
+    for (; d < headDim; d += 2u) {  // headDim % 4 == 2
+      let q2 = mat2x4<f32>((*qv)[d], (*qv)[d + 1u]);
+      s0 = keyDot2(s0, q2, kvPair(k0 + d, false));
+      s1 = keyDot2(s1, q2, kvPair(k1 + d, false));
+      s2 = keyDot2(s2, q2, kvPair(k2 + d, false));
+      s3 = keyDot2(s3, q2, kvPair(k3 + d, false));
+      s4 = keyDot2(s4, q2, kvPair(k4 + d, false));
+      s5 = keyDot2(s5, q2, kvPair(k5 + d, false));
+      s6 = keyDot2(s6, q2, kvPair(k6 + d, false));
+      s7 = keyDot2(s7, q2, kvPair(k7 + d, false));
     }
     // a lane sees key j when j < its own key count; masked keys keep the max and weigh 0
     let key = vec4<u32>(tile);
@@ -195,7 +245,26 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
     let p6 = select(vec4<f32>(0.0), exp(s6 - newMax), key + 6u < laneKeys);
     let p7 = select(vec4<f32>(0.0), exp(s7 - newMax), key + 7u < laneKeys);
     l = l * alpha + (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)));
-    for (var d = 0u; d < headDim; d += 2u) {
+    // each dim: acc * alpha, then p0 * x0 ... p7 * x7 added in key order
+    d = 0u;
+    while (d < quadDims) {
+      let c = tileScales(keys, d, true);
+      for (let run = runEnd(kvHeadBase + d, kvHeadBase + quadDims) - kvHeadBase; d < run; d += 4u) {
+        let x0 = kvQuad(k0 + d, true, c[0]);
+        let x1 = kvQuad(k1 + d, true, c[1]);
+        let x2 = kvQuad(k2 + d, true, c[2]);
+        let x3 = kvQuad(k3 + d, true, c[3]);
+        let x4 = kvQuad(k4 + d, true, c[4]);
+        let x5 = kvQuad(k5 + d, true, c[5]);
+        let x6 = kvQuad(k6 + d, true, c[6]);
+        let x7 = kvQuad(k7 + d, true, c[7]);
+        (*acc)[d] = (*acc)[d] * alpha + p0 * x0.x + p1 * x1.x + p2 * x2.x + p3 * x3.x + p4 * x4.x + p5 * x5.x + p6 * x6.x + p7 * x7.x;
+        (*acc)[d + 1u] = (*acc)[d + 1u] * alpha + p0 * x0.y + p1 * x1.y + p2 * x2.y + p3 * x3.y + p4 * x4.y + p5 * x5.y + p6 * x6.y + p7 * x7.y;
+        (*acc)[d + 2u] = (*acc)[d + 2u] * alpha + p0 * x0.z + p1 * x1.z + p2 * x2.z + p3 * x3.z + p4 * x4.z + p5 * x5.z + p6 * x6.z + p7 * x7.z;
+        (*acc)[d + 3u] = (*acc)[d + 3u] * alpha + p0 * x0.w + p1 * x1.w + p2 * x2.w + p3 * x3.w + p4 * x4.w + p5 * x5.w + p6 * x6.w + p7 * x7.w;
+      }
+    }
+    for (; d < headDim; d += 2u) {
       let x0 = kvPair(k0 + d, true);
       let x1 = kvPair(k1 + d, true);
       let x2 = kvPair(k2 + d, true);
@@ -204,18 +273,8 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
       let x5 = kvPair(k5 + d, true);
       let x6 = kvPair(k6 + d, true);
       let x7 = kvPair(k7 + d, true);
-      var a = (*acc)[d] * alpha;       // dim d
-      var b = (*acc)[d + 1u] * alpha;  // dim d + 1
-      a += p0 * x0.x; b += p0 * x0.y;
-      a += p1 * x1.x; b += p1 * x1.y;
-      a += p2 * x2.x; b += p2 * x2.y;
-      a += p3 * x3.x; b += p3 * x3.y;
-      a += p4 * x4.x; b += p4 * x4.y;
-      a += p5 * x5.x; b += p5 * x5.y;
-      a += p6 * x6.x; b += p6 * x6.y;
-      a += p7 * x7.x; b += p7 * x7.y;
-      (*acc)[d] = a;
-      (*acc)[d + 1u] = b;
+      (*acc)[d] = (*acc)[d] * alpha + p0 * x0.x + p1 * x1.x + p2 * x2.x + p3 * x3.x + p4 * x4.x + p5 * x5.x + p6 * x6.x + p7 * x7.x;
+      (*acc)[d + 1u] = (*acc)[d + 1u] * alpha + p0 * x0.y + p1 * x1.y + p2 * x2.y + p3 * x3.y + p4 * x4.y + p5 * x5.y + p6 * x6.y + p7 * x7.y;
     }
     m = newMax;
   }
