@@ -3,10 +3,9 @@
 // (rope_kv_write) so chunks see themselves. Twin: pagedAttention.
 // A query at position p of row r attends to its row's positions 0..p through the row's block
 // table (GQA: kv head = head / (numHeads / numKvHeads)). Every invocation carries four lanes, each
-// one (query, head) pair of the same kv head, in vec4s: each K/V element it loads serves four
-// lanes, which is what makes attention cheap where loads, not FLOPs, cost (CPU WebGPU; bandwidth
-// on real GPUs). A head quad is headsPerQuad heads of one kv group (1, 2 or 4).
-// Work items come from step-meta:
+// one (query, head) pair of the same kv head (a head quad: headsPerQuad heads of one kv group, 1, 2
+// or 4), in vec4s: each K/V element it loads serves four lanes, which is what makes attention
+// cheap where loads, not FLOPs, cost (CPU WebGPU; bandwidth on real GPUs). Work items (step-meta):
 // - prefill (a row feeding several tokens): queriesPerItem consecutive queries of the row, lane
 //   L = lid * 4 + i holding query L / headsPerQuad and head L % headsPerQuad; each invocation
 //   walks all of its lanes' keys;
@@ -14,20 +13,17 @@
 //   cut into splits, invocation s taking splits s, s + SLOTS, ...: each hands its split's (max,
 //   sum, acc) over in workgroup memory and the workgroup merges them in ascending split order (a
 //   context that fits one split runs on invocation 0 alone, as a prefill lane would);
-// - decode partition (split-KV across workgroups, for a row past one round of splits): each item
-//   computes one round's SLOTS splits and writes their states to `states`; the `merge` entry point
-//   then merges all of the row's splits in ascending order, one workgroup per (row, quad). Same
-//   formula, same order: the row's output is bitwise what the one-workgroup decode item gives, so
-//   step-meta may pick either (it does by scratch space left) without changing a bit.
+// - decode partition (split-KV, a row past one round of splits): each item computes one round's
+//   splits into `states`; the `merge` entry point merges all of the row's splits in ascending
+//   order, one workgroup per (row, quad). Same formula, same order: bitwise the one-workgroup
+//   decode item's output, so step-meta may pick either (it does by scratch space left).
 // Every lane's arithmetic is fixed by its own position: keys in splits of SPLIT at absolute
-// boundaries, each split an online softmax over tiles of TILE keys from a fresh state, the splits
-// merged in ascending order by the same formula in both kinds of item; keys past a lane's own
-// position (its neighbours' causal tail) enter as exact no-ops (weight 0, max unchanged). So a
-// row's output is bitwise the same whatever else rides in the step and however its prompt was
-// chunked.
-// The cache's storage type is the KV_TYPE override (the layout of src/gpu/kv-arena.ts
-// kvLayerLayout): every K/V value is read as the f32 it decodes to (f16 via unpack2x16float, q8_0
-// as quant * f16 scale, both exact in f32), so the sums above are the f32 path's on those values.
+// boundaries, each an online softmax over tiles of TILE keys from a fresh state, merged in
+// ascending order; keys past a lane's own position enter as exact no-ops (weight 0, max kept). So
+// a row's output is bitwise the same whatever else rides in the step and however it was chunked.
+// The cache's storage type is the KV_TYPE override (src/gpu/kv-arena.ts kvLayerLayout): every K/V
+// value is read as the f32 it decodes to (f16 via unpack2x16float, q8_0 as quant * f16 scale, both
+// exact in f32), so the sums above are the f32 path's on those values.
 
 const SLOTS: u32 = 16u;  // invocations per workgroup: lane quads of a prefill item, splits of a decode round
 const SPLIT: u32 = 32u;  // keys per split
@@ -96,21 +92,49 @@ var<workgroup> splitMax: array<vec4<f32>, SLOTS>;
 var<workgroup> splitSum: array<vec4<f32>, SLOTS>;
 var<workgroup> splitAcc: array<vec4<f32>, SLOTS * CHUNK>;
 
-/**
- * Values x and x + 1 (x even: one word, one q8_0 block) of the layer's K region (v = false) or V
- * region, x counted in values from the region's start.
- */
+/** Values x, x + 1 (x even) of the layer's K region (v = false) or V region, x from its start. */
 fn kvPair(x: u32, v: bool) -> vec2<f32> {
   let region = select(0u, params.vOffset, v);
   if (KV_TYPE == KV_Q8_0) {
     let word = bitcast<i32>(kv[region + x / 4u]);
-    let d = unpack2x16float(kv[2u * params.vOffset + x / Q8_BLOCK])[select(0u, 1u, v)];
     let at = 8u * (x % 4u);
-    return vec2<f32>(f32(extractBits(word, at, 8u)), f32(extractBits(word, at + 8u, 8u))) * d;
+    return vec2<f32>(f32(extractBits(word, at, 8u)), f32(extractBits(word, at + 8u, 8u))) * q8Scale(x, v);
   } else if (KV_TYPE == KV_F16) {
     return unpack2x16float(kv[region + x / 2u]);
   }
   return vec2<f32>(bitcast<f32>(kv[region + x]), bitcast<f32>(kv[region + x + 1u]));
+}
+
+/** q8_0 values x..x + 3 (x % 4 == 0: one word) of the K (v = false) or V region; d: their block's scale. */
+fn q8Quad(x: u32, v: bool, d: f32) -> vec4<f32> {
+  let w = bitcast<i32>(kv[select(0u, params.vOffset, v) + x / 4u]);  // quant x in the low byte
+  return vec4<f32>(f32((w << 24u) >> 24u), f32((w << 16u) >> 24u), f32((w << 8u) >> 24u), f32(w >> 24u)) * d;
+}
+
+/** The q8_0 scale of value x's block (K's or V's half of the block's scale word). */
+fn q8Scale(x: u32, v: bool) -> f32 {
+  return unpack2x16float(kv[2u * params.vOffset + x / Q8_BLOCK])[select(0u, 1u, v)];
+}
+
+/** Each tile key's q8_0 scale for its value x (keys[i] + x). */
+fn tileScales(keys: array<u32, TILE>, x: u32, v: bool) -> array<f32, TILE> {
+  return array<f32, TILE>(q8Scale(keys[0] + x, v), q8Scale(keys[1] + x, v), q8Scale(keys[2] + x, v), q8Scale(keys[3] + x, v),
+                          q8Scale(keys[4] + x, v), q8Scale(keys[5] + x, v), q8Scale(keys[6] + x, v), q8Scale(keys[7] + x, v));
+}
+
+/** s plus the four dims' q (columns) times key values x, added in dim order (as one at a time). */
+fn keyDot(s: vec4<f32>, q: mat4x4<f32>, x: vec4<f32>) -> vec4<f32> {
+  return s + q[0] * x.x + q[1] * x.y + q[2] * x.z + q[3] * x.w;
+}
+
+// keyDot for two dims
+fn keyDot2(s: vec4<f32>, q: mat2x4<f32>, x: vec2<f32>) -> vec4<f32> {
+  return s + q[0] * x.x + q[1] * x.y;
+}
+
+/** A dim's acc * alpha (a) plus each key's weight (pLo: keys 0..3, pHi: 4..7) times its value, in key order. */
+fn weigh(a: vec4<f32>, pLo: mat4x4<f32>, pHi: mat4x4<f32>, lo: vec4<f32>, hi: vec4<f32>) -> vec4<f32> {
+  return a + pLo[0] * lo.x + pLo[1] * lo.y + pLo[2] * lo.z + pLo[3] * lo.w + pHi[0] * hi.x + pHi[1] * hi.y + pHi[2] * hi.z + pHi[3] * hi.w;
 }
 
 /** The cache slot of key `key` of the row, through its block table. */
@@ -125,11 +149,15 @@ fn keySlot(row: RowInfo, key: u32) -> u32 {
  * the unnormalized sums of weighted V rows in acc ([headDim] of lanes). A tile's TILE keys are
  * held in named registers (k0..k7, s0..s7, p0..p7): each query element and each accumulator is
  * then read once per tile, not once per key. Keys past walkKeys read the last walked key's slot
- * (a written, finite row of this row) with weight 0.
+ * (a written, finite row of this row) with weight 0. q8_0 dims go four a pass if headDim % 4 == 0
+ * (one word; the block's scales load once a run), else two: the same products in the same order
+ * either way, and no runtime branch inside a pass (f32 and f16 measured no faster in fours).
  */
 fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32, split: u32,
               qv: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>, acc: ptr<function, array<vec4<f32>, MAX_HEAD_DIM>>) -> array<vec4<f32>, 2> {
   let headDim = params.headDim;
+  // q8_0 dims read four at a time, in runs within a block (f32 and f16 measured no faster so)
+  let quadDims = select(0u, headDim, headDim % 4u == 0u && KV_TYPE == KV_Q8_0);
   let kvDim = params.kvDim;
   let scale = params.scale;
   var m = vec4<f32>(MASKED);
@@ -145,34 +173,34 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
     let k5 = keySlot(row, min(tile + 5u, last)) * kvDim + kvHeadBase;
     let k6 = keySlot(row, min(tile + 6u, last)) * kvDim + kvHeadBase;
     let k7 = keySlot(row, min(tile + 7u, last)) * kvDim + kvHeadBase;
-    var s0 = vec4<f32>(0.0);
-    var s1 = vec4<f32>(0.0);
-    var s2 = vec4<f32>(0.0);
-    var s3 = vec4<f32>(0.0);
-    var s4 = vec4<f32>(0.0);
-    var s5 = vec4<f32>(0.0);
-    var s6 = vec4<f32>(0.0);
-    var s7 = vec4<f32>(0.0);
-    // two dims per pass (headDim is even): one word of f16 or q8_0 serves both
-    for (var d = 0u; d < headDim; d += 2u) {
-      let qd = (*qv)[d];
-      let qe = (*qv)[d + 1u];
-      let x0 = kvPair(k0 + d, false);
-      let x1 = kvPair(k1 + d, false);
-      let x2 = kvPair(k2 + d, false);
-      let x3 = kvPair(k3 + d, false);
-      let x4 = kvPair(k4 + d, false);
-      let x5 = kvPair(k5 + d, false);
-      let x6 = kvPair(k6 + d, false);
-      let x7 = kvPair(k7 + d, false);
-      s0 += qd * x0.x; s0 += qe * x0.y;
-      s1 += qd * x1.x; s1 += qe * x1.y;
-      s2 += qd * x2.x; s2 += qe * x2.y;
-      s3 += qd * x3.x; s3 += qe * x3.y;
-      s4 += qd * x4.x; s4 += qe * x4.y;
-      s5 += qd * x5.x; s5 += qe * x5.y;
-      s6 += qd * x6.x; s6 += qe * x6.y;
-      s7 += qd * x7.x; s7 += qe * x7.y;
+    let keys = array<u32, TILE>(k0, k1, k2, k3, k4, k5, k6, k7);
+    var s0 = vec4<f32>(0.0); var s1 = s0; var s2 = s0; var s3 = s0;
+    var s4 = s0; var s5 = s0; var s6 = s0; var s7 = s0;
+    var d = 0u;
+    while (d < quadDims) {
+      let c = tileScales(keys, d, false);
+      for (let run = min(quadDims, d + Q8_BLOCK - (kvHeadBase + d) % Q8_BLOCK); d < run; d += 4u) {
+        let q4 = mat4x4<f32>((*qv)[d], (*qv)[d + 1u], (*qv)[d + 2u], (*qv)[d + 3u]);
+        s0 = keyDot(s0, q4, q8Quad(k0 + d, false, c[0]));
+        s1 = keyDot(s1, q4, q8Quad(k1 + d, false, c[1]));
+        s2 = keyDot(s2, q4, q8Quad(k2 + d, false, c[2]));
+        s3 = keyDot(s3, q4, q8Quad(k3 + d, false, c[3]));
+        s4 = keyDot(s4, q4, q8Quad(k4 + d, false, c[4]));
+        s5 = keyDot(s5, q4, q8Quad(k5 + d, false, c[5]));
+        s6 = keyDot(s6, q4, q8Quad(k6 + d, false, c[6]));
+        s7 = keyDot(s7, q4, q8Quad(k7 + d, false, c[7]));
+      }
+    }
+    for (; d < headDim; d += 2u) {  // headDim % 4 == 2
+      let q2 = mat2x4<f32>((*qv)[d], (*qv)[d + 1u]);
+      s0 = keyDot2(s0, q2, kvPair(k0 + d, false));
+      s1 = keyDot2(s1, q2, kvPair(k1 + d, false));
+      s2 = keyDot2(s2, q2, kvPair(k2 + d, false));
+      s3 = keyDot2(s3, q2, kvPair(k3 + d, false));
+      s4 = keyDot2(s4, q2, kvPair(k4 + d, false));
+      s5 = keyDot2(s5, q2, kvPair(k5 + d, false));
+      s6 = keyDot2(s6, q2, kvPair(k6 + d, false));
+      s7 = keyDot2(s7, q2, kvPair(k7 + d, false));
     }
     // a lane sees key j when j < its own key count; masked keys keep the max and weigh 0
     let key = vec4<u32>(tile);
@@ -195,27 +223,25 @@ fn splitState(row: RowInfo, kvHeadBase: u32, laneKeys: vec4<u32>, walkKeys: u32,
     let p6 = select(vec4<f32>(0.0), exp(s6 - newMax), key + 6u < laneKeys);
     let p7 = select(vec4<f32>(0.0), exp(s7 - newMax), key + 7u < laneKeys);
     l = l * alpha + (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)));
-    for (var d = 0u; d < headDim; d += 2u) {
-      let x0 = kvPair(k0 + d, true);
-      let x1 = kvPair(k1 + d, true);
-      let x2 = kvPair(k2 + d, true);
-      let x3 = kvPair(k3 + d, true);
-      let x4 = kvPair(k4 + d, true);
-      let x5 = kvPair(k5 + d, true);
-      let x6 = kvPair(k6 + d, true);
-      let x7 = kvPair(k7 + d, true);
-      var a = (*acc)[d] * alpha;       // dim d
-      var b = (*acc)[d + 1u] * alpha;  // dim d + 1
-      a += p0 * x0.x; b += p0 * x0.y;
-      a += p1 * x1.x; b += p1 * x1.y;
-      a += p2 * x2.x; b += p2 * x2.y;
-      a += p3 * x3.x; b += p3 * x3.y;
-      a += p4 * x4.x; b += p4 * x4.y;
-      a += p5 * x5.x; b += p5 * x5.y;
-      a += p6 * x6.x; b += p6 * x6.y;
-      a += p7 * x7.x; b += p7 * x7.y;
-      (*acc)[d] = a;
-      (*acc)[d + 1u] = b;
+    let pLo = mat4x4<f32>(p0, p1, p2, p3);
+    let pHi = mat4x4<f32>(p4, p5, p6, p7);
+    d = 0u;
+    while (d < quadDims) {
+      let c = tileScales(keys, d, true);
+      for (let run = min(quadDims, d + Q8_BLOCK - (kvHeadBase + d) % Q8_BLOCK); d < run; d += 4u) {
+        let lo = transpose(mat4x4<f32>(q8Quad(k0 + d, true, c[0]), q8Quad(k1 + d, true, c[1]), q8Quad(k2 + d, true, c[2]), q8Quad(k3 + d, true, c[3])));
+        let hi = transpose(mat4x4<f32>(q8Quad(k4 + d, true, c[4]), q8Quad(k5 + d, true, c[5]), q8Quad(k6 + d, true, c[6]), q8Quad(k7 + d, true, c[7])));
+        (*acc)[d] = weigh((*acc)[d] * alpha, pLo, pHi, lo[0], hi[0]);
+        (*acc)[d + 1u] = weigh((*acc)[d + 1u] * alpha, pLo, pHi, lo[1], hi[1]);
+        (*acc)[d + 2u] = weigh((*acc)[d + 2u] * alpha, pLo, pHi, lo[2], hi[2]);
+        (*acc)[d + 3u] = weigh((*acc)[d + 3u] * alpha, pLo, pHi, lo[3], hi[3]);
+      }
+    }
+    for (; d < headDim; d += 2u) {
+      let lo = transpose(mat4x2<f32>(kvPair(k0 + d, true), kvPair(k1 + d, true), kvPair(k2 + d, true), kvPair(k3 + d, true)));
+      let hi = transpose(mat4x2<f32>(kvPair(k4 + d, true), kvPair(k5 + d, true), kvPair(k6 + d, true), kvPair(k7 + d, true)));
+      (*acc)[d] = weigh((*acc)[d] * alpha, pLo, pHi, lo[0], hi[0]);
+      (*acc)[d + 1u] = weigh((*acc)[d + 1u] * alpha, pLo, pHi, lo[1], hi[1]);
     }
     m = newMax;
   }
