@@ -1,7 +1,7 @@
-// The held-out NIAH set (tools/train/eval/niah-reference.json) through EngineCore on the CPU reference
-// runner once per KV cache storage type, every prompt a session of one batched run, greedy, 24 new tokens
-// at most; scored by kv-eval.ts against the first type's run. Not a speed benchmark. Writes
-// tools/train/eval/kv-types.{json,md}. Env: COHORT_EVAL_KV_TYPES (default f32,f16,q8_0), COHORT_EVAL_PROMPTS (a count).
+// The held-out NIAH set (tools/train/eval/niah-reference.json) through EngineCore once per KV cache
+// storage type, every prompt a session of one batched run, greedy, 24 new tokens at most; scored by
+// kv-eval.ts against the first type's run. Not a speed benchmark. Writes tools/train/eval/kv-types[-gpu].{json,md}.
+// Env: COHORT_EVAL_KV_TYPES (default f32,f16,q8_0), COHORT_EVAL_PROMPTS (a count), COHORT_EVAL_RUNNER (cpu | gpu: npm webgpu).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,14 +11,20 @@ import { loadHfModel } from '../../src/model/hf-loader';
 import { isKvCacheType, type KvCacheType } from '../../src/model/kv-types';
 import { HfTokenizer } from '../../src/model/tokenizer';
 import { NIAH_MAX_NEW_TOKENS } from '../../src/protocol/niah';
+import type { ModelRunner } from '../../src/engine/types';
+import { GpuRunner } from '../../src/gpu/gpu-runner';
+import { testPipelineCache } from '../../src/gpu/testing/kernel-harness';
+import { loadShader } from '../../src/gpu/testing/node-gpu';
 import { CpuRunner } from '../../src/reference/cpu-runner';
 import { folderOpener } from '../models/node-files';
 import { kvEvalMarkdown, scoreKvType, type KvEvalOutput, type KvTypeScore } from './kv-eval';
 
 const MODEL_DIR = 'public/models/cohort-tiny';
 const REFERENCE_FILE = 'tools/train/eval/niah-reference.json';
-const OUT = 'tools/train/eval/kv-types';
 const BLOCK_SIZE = 16;
+const RUNNER = process.env.COHORT_EVAL_RUNNER ?? 'cpu';
+if (RUNNER !== 'cpu' && RUNNER !== 'gpu') throw new Error(`COHORT_EVAL_RUNNER: ${RUNNER} is not cpu or gpu`);
+const OUT = RUNNER === 'gpu' ? 'tools/train/eval/kv-types-gpu' : 'tools/train/eval/kv-types';
 
 interface Reference {
   code: string;
@@ -39,6 +45,14 @@ const chatTemplate = chatTemplateFromTokenizerConfig(readJson('tokenizer_config.
 // Room for every session's prompt and answer at once (plus the reserved block 0): no preemption.
 const numBlocks = 1 + refs.reduce((n, r) => n + Math.ceil((r.prompt_ids.length + NIAH_MAX_NEW_TOKENS) / BLOCK_SIZE), 0);
 
+const pipelines = RUNNER === 'gpu' ? await testPipelineCache() : null;
+const maxContext = Math.max(...refs.map((r) => r.prompt_ids.length)) + NIAH_MAX_NEW_TOKENS;
+
+async function makeRunner(kvCacheType: KvCacheType): Promise<ModelRunner & { dispose(): void }> {
+  if (!pipelines) return new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks, kvCacheType });
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks, maxContext, kvCacheType });
+}
+
 interface TypeRun {
   outputs: KvEvalOutput[];
   seconds: number;
@@ -47,7 +61,7 @@ interface TypeRun {
 }
 
 async function runType(kvCacheType: KvCacheType): Promise<TypeRun> {
-  const runner = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks, kvCacheType });
+  const runner = await makeRunner(kvCacheType);
   // Speculation off: drafts change which rows a step carries, never the greedy tokens, and cost CPU time.
   const engine = new EngineCore({ runner, tokenizer, chatTemplate, mode: 'batched', speculation: 'off' });
   let steps = 0;
@@ -89,18 +103,18 @@ const date = new Date().toISOString().slice(0, 10);
 const subset = refs.length < allRefs.length ? ` (the first ${refs.length} of ${allRefs.length})` : '';
 const note =
   `${date}. ${model.source}; the ${refs.length} held-out NIAH prompts of ${REFERENCE_FILE}${subset} as sessions of one batched ` +
-  `EngineCore run on CpuRunner (the GPU kernels' twin: KV values rounded as GpuRunner stores them), one run per KV type; ` +
+  `EngineCore run on ${RUNNER === 'gpu' ? `GpuRunner (Node, npm webgpu: ${pipelines!.device.adapterInfo?.description || 'adapter'})` : "CpuRunner (the GPU kernels' twin: KV values rounded as GpuRunner stores them)"}, one run per KV type; ` +
   `greedy, at most ${NIAH_MAX_NEW_TOKENS} new tokens, speculation off. Recall: output holds the prompt's exact code; ` +
   `leaks: output holds another prompt's code. Agreement is with the ${types[0]} run (token agreement: output tokens equal ` +
-  `up to the first difference, over its output tokens) and with PyTorch's greedy tokens. \`npm run eval:kv\`.`;
-const md = kvEvalMarkdown(scores, 'Held-out NIAH recall per KV cache storage type (cohort-tiny)', note);
+  `up to the first difference, over its output tokens) and with PyTorch's greedy tokens. \`${RUNNER === 'gpu' ? 'COHORT_EVAL_RUNNER=gpu ' : ''}npm run eval:kv\`.`;
+const md = kvEvalMarkdown(scores, `Held-out NIAH recall per KV cache storage type (cohort-tiny, ${RUNNER === 'gpu' ? 'GpuRunner' : 'CpuRunner'})`, note);
 const report = {
   schema: 1,
   date,
   model: model.source,
   referenceFile: REFERENCE_FILE,
   maxNewTokens: NIAH_MAX_NEW_TOKENS,
-  runner: 'CpuRunner',
+  runner: RUNNER === 'gpu' ? 'GpuRunner' : 'CpuRunner',
   baseline: types[0],
   scores: scores.map((s) => ({ ...s, steps: runs.get(s.kvCacheType as KvCacheType)!.steps, maxRowsPerStep: runs.get(s.kvCacheType as KvCacheType)!.maxRows })),
   outputs: Object.fromEntries(types.map((t) => [t, runs.get(t)!.outputs.map((o) => ({ code: o.code, promptTokens: o.promptTokens, outputTokenIds: o.outputTokenIds, text: o.text }))])),
