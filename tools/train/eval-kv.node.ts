@@ -106,7 +106,8 @@ const note =
   `EngineCore run on ${RUNNER === 'gpu' ? `GpuRunner (Node, npm webgpu: ${pipelines!.device.adapterInfo?.description || 'adapter'})` : "CpuRunner (the GPU kernels' twin: KV values rounded as GpuRunner stores them)"}, one run per KV type; ` +
   `greedy, at most ${NIAH_MAX_NEW_TOKENS} new tokens, speculation off. Recall: output holds the prompt's exact code; ` +
   `leaks: output holds another prompt's code. Agreement is with the ${types[0]} run (token agreement: output tokens equal ` +
-  `up to the first difference, over its output tokens) and with PyTorch's greedy tokens. \`${RUNNER === 'gpu' ? 'COHORT_EVAL_RUNNER=gpu ' : ''}npm run eval:kv\`.`;
+  `up to the first difference, over its output tokens) and with PyTorch's greedy tokens. Seconds: the run's wall ` +
+  `time on a shared machine, not a speed measure. \`${RUNNER === 'gpu' ? 'COHORT_EVAL_RUNNER=gpu ' : ''}npm run eval:kv\`.`;
 const md = kvEvalMarkdown(scores, `Held-out NIAH recall per KV cache storage type (cohort-tiny, ${RUNNER === 'gpu' ? 'GpuRunner' : 'CpuRunner'})`, note);
 const report = {
   schema: 1,
