@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from '@playwright/test';
-import type { GpuInfo, ModelInfo, ModelSource } from '../src/protocol/api';
+import type { GpuInfo, KvCacheOptions, ModelInfo, ModelSource } from '../src/protocol/api';
 import type { RunRecord, RunRequest } from '../testing/harness/driver';
 
 /** Same-origin path under which COHORT_MODEL_DIR's files are served to the page. */
@@ -40,9 +40,9 @@ export async function openHarness(page: Page): Promise<void> {
   await page.waitForFunction(() => document.body.dataset.ready === 'true', undefined, { timeout: 120_000 });
 }
 
-/** (Re)loads the model: a fresh engine, so an empty KV pool and prefix cache. */
-export function loadModel(page: Page, source: ModelSource = modelSource()): Promise<ModelInfo> {
-  return page.evaluate((s) => window.cohort.api.loadModel(s), source);
+/** (Re)loads the model: a fresh engine, so an empty KV pool and prefix cache; `kv` as the library's load options. */
+export function loadModel(page: Page, source: ModelSource = modelSource(), kv?: KvCacheOptions): Promise<ModelInfo> {
+  return page.evaluate(({ s, k }) => window.cohort.api.loadModel(s, undefined, k), { s: source, k: kv });
 }
 
 export function gpuInfo(page: Page): Promise<GpuInfo> {

@@ -2,6 +2,7 @@
 // depths join a batched engine at different steps; every one must find its own code and only it.
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed, type NiahCase } from '../src/protocol/niah';
+import type { KvCacheType } from '../src/protocol/api';
 import type { RunRecord, TurnSpec } from '../testing/harness/driver';
 import { loadModel, openHarness, runTurns } from './harness-page';
 
@@ -56,30 +57,34 @@ function table(cases: NiahCase[], order: number[], batched: RunRecord, serialize
  * every decode step alone: it still tests that a row decodes the same alone as in a cohort, at
  * half the cost (software WebGPU spends minutes on these prompts).
  */
-async function recallTest(page: Page, testInfo: TestInfo, numSessions: number, freshSerialized: boolean): Promise<void> {
+async function recallTest(page: Page, testInfo: TestInfo, numSessions: number, freshSerialized: boolean, kvCacheType?: KvCacheType): Promise<void> {
   const cases = makeNiahSuite(SEED, numSessions, 600, 1900);
   const order = sendOrder(numSessions);
   const codes = cases.map((c) => c.code);
   await openHarness(page);
 
+  // No kvCacheType: the host's default (f16), as the app and the library load.
+  const kv = kvCacheType ? { kvCacheType } : undefined;
   let t0 = Date.now();
-  const info = await loadModel(page);
+  const info = await loadModel(page, undefined, kv);
+  expect(info.kvCacheType, 'KV storage type the model loaded with').toBe(kvCacheType ?? 'f16');
+  expect(info.kvBytesPerToken).toBeGreaterThan(0);
   const batched = await runTurns(page, { mode: 'batched', turns: turnsFor(cases, order, STAGGER_STEPS) });
   const batchedSeconds = (Date.now() - t0) / 1000;
 
   t0 = Date.now();
-  if (freshSerialized) await loadModel(page);
+  if (freshSerialized) await loadModel(page, undefined, kv);
   const serialized = await runTurns(page, { mode: 'serialized', turns: turnsFor(cases, order, 0) });
   const serializedSeconds = (Date.now() - t0) / 1000;
 
   const report = table(cases, order, batched, serialized);
   const promptTokens = batched.turns.reduce((n, t) => n + t.result.promptTokenIds.length, 0);
   const summary =
-    `${info.name}: ${numSessions} sessions, ${promptTokens} prompt tokens; batched ${batched.steps.length} steps ` +
+    `${info.name}, ${info.kvCacheType} KV (${info.kvBytesPerToken} B/token): ${numSessions} sessions, ${promptTokens} prompt tokens; batched ${batched.steps.length} steps ` +
     `(${batchedSeconds.toFixed(0)} s incl. load), serialized ${serialized.steps.length} steps ` +
     `(${serializedSeconds.toFixed(0)} s${freshSerialized ? ' incl. load, from scratch' : ', prompts from the prefix cache'})`;
   console.log(`\n${summary}\n${report}\n`);
-  await testInfo.attach(`niah-${numSessions}.txt`, { body: `${summary}\n${report}\n`, contentType: 'text/plain' });
+  await testInfo.attach(`niah-${numSessions}-${info.kvCacheType}.txt`, { body: `${summary}\n${report}\n`, contentType: 'text/plain' });
 
   // The run really batched: sessions joined at different steps and rode together with others'
   // prefill chunks; serialized steps carried one row each.
@@ -120,5 +125,15 @@ test.describe('needle-in-a-haystack recall in the browser', () => {
     // ~7.5 minutes on SwiftShader: 16 prompts of 580-1,900 tokens prefilled twice.
     test.setTimeout(120 * 60_000);
     await recallTest(page, testInfo, 16, true);
+  });
+
+  test('8 staggered sessions with q8_0 KV: recall 1.0, no leaks, batched == serialized', async ({ page }, testInfo) => {
+    test.setTimeout(20 * 60_000);
+    await recallTest(page, testInfo, 8, false, 'q8_0');
+  });
+
+  test('16 staggered sessions with q8_0 KV, serialized pass from scratch', async ({ page }, testInfo) => {
+    test.setTimeout(120 * 60_000);
+    await recallTest(page, testInfo, 16, true, 'q8_0');
   });
 });
