@@ -111,4 +111,17 @@ describe('SharedLoads', () => {
     await a.connection.api.loadModel({ kind: 'embedded' });
     expect(engine.loadModel).toHaveBeenCalledTimes(5);
   });
+
+  it('passes the KV options on, and loads again for another KV type rather than joining', async () => {
+    const { api, engine } = scriptedEngine();
+    const loads = new SharedLoads(api);
+    const a = tab(api, loads);
+    const b = tab(api, loads);
+    await a.connection.api.loadModel({ kind: 'embedded' }, undefined, { kvCacheType: 'q8_0' });
+    expect(engine.loadModel).toHaveBeenLastCalledWith({ kind: 'embedded' }, undefined, { kvCacheType: 'q8_0' });
+    await b.connection.api.loadModel({ kind: 'embedded' }, undefined, { kvCacheType: 'q8_0' });
+    expect(engine.loadModel).toHaveBeenCalledTimes(1);
+    await b.connection.api.loadModel({ kind: 'embedded' });
+    expect(engine.loadModel).toHaveBeenCalledTimes(2);
+  });
 });

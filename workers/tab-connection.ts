@@ -1,6 +1,6 @@
 // One tab's view of the shared engine: EngineApi forwarded to the one engine, remembering the
 // sessions and subscriptions this tab made so they end when it leaves or goes silent. No comlink.
-import type { EngineApi, EngineNotice, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions, TabApi } from '../src/protocol/api';
+import type { EngineApi, EngineNotice, KvCacheOptions, LoadProgress, ModelInfo, ModelSource, SessionId, SessionOptions, TabApi } from '../src/protocol/api';
 import type { StepEvent } from '../src/protocol/events';
 import { TAB_EXPIRED_ERROR_NAME } from '../src/protocol/tab-errors';
 
@@ -15,11 +15,12 @@ export class SharedLoads {
 
   constructor(private readonly engine: EngineApi) {}
 
-  load(source: ModelSource, onProgress?: (p: LoadProgress) => void): Promise<ModelInfo> {
-    // Picked files cannot be compared; any other source is data, compared as JSON.
-    const key = source.kind === 'files' ? null : JSON.stringify(source);
+  load(source: ModelSource, onProgress?: (p: LoadProgress) => void, kv?: KvCacheOptions): Promise<ModelInfo> {
+    // Picked files cannot be compared; any other source is data, compared as JSON (with the KV
+    // options: a tab asking for another KV type or size gets its own load, not the one serving).
+    const key = source.kind === 'files' ? null : JSON.stringify([source, kv?.kvCacheType ?? null, kv?.kvCacheBytes ?? null]);
     if (key !== null && this.current?.key === key) return this.current.info;
-    const info = this.engine.loadModel(source, onProgress);
+    const info = this.engine.loadModel(source, onProgress, kv);
     const previous = this.current;
     const current = { key, info };
     this.current = current;
@@ -51,7 +52,7 @@ export class TabConnection {
     private readonly onEnd: (tab: TabConnection, reason: EndReason) => void,
   ) {
     const own: Partial<TabApi> = {
-      loadModel: (source: ModelSource, onProgress?: (p: LoadProgress) => void) => loads.load(source, onProgress),
+      loadModel: (source: ModelSource, onProgress?: (p: LoadProgress) => void, kv?: KvCacheOptions) => loads.load(source, onProgress, kv),
       unloadModel: () => loads.unload(),
       createSession: async (options?: SessionOptions) => {
         const id = await engine.createSession(options);
