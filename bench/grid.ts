@@ -170,9 +170,10 @@ export function buildReport(context: ReportContext, grid: GridResult): BenchRepo
   };
 }
 
-/** `<date>-<machine>[-<suffix>][-quick]`: the report's files share this name. */
+/** `<date>-<machine>[-<suffix>][-speculation][-quick]`: the report's files share this name (-speculation: that part alone). */
 export function reportBaseName(report: BenchReport, suffix = ''): string {
-  return `${report.date}-${report.machine}${suffix ? `-${suffix}` : ''}${report.quick ? '-quick' : ''}`;
+  const only = report.throughput.length === 0 && report.speculation ? '-speculation' : '';
+  return `${report.date}-${report.machine}${suffix ? `-${suffix}` : ''}${only}${report.quick ? '-quick' : ''}`;
 }
 
 /** Writes <base>.json and <base>.md (which links <base>.png, drawn by whoever can draw it). */
