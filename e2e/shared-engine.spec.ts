@@ -16,12 +16,12 @@ const steps = (page: Page): Promise<PlainStep[]> => page.evaluate(() => window.c
 const longRequest = (maxTokens: number) => ({ params: { messages: [{ role: 'user' as const, content: 'Note 0000: this paragraph is unrelated padding.' }], max_tokens: maxTokens, temperature: 0, ignore_eos: true, speculation: 'off' as const } });
 
 /** Opens two pages on the shared engine; A runs a request long enough to outlive B's, which never ends on its own. */
-async function twoTabs(context: BrowserContext, heartbeat: { intervalMs: number; timeoutMs: number }) {
+async function twoTabs(context: BrowserContext, heartbeat: { intervalMs: number; timeoutMs: number }, aTokens = 160) {
   const a = await context.newPage();
   const b = await context.newPage();
   expect(await openLibraryPage(a, { shared: true, heartbeat })).toBe('shared');
   expect(await openLibraryPage(b, { shared: true, heartbeat })).toBe('shared');
-  const aRun = a.evaluate((spec) => window.cohortLib.run([spec]), longRequest(160));
+  const aRun = a.evaluate((spec) => window.cohortLib.run([spec]), longRequest(aTokens));
   void b.evaluate((spec) => window.cohortLib.run([spec]), longRequest(2_000)).catch(() => undefined); // B goes away mid-run
   // A step with both pages' rows, seen by both: one engine
   await expect.poll(async () => (await steps(a)).some((s) => s.rows.length === 2), { timeout: 60_000 }).toBe(true);
@@ -30,11 +30,11 @@ async function twoTabs(context: BrowserContext, heartbeat: { intervalMs: number;
   const sessionIds = shared.rows.map((r) => r.sessionId);
   // a port of A's own reaches the same worker and sees both sessions (the control for 'gone' below)
   for (const id of sessionIds) expect(await a.evaluate((i) => window.cohortLib.sharedSessionState(i), id)).not.toMatch(/^gone/);
-  return { a, b, aRun, sessionIds };
+  return { a, b, aRun, sessionIds, aTokens };
 }
 
 /** B's session is cancelled (the only one), its blocks come back, A finishes alone, and the engine forgets B's session. */
-async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { completion_tokens: number } | null; error: unknown }> }>, sessionIds: string[]) {
+async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { completion_tokens: number } | null; error: unknown }> }>, sessionIds: string[], aTokens = 160) {
   const startMs = Date.now();
   await expect.poll(async () => (await steps(a)).some((s) => s.finished.some((f) => f.reason === 'cancelled')), { timeout: 30_000, intervals: [50] }).toBe(true);
   const elapsedMs = Date.now() - startMs;
@@ -56,7 +56,7 @@ async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { 
   const aSession = sessionIds.find((id) => id !== bSession)!;
   const outcome = (await aRun).outcomes[0]!;
   expect(outcome.error).toBeNull();
-  expect(outcome.usage!.completion_tokens).toBe(160);
+  expect(outcome.usage!.completion_tokens).toBe(aTokens);
   const after = (await steps(a)).slice(at + 1);
   expect(after.every((s) => s.rows.every((r) => r.sessionId === aSession))).toBe(true);
   expect(after.at(-1)!.kvBlocksUsed).toBe(0);
@@ -80,10 +80,11 @@ test("engine.terminate() in a shared engine takes only that page's sessions out"
 });
 
 test('a page that crashes (no pagehide) has its sessions ended when its heartbeat stops', async ({ context }) => {
-  const { a, b, aRun, sessionIds } = await twoTabs(context, HEARTBEAT);
+  // A must still be running when B's heartbeat runs out (2 s after the crash): 160 tokens can be done by then
+  const { a, b, aRun, sessionIds, aTokens } = await twoTabs(context, HEARTBEAT, 600);
   const cdp = await context.newCDPSession(b);
   void cdp.send('Page.crash').catch(() => undefined); // answers never: the page is gone
-  const elapsedMs = await expectBFreed(a, aRun, sessionIds);
+  const elapsedMs = await expectBFreed(a, aRun, sessionIds, aTokens);
   console.log(`crashed page's session cancelled ${elapsedMs} ms after the crash`);
   // freed by the heartbeat timeout (the last ping came up to one interval before the crash)
   expect(elapsedMs).toBeGreaterThanOrEqual(HEARTBEAT.timeoutMs - HEARTBEAT.intervalMs);
