@@ -1,29 +1,21 @@
 // Paged causal attention for decode rows and prefill chunks in one launch, one workgroup per
-// (work item, head quad). Not a KV writer: the step's own K/V must already be in the cache
-// (rope_kv_write) so chunks see themselves. Twin: pagedAttention.
-// A query at position p of row r attends to its row's positions 0..p through the row's block
-// table (GQA: kv head = head / (numHeads / numKvHeads)). Every invocation carries four lanes, each
-// one (query, head) pair of the same kv head (a head quad: headsPerQuad heads of one kv group, 1, 2
-// or 4), in vec4s: each K/V element it loads serves four lanes, which is what makes attention
-// cheap where loads, not FLOPs, cost (CPU WebGPU; bandwidth on real GPUs). Work items (step-meta):
-// - prefill (a row feeding several tokens): queriesPerItem consecutive queries of the row, lane
-//   L = lid * 4 + i holding query L / headsPerQuad and head L % headsPerQuad; each invocation
-//   walks all of its lanes' keys;
-// - decode (a row feeding one token): the lanes are the quad's heads of the one query, its keys
-//   cut into splits, invocation s taking splits s, s + SLOTS, ...: each hands its split's (max,
-//   sum, acc) over in workgroup memory and the workgroup merges them in ascending split order (a
-//   context that fits one split runs on invocation 0 alone, as a prefill lane would);
-// - decode partition (split-KV, a row past one round of splits): each item computes one round's
-//   splits into `states`; the `merge` entry point merges all of the row's splits in ascending
-//   order, one workgroup per (row, quad). Same formula, same order: bitwise the one-workgroup
-//   decode item's output, so step-meta may pick either (it does by scratch space left).
-// Every lane's arithmetic is fixed by its own position: keys in splits of SPLIT at absolute
-// boundaries, each an online softmax over tiles of TILE keys from a fresh state, merged in
-// ascending order; keys past a lane's own position enter as exact no-ops (weight 0, max kept). So
-// a row's output is bitwise the same whatever else rides in the step and however it was chunked.
-// The cache's storage type is the KV_TYPE override (src/gpu/kv-arena.ts kvLayerLayout): every K/V
-// value is read as the f32 it decodes to (f16 via unpack2x16float, q8_0 as quant * f16 scale, both
-// exact in f32), so the sums above are the f32 path's on those values.
+// (work item, head quad). Not a KV writer: the step's own K/V are already in the cache
+// (rope_kv_write), so chunks see themselves. Twin: pagedAttention. Query at position p of row r
+// attends to 0..p through the row's block table (GQA: kv head = head / (numHeads / numKvHeads)).
+// An invocation carries four lanes, (query, head) pairs of one kv head (a head quad of 1, 2 or 4
+// heads) in vec4s, so each K/V element loaded serves four lanes. Work items (step-meta):
+// - prefill: queriesPerItem consecutive queries, lane L = lid * 4 + i holding query
+//   L / headsPerQuad and head L % headsPerQuad; each invocation walks its lanes' keys;
+// - decode: the lanes are the quad's heads of the one query, its keys cut into splits, invocation s
+//   taking splits s, s + SLOTS, ...; the workgroup merges their (max, sum, acc) in ascending order;
+// - decode partition (split-KV): each item computes one round of splits into `states`; `merge`
+//   merges a row's splits in ascending order, bitwise the one-workgroup decode item's output.
+// A lane's arithmetic is fixed by its own position (splits of SPLIT at absolute boundaries, online
+// softmax over tiles of TILE keys, ascending merges; keys past the lane enter as exact no-ops), so
+// a row's output is bitwise the same whatever rides beside it and however it was chunked.
+// KV_TYPE is the cache's storage type (kv-arena.ts kvLayerLayout): each value is read as the f32 it
+// decodes to (f16 via unpack2x16float, q8_0 as quant * f16 scale, both exact), so the sums are
+// the f32 path's on those values.
 
 const SLOTS: u32 = 16u;  // invocations per workgroup: lane quads of a prefill item, splits of a decode round
 const SPLIT: u32 = 32u;  // keys per split
