@@ -61,9 +61,11 @@ const DEFAULT_SPLIT_KV_BUDGET_BYTES = 16 * 2 ** 20;
 /** A step's encoder as executeWith() hands it over, between the uploads and the sampled-id copy. */
 export interface StepEncoding {
   readonly encoder: GPUCommandEncoder;
-  /** The step's dispatches in order: the body, then the tail when a position samples; those without workgroups left out. */
+  /** The step's dispatches in order: the body, then the tail when a position samples (encode() skips those `runs` says have no workgroups). */
   readonly dispatches: readonly Dispatch[];
   readonly counts: Counts;
+  /** Whether `d` has workgroups in this step (a conditional pass may have none). */
+  runs(d: Dispatch): boolean;
   /** [counts.numSampled, vocab] f32 once the passes ran: the logits each sampled position drew from. */
   readonly logits: GPUBuffer;
   /** Records `dispatches` (of this step) into `pass` in order. */
@@ -241,9 +243,9 @@ export class GpuRunner implements ModelRunner {
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
       }
       this.program.writeParams(queue, counts);
-      const dispatches = (counts.numSampled > 0 ? this.sampledStep : this.program.body).filter((d) => this.fillGrid(d, counts));
+      const dispatches = counts.numSampled > 0 ? this.sampledStep : this.program.body;
       try {
-        timed = passes({ encoder, dispatches, counts, logits: act.logits, encode: (pass, list) => this.encode(pass, list, counts) });
+        timed = passes({ encoder, dispatches, counts, logits: act.logits, runs: (d) => this.fillGrid(d, counts), encode: (pass, list) => this.encode(pass, list, counts) });
       } catch (err) {
         await device.popErrorScope(); // the next step's scope must not sit on this one
         throw err;

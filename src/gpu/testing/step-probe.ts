@@ -59,12 +59,13 @@ export async function profileStep(runner: GpuRunner, plan: StepPlan): Promise<{ 
   const buffers: { querySet: GPUQuerySet; resolved: GPUBuffer; readback: GPUBuffer }[] = [];
   try {
     await runner.executeWith(plan, (step) => {
-      const n = step.dispatches.length;
+      const dispatches = step.dispatches.filter((d) => step.runs(d));
+      const n = dispatches.length;
       const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * n });
       const resolved = device.createBuffer({ size: 16 * n, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
       const readback = device.createBuffer({ size: 16 * n, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       buffers.push({ querySet, resolved, readback });
-      step.dispatches.forEach((d, i) => {
+      dispatches.forEach((d, i) => {
         const pass = step.encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } });
         step.encode(pass, [d]);
         pass.end();
