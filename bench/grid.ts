@@ -2,45 +2,23 @@
 // workload, a long prompt joining running decodes, and the report files. No browser, no GPU code.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelInfo, SessionOptions } from '../src/protocol/api';
-import type { RunRecord, RunRequest, TurnSpec } from '../testing/harness/driver';
-import { decodeThroughput, median, speedup } from '../src/protocol/metrics';
-import { joinLatency, longestGapAfter, timesToFirstToken, type JoinLatency } from './metrics';
+import type { ModelInfo } from '../src/protocol/api';
+import type { TurnSpec } from '../testing/harness/driver';
+import { median, speedup } from '../src/protocol/metrics';
+import { joinLatency, longestGapAfter, type JoinLatency } from './metrics';
 import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type SpeculationPoint, type ThroughputPoint, type Workload } from './report';
 import { runSpeculationGrid } from './speculation-grid';
-import { chatPrompts, joinPrompt, niahPrompts, type BenchSettings } from './settings';
+import { joinPrompt, type BenchSettings } from './settings';
+import { greedy, summarize, workloadPrompts, type RunWorkload } from './workload';
 
-/** Runs one workload to its end and returns its turns and steps (the page's or Node's driver). */
-export type RunWorkload = (request: RunRequest) => Promise<RunRecord>;
 
 export const TIMING =
   'Decode tokens only: tok/s = decode rows / summed elapsedMs of the steps that carry only decode rows ' +
   '(each such step is one forward pass; prefill forwards, which sample each first token, count on neither path).';
 
-function greedy(maxNewTokens: number): SessionOptions {
-  // Every turn runs its full length, as vLLM's benchmark does: EOS would end turns unevenly.
-  // Speculation off: this grid measures batching, one token per row-step on both paths, as in
-  // earlier reports; speculation-grid.ts measures speculation on its own.
-  return { sampling: { temperature: 0 }, maxNewTokens, ignoreEos: true, speculation: 'off' };
-}
-
 function workloadTurns(settings: BenchSettings, workload: Workload, n: number, maxNewTokens?: number): TurnSpec[] {
-  const prompts = workload === 'chat' ? chatPrompts(n) : niahPrompts(n).map((c) => c.prompt);
-  const newTokens = maxNewTokens ?? (workload === 'chat' ? settings.chatNewTokens : settings.niahNewTokens);
-  return prompts.map((prompt) => ({ prompt, options: greedy(newTokens) }));
-}
-
-/** One run's figures: decode throughput over its decode-only steps, TTFT, sizes. */
-export function summarize(run: RunRecord, repeat: number): RunSummary {
-  const turns = run.turns.map((t) => t.result);
-  return {
-    repeat,
-    ...decodeThroughput(run.steps),
-    medianTimeToFirstTokenMs: median(timesToFirstToken(run)),
-    meanPromptTokens: turns.reduce((n, t) => n + t.promptTokenIds.length, 0) / turns.length,
-    meanNewTokens: turns.reduce((n, t) => n + t.outputTokenIds.length, 0) / turns.length,
-    wallMs: run.wallMs,
-  };
+  const { prompts, newTokens } = workloadPrompts(settings, workload, n, maxNewTokens);
+  return prompts.map(({ prompt }) => ({ prompt, options: greedy(newTokens) }));
 }
 
 async function measurePoint(run: RunWorkload, settings: BenchSettings, workload: Workload, sessions: number): Promise<ThroughputPoint> {

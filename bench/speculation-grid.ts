@@ -1,11 +1,9 @@
 // Speculation off vs on, side by side in one run on one engine (batched): NIAH x1 and x8 (the answer
 // is copied from the context), chat x1 and x16 (drafts rarely match) and NIAH x1 with a prediction.
-import type { SessionOptions } from '../src/protocol/api';
 import { median, speculationFigures, speedup } from '../src/protocol/metrics';
-import type { RunWorkload } from './grid';
-import { summarize } from './grid';
+import { greedy, summarize, workloadPrompts, type RunWorkload } from './workload';
 import type { RunSummary, SpeculationCase, SpeculationPoint, SpeculationSide } from './report';
-import { chatPrompts, niahPrompts, type BenchSettings } from './settings';
+import type { BenchSettings } from './settings';
 
 export const SPECULATION_CASES: SpeculationCase[] = [
   { name: 'NIAH x1', workload: 'niah', sessions: 1, prediction: false },
@@ -18,11 +16,10 @@ export const SPECULATION_CASES: SpeculationCase[] = [
 type Side = 'off' | 'on';
 
 function caseTurns(settings: BenchSettings, c: SpeculationCase, side: Side, maxNewTokens?: number) {
-  const newTokens = maxNewTokens ?? (c.workload === 'chat' ? settings.chatNewTokens : settings.niahNewTokens);
-  const prompts = c.workload === 'chat' ? chatPrompts(c.sessions).map((prompt) => ({ prompt, code: '' })) : niahPrompts(c.sessions);
+  const { prompts, newTokens } = workloadPrompts(settings, c.workload, c.sessions, maxNewTokens);
   return prompts.map(({ prompt, code }) => {
     // 'on' is the default a user gets (auto: the cost model and the measured acceptance choose k)
-    const options: SessionOptions = { sampling: { temperature: 0 }, maxNewTokens: newTokens, ignoreEos: true, ...(side === 'off' ? { speculation: 'off' } : {}) };
+    const options = greedy(newTokens, side === 'on');
     if (c.prediction && side === 'on') options.predictionText = code;
     return { prompt, options };
   });

@@ -8,7 +8,8 @@ import { FakeRunner } from '../src/engine/testing/fake-runner';
 import { ByteTokenizer, PlainChatTemplate } from '../src/engine/testing/test-support';
 import { decodeThroughput, speedup } from '../src/protocol/metrics';
 import { toStepRecord, type RunRecord } from '../testing/harness/driver';
-import { summarize, throughputPoint } from './grid';
+import { throughputPoint } from './grid';
+import { summarize } from './workload';
 
 const PROMPTS = ['Count from one to ten.', 'Name three colours.', 'Describe a tree.', 'List four animals.'];
 
