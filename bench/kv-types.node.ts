@@ -31,6 +31,10 @@ interface Point {
   stepMs: number;
   gpuMs: number | null;
   attentionMs: number;
+  /** rope_kv_write's GPU time per step (where the rounding to the type happens), summed over layers */
+  kvWriteMs: number;
+  /** Every dispatch of the profiled step, each timed in its own pass, summed */
+  profiledMs: number;
   /** stepMs over f32's at the same batch */
   stepRatio: number;
   attentionRatio: number;
@@ -69,6 +73,8 @@ async function main(): Promise<void> {
       const wall = new Map<KvCacheType, number[]>(TYPES.map((t) => [t, []]));
       const gpu = new Map<KvCacheType, number[]>(TYPES.map((t) => [t, []]));
       const attention = new Map<KvCacheType, number[]>(TYPES.map((t) => [t, []]));
+      const kvWrite = new Map<KvCacheType, number[]>(TYPES.map((t) => [t, []]));
+      const profiled = new Map<KvCacheType, number[]>(TYPES.map((t) => [t, []]));
       for (const runner of runners.values()) await runner.execute(plan(batch, stepIndex++)); // warm-up
       for (let i = 0; i < REPEATS; i++) {
         for (const [type, runner] of runners) {
@@ -76,7 +82,10 @@ async function main(): Promise<void> {
           const result = await runner.execute(plan(batch, stepIndex++));
           wall.get(type)!.push(performance.now() - t0);
           if (result.gpuTimeMs !== undefined) gpu.get(type)!.push(result.gpuTimeMs);
-          attention.get(type)!.push(opTotals(await profileStep(runner, plan(batch, stepIndex++))).attention ?? 0);
+          const ops = opTotals(await profileStep(runner, plan(batch, stepIndex++)));
+          attention.get(type)!.push(ops.attention ?? 0);
+          kvWrite.get(type)!.push(ops.rope_kv_write ?? 0);
+          profiled.get(type)!.push(Object.values(ops).reduce((a, b) => a + b, 0));
         }
       }
       const base = { step: median(wall.get(TYPES[0]!)!), attention: median(attention.get(TYPES[0]!)!) };
@@ -84,7 +93,7 @@ async function main(): Promise<void> {
         const stepMs = median(wall.get(type)!);
         const attentionMs = median(attention.get(type)!);
         const gpuTimes = gpu.get(type)!;
-        points.push({ kvCacheType: type, batch, stepMs, gpuMs: gpuTimes.length ? median(gpuTimes) : null, attentionMs, stepRatio: stepMs / base.step, attentionRatio: attentionMs / base.attention });
+        points.push({ kvCacheType: type, batch, stepMs, gpuMs: gpuTimes.length ? median(gpuTimes) : null, attentionMs, kvWriteMs: median(kvWrite.get(type)!), profiledMs: median(profiled.get(type)!), stepRatio: stepMs / base.step, attentionRatio: attentionMs / base.attention });
         console.log(`${type} B=${batch}: step ${stepMs.toFixed(1)} ms (x${(stepMs / base.step).toFixed(2)}), attention ${attentionMs.toFixed(1)} ms (x${(attentionMs / base.attention).toFixed(2)})`);
       }
     }
@@ -101,9 +110,9 @@ async function main(): Promise<void> {
     '',
     `${adapter}; ${model.source}; median of ${REPEATS} interleaved repeats; ratios against ${TYPES[0]} at the same batch.${note ? ` ${note}` : ''}`,
     '',
-    '| KV type | bytes/token | B | step ms | step ratio | attention ms | attention ratio |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...points.map((p) => `| ${p.kvCacheType} | ${bytesPerToken[p.kvCacheType]} | ${p.batch} | ${p.stepMs.toFixed(1)} | ${p.stepRatio.toFixed(2)} | ${p.attentionMs.toFixed(1)} | ${p.attentionRatio.toFixed(2)} |`),
+    '| KV type | bytes/token | B | step ms | step ratio | attention ms | attention ratio | KV write ms | all dispatches ms (profiled) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...points.map((p) => `| ${p.kvCacheType} | ${bytesPerToken[p.kvCacheType]} | ${p.batch} | ${p.stepMs.toFixed(1)} | ${p.stepRatio.toFixed(2)} | ${p.attentionMs.toFixed(1)} | ${p.attentionRatio.toFixed(2)} | ${p.kvWriteMs.toFixed(2)} | ${p.profiledMs.toFixed(1)} |`),
     '',
   ];
   const dir = process.env.COHORT_BENCH_RESULTS_DIR ?? repoPath('bench/results');
