@@ -1,10 +1,12 @@
 // The in-memory model description every loader produces and every runner consumes:
 // config plus tensors kept in their stored encoding. Not a loader, not math.
 
-export type Arch = 'llama' | 'qwen2' | 'qwen3';
+export type Arch = 'llama' | 'qwen2' | 'qwen3' | 'gemma2' | 'gemma3';
 export type DType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_K' | 'q6_K';
 
-export interface RopeScaling {
+export type RopeScaling = Llama3RopeScaling | LinearRopeScaling;
+
+export interface Llama3RopeScaling {
   /** Llama-3 style frequency scaling. */
   type: 'llama3';
   factor: number;
@@ -12,6 +14,15 @@ export interface RopeScaling {
   highFreqFactor: number;
   originalMaxPositionEmbeddings: number;
 }
+
+/** Positions divided by factor (every frequency over factor): gemma3's global layers. */
+export interface LinearRopeScaling {
+  type: 'linear';
+  factor: number;
+}
+
+/** The MLP's gate activation: SwiGLU (silu) or GeGLU with tanh-approximated GELU (gemma). */
+export type MlpActivation = 'silu' | 'gelu_tanh';
 
 export interface ModelConfig {
   arch: Arch;
@@ -29,8 +40,33 @@ export interface ModelConfig {
   tieWordEmbeddings: boolean;
   /** qwen2: q/k/v projections carry a bias. */
   attentionBias: boolean;
-  /** qwen3: per-head RMSNorm on q and k before RoPE. */
+  /** qwen3, gemma3: per-head RMSNorm on q and k before RoPE. */
   qkNorm: boolean;
+  /** Multiplier of the embedding rows on the way in: gemma's sqrt(hidden), 1 elsewhere. */
+  embedScale: number;
+  mlpActivation: MlpActivation;
+  /**
+   * gemma2/3: an RMSNorm on the attention output and on the MLP output before each residual add
+   * (tensors post_attention_layernorm, post_feedforward_layernorm; the MLP's input norm is then
+   * pre_feedforward_layernorm).
+   */
+  postNorms: boolean;
+  /** Multiplier of every q . k: 1 / sqrt(headDim), gemma's 1 / sqrt(query_pre_attn_scalar). */
+  attentionScale: number;
+  /** gemma2: attention scores become cap * tanh(s / cap) before the softmax; 0 = none. */
+  attnLogitSoftcap: number;
+  /** gemma2: logits become cap * tanh(l / cap); 0 = none. */
+  finalLogitSoftcap: number;
+  /**
+   * [numLayers] each layer's attention window: a query at position p sees keys p - W + 1 .. p
+   * (llama.cpp's and HF's sliding window W); 0 = every earlier position.
+   */
+  layerWindows: number[];
+  /**
+   * RoPE base of the sliding-window layers, unscaled (gemma3's rope_local_base_freq); null: every
+   * layer uses ropeTheta and ropeScaling.
+   */
+  slidingRopeTheta: number | null;
   bosTokenId: number | null;
   eosTokenIds: number[];
 }

@@ -25,7 +25,12 @@ export function expectedTensorShapes(c: ModelConfig): Map<string, number[]> {
       m.set(`${p}self_attn.q_norm.weight`, [c.headDim]);
       m.set(`${p}self_attn.k_norm.weight`, [c.headDim]);
     }
+    // llama's post_attention_layernorm is the MLP's input norm; gemma's normalizes the attention output
     m.set(`${p}post_attention_layernorm.weight`, [c.hiddenSize]);
+    if (c.postNorms) {
+      m.set(`${p}pre_feedforward_layernorm.weight`, [c.hiddenSize]);
+      m.set(`${p}post_feedforward_layernorm.weight`, [c.hiddenSize]);
+    }
     m.set(`${p}mlp.gate_proj.weight`, [c.intermediateSize, c.hiddenSize]);
     m.set(`${p}mlp.up_proj.weight`, [c.intermediateSize, c.hiddenSize]);
     m.set(`${p}mlp.down_proj.weight`, [c.hiddenSize, c.intermediateSize]);

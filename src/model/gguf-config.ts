@@ -1,11 +1,18 @@
-// GGUF metadata -> ModelConfig for llama, qwen2, qwen3, and GGUF tensor names -> HF names.
+// GGUF metadata -> ModelConfig for llama, qwen2, qwen3, gemma2, gemma3, and GGUF tensor names -> HF names.
 // Not parsing (gguf.ts) and not tensor reading (gguf-loader.ts).
-import type { Arch, ModelConfig, RopeScaling } from './desc';
+import type { Arch, ModelConfig, Llama3RopeScaling } from './desc';
 import type { GgufMetadataValue } from './gguf';
 import { ModelFormatError, check } from './errors';
-import { MAX_LAYERS, MAX_MODEL_DIM } from './hf-config';
+import { MAX_LAYERS, MAX_MODEL_DIM, plainFields, slidingLayers, SUPPORTED_ARCHES } from './hf-config';
 
-const ARCHES: readonly Arch[] = ['llama', 'qwen2', 'qwen3'];
+const ARCHES: readonly Arch[] = ['llama', 'qwen2', 'qwen3', 'gemma2', 'gemma3'];
+
+/** gemma's norms around attention and the MLP, whose HF names differ from llama's (llama's ffn_norm is its post_attention_layernorm). */
+const GEMMA_LAYER_NAMES: Record<string, string> = {
+  'post_attention_norm.weight': 'post_attention_layernorm.weight',
+  'ffn_norm.weight': 'pre_feedforward_layernorm.weight',
+  'post_ffw_norm.weight': 'post_feedforward_layernorm.weight',
+};
 
 const LAYER_NAMES: Record<string, string> = {
   'attn_norm.weight': 'input_layernorm.weight',
@@ -29,20 +36,25 @@ const GLOBAL_NAMES: Record<string, string> = {
   'output.weight': 'lm_head.weight',
 };
 
-/** HF name for a GGUF tensor name, or null for tensors this project does not use. */
-export function hfNameFromGguf(name: string): string | null {
+function layerNames(arch: Arch): Record<string, string> {
+  return arch === 'gemma2' || arch === 'gemma3' ? { ...LAYER_NAMES, ...GEMMA_LAYER_NAMES } : LAYER_NAMES;
+}
+
+/** HF name for a GGUF tensor name of `arch`, or null for tensors this project does not use. */
+export function hfNameFromGguf(name: string, arch: Arch): string | null {
   if (name in GLOBAL_NAMES) return GLOBAL_NAMES[name];
+  const names = layerNames(arch);
   const m = /^blk\.(\d+)\.(.+)$/.exec(name);
-  if (m && m[2] in LAYER_NAMES) return `model.layers.${Number(m[1])}.${LAYER_NAMES[m[2]]}`;
+  if (m && m[2] in names) return `model.layers.${Number(m[1])}.${names[m[2]]}`;
   return null;
 }
 
-/** GGUF name for an HF tensor name (writers). */
-export function ggufNameFromHf(name: string): string | null {
+/** GGUF name for an HF tensor name of `arch` (writers). */
+export function ggufNameFromHf(name: string, arch: Arch): string | null {
   for (const [g, h] of Object.entries(GLOBAL_NAMES)) if (h === name) return g;
   const m = /^model\.layers\.(\d+)\.(.+)$/.exec(name);
   if (!m) return null;
-  for (const [g, h] of Object.entries(LAYER_NAMES)) if (h === m[2]) return `blk.${m[1]}.${g}`;
+  for (const [g, h] of Object.entries(layerNames(arch))) if (h === m[2]) return `blk.${m[1]}.${g}`;
   return null;
 }
 
@@ -67,7 +79,7 @@ function scalar(v: GgufMetadataValue | undefined): number | undefined {
  * rope_freqs.weight. Only the wavelength thresholds orig/low and orig/high matter, so orig is
  * fixed at 8192 and low/high fitted: exact whenever two or more factors lie between 1 and factor.
  */
-export function ropeScalingFromFactors(factors: Float32Array, headDim: number, theta: number): RopeScaling | null {
+export function ropeScalingFromFactors(factors: Float32Array, headDim: number, theta: number): Llama3RopeScaling | null {
   const factor = Math.max(...factors);
   if (!(factor > 1 + 1e-6)) return null;
   const orig = 8192;
@@ -109,7 +121,7 @@ export function ropeScalingFromFactors(factors: Float32Array, headDim: number, t
 export function configFromGguf(file: string, meta: Map<string, GgufMetadataValue>, vocabRows: number): ModelConfig {
   const archName = String(meta.get('general.architecture') ?? 'missing');
   if (!ARCHES.includes(archName as Arch)) {
-    throw new ModelFormatError(file, `unsupported architecture "${archName}" (supported: llama, qwen2, qwen3)`);
+    throw new ModelFormatError(file, `unsupported architecture "${archName}" (supported: ${SUPPORTED_ARCHES})`);
   }
   const arch = archName as Arch;
   const int = (key: string, max: number, fallback?: number): number => {
@@ -131,23 +143,60 @@ export function configFromGguf(file: string, meta: Map<string, GgufMetadataValue
   const eos = scalar(meta.get('tokenizer.ggml.eos_token_id'));
   const eot = scalar(meta.get('tokenizer.ggml.eot_token_id'));
   const bos = scalar(meta.get('tokenizer.ggml.bos_token_id'));
+  const numLayers = int('block_count', MAX_LAYERS);
+  const gemma = arch === 'gemma2' || arch === 'gemma3';
+  const linearFactor = String(meta.get(`${arch}.rope.scaling.type`)) === 'linear' ? num('rope.scaling.factor', 1) : 1;
   return {
     arch,
     vocabSize: int('vocab_size', 1 << 22, vocabRows),
     hiddenSize,
     intermediateSize: int('feed_forward_length', MAX_MODEL_DIM),
-    numLayers: int('block_count', MAX_LAYERS),
+    numLayers,
     numHeads,
     numKvHeads,
     headDim,
     rmsNormEps: num('attention.layer_norm_rms_epsilon', 1e-6),
     ropeTheta: num('rope.freq_base', 10000),
-    ropeScaling: null,
+    ropeScaling: linearFactor !== 1 ? { type: 'linear', factor: linearFactor } : null,
     maxPositionEmbeddings: int('context_length', 1 << 24, 2048),
     tieWordEmbeddings: false,
     attentionBias: arch === 'qwen2',
-    qkNorm: arch === 'qwen3',
+    qkNorm: arch === 'qwen3' || arch === 'gemma3',
     bosTokenId: bos ?? null,
     eosTokenIds: [...new Set([eos, eot].filter((x): x is number => x !== undefined))],
+    ...(gemma ? gemmaFieldsFromGguf(meta, arch, hiddenSize, numHeads, headDim, numLayers, num) : plainFields(headDim, numLayers)),
+  };
+}
+
+/**
+ * gemma's fields as llama.cpp reads them: window and period (gemma2: 4096 every other layer,
+ * gemma3: every sixth layer global), the caps (gemma3 has no attention cap), the sliding layers'
+ * RoPE base (gemma3: rope.freq_base_swa, 10000 when absent), and the attention scale, which GGUF
+ * does not store: 1 / sqrt(headDim), except the 27B models (gemma2 46 layers, gemma3 62), whose
+ * query_pre_attn_scalar is hidden / heads.
+ */
+function gemmaFieldsFromGguf(
+  meta: Map<string, GgufMetadataValue>,
+  arch: 'gemma2' | 'gemma3',
+  hidden: number,
+  numHeads: number,
+  headDim: number,
+  numLayers: number,
+  num: (key: string, fallback: number) => number,
+): ReturnType<typeof plainFields> {
+  const optional = (key: string): number => scalar(meta.get(`${arch}.${key}`)) ?? 0;
+  const window = optional('attention.sliding_window') || (arch === 'gemma2' ? 4096 : 0);
+  const period = optional('attention.sliding_window_pattern') || (arch === 'gemma2' ? 2 : 6);
+  const sliding = window > 0 ? slidingLayers(numLayers, period) : new Array<boolean>(numLayers).fill(false);
+  const is27b = numLayers === (arch === 'gemma2' ? 46 : 62);
+  return {
+    embedScale: Math.fround(Math.sqrt(hidden)),
+    mlpActivation: 'gelu_tanh',
+    postNorms: true,
+    attentionScale: 1 / Math.sqrt(is27b ? hidden / numHeads : headDim),
+    attnLogitSoftcap: arch === 'gemma2' ? optional('attn_logit_softcapping') : 0,
+    finalLogitSoftcap: optional('final_logit_softcapping'),
+    layerWindows: sliding.map((s) => (s ? window : 0)),
+    slidingRopeTheta: arch === 'gemma3' ? num('rope.freq_base_swa', 10000) : null,
   };
 }

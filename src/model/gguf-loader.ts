@@ -1,4 +1,4 @@
-// Loads a GGUF file (llama, qwen2, qwen3) into a ModelDesc: HF tensor names, llama Q/K rows
+// Loads a GGUF file (llama, qwen2, qwen3, gemma2, gemma3) into a ModelDesc: HF tensor names, llama Q/K rows
 // un-permuted to HF's rotary order, every offset and size checked. Not the vocabulary.
 import type { DType, ModelDesc, TensorDesc } from './desc';
 import type { ByteSource, ProgressCallback } from './byte-source';
@@ -81,7 +81,7 @@ export async function loadGgufModel(src: ByteSource, options: GgufLoadOptions = 
       ropeFactors = new Float32Array(bytes.slice().buffer);
       continue;
     }
-    const name = hfNameFromGguf(p.name);
+    const name = hfNameFromGguf(p.name, config.arch);
     if (name === null) continue;
     check(!found.has(name), file, `tensor "${p.name}" appears twice`);
     let tensorData = bytes;

@@ -1,10 +1,11 @@
 // Loads a Hugging Face model folder (config.json + model.safetensors or a sharded index)
 // into a ModelDesc. Not the tokenizer or chat template (their files are only required here).
-import type { ModelDesc, TensorDesc } from './desc';
+import type { ModelConfig, ModelDesc, TensorDesc } from './desc';
 import type { FileOpener, ProgressCallback } from './byte-source';
 import { progressCounter, readJson } from './byte-source';
 import { configFromHf } from './hf-config';
 import { checkTensors } from './expected-tensors';
+import { normsAsMultipliers } from './norm-multipliers';
 import { readSafetensors, readSafetensorsHeader, type SafetensorsHeader } from './safetensors';
 import type { ByteSource } from './byte-source';
 import { ModelFormatError, check } from './errors';
@@ -37,6 +38,17 @@ function shardNames(file: string, index: unknown): string[] {
   return names as string[];
 }
 
+/** gemma3 with vision keeps its language model under language_model.model.*: the same tensors as gemma3_text's model.*. */
+function renamed(config: ModelConfig, found: Map<string, TensorDesc>): Map<string, TensorDesc> {
+  if (config.arch !== 'gemma3' || found.has('model.embed_tokens.weight')) return found;
+  const out = new Map<string, TensorDesc>();
+  for (const [name, t] of found) {
+    const m = /^language_model\.(model\..+|lm_head\..+)$/.exec(name);
+    if (m) out.set(m[1]!, { ...t, name: m[1]! });
+  }
+  return out;
+}
+
 export async function loadHfModel(open: FileOpener, options: HfLoadOptions = {}): Promise<ModelDesc> {
   const configSrc = await openRequired(open, 'config.json');
   const config = configFromHf(configSrc.name, await readJson(configSrc, MAX_JSON_BYTES));
@@ -62,5 +74,6 @@ export async function loadHfModel(open: FileOpener, options: HfLoadOptions = {})
   // Some checkpoints store lm_head even when tied; an untied config without it is an error.
   if (config.tieWordEmbeddings) found.delete('lm_head.weight');
   const weightsName = indexSrc ? indexSrc.name : shards[0].src.name;
-  return { config, tensors: checkTensors(weightsName, config, found), source: options.source ?? weightsName };
+  const tensors = normsAsMultipliers(weightsName, config, checkTensors(weightsName, config, renamed(config, found)));
+  return { config, tensors, source: options.source ?? weightsName };
 }

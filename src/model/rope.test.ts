@@ -42,13 +42,13 @@ function expectF32Of(actual: number, expected: number): void {
 
 describe('ropeInverseFrequencies', () => {
   it('is theta^(-2i / headDim), rounded to f32, without scaling', () => {
-    const plain = ropeInverseFrequencies({ ...llama31, ropeScaling: null });
+    const plain = ropeInverseFrequencies({ ...llama31, ropeScaling: null }, 0);
     expect(plain.length).toBe(64);
     for (let i = 0; i < 64; i++) expect(plain[i]).toBe(Math.fround(500000 ** (-i / 64)));
   });
 
   it("gives Llama 3.1's scaled frequencies as worked out by hand", () => {
-    const scaled = ropeInverseFrequencies(llama31);
+    const scaled = ropeInverseFrequencies(llama31, 0);
     for (const [i, expected] of HAND_COMPUTED) expectF32Of(scaled[i], expected);
     // the ends of the ramp: unscaled up to 28, divided by 8 from 35
     for (let i = 0; i <= 28; i++) expect(scaled[i]).toBe(Math.fround(500000 ** (-i / 64)));
@@ -56,15 +56,15 @@ describe('ropeInverseFrequencies', () => {
   });
 
   it("agrees with llama.cpp's route: theta^(-2i/d) over convert_hf_to_gguf's rope_freqs factors", () => {
-    const scaled = ropeInverseFrequencies(llama31);
+    const scaled = ropeInverseFrequencies(llama31, 0);
     const factors = llama3RopeFactors(llama31)!;
     for (let i = 0; i < 64; i++) expectF32Of(scaled[i], 500000 ** (-i / 64) / Math.fround(factors[i]));
   });
 
   it('gives the same frequencies from the scaling a GGUF loader recovers from those factors', () => {
     const recovered = ropeScalingFromFactors(llama3RopeFactors(llama31)!, 128, 500000);
-    const fromGguf = ropeInverseFrequencies({ ...llama31, ropeScaling: recovered });
-    const scaled = ropeInverseFrequencies(llama31);
+    const fromGguf = ropeInverseFrequencies({ ...llama31, ropeScaling: recovered }, 0);
+    const scaled = ropeInverseFrequencies(llama31, 0);
     for (let i = 0; i < 64; i++) expectF32Of(fromGguf[i], scaled[i]);
   });
 });

@@ -36,6 +36,9 @@ const variants: Array<{ arch: Arch; tied: boolean }> = [
   { arch: 'llama', tied: true },
   { arch: 'qwen2', tied: false },
   { arch: 'qwen3', tied: true },
+  // gemma: windows of 16 positions (crossed by these prompts), caps, post-norms, GeGLU, local RoPE
+  { arch: 'gemma2', tied: true },
+  { arch: 'gemma3', tied: true },
 ];
 
 describe.each(variants)('$arch (tied embeddings: $tied)', ({ arch, tied }) => {

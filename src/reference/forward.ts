@@ -3,7 +3,9 @@
 import { KvPool } from './kv-pool';
 import {
   embeddingGather,
+  geglu,
   kvWrite,
+  logitSoftcap,
   matmul,
   pagedAttention,
   residualAdd,
@@ -12,6 +14,7 @@ import {
   slotMapping,
   swiglu,
   type AttentionLayout,
+  type AttentionScoring,
 } from './ops';
 import type { CpuWeights } from './weights';
 import type { ModelConfig } from '../model/desc';
@@ -178,9 +181,15 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
   const eps = c.rmsNormEps;
   const { numTokens: T, tokenIds, layout, slots, buffers } = beginStep(weights, kv, plan, arena);
   const { x, xNorm, q, k, v, attn, delta, gate, up } = buffers; // [T, ...] each, shapes on ForwardArena
+  const activation = c.mlpActivation === 'gelu_tanh' ? geglu : swiglu;
+  /** x += out, or x += rmsnorm(out) where the architecture norms each sublayer's output (gemma). */
+  const addToResidual = (out: Float32Array, outputNorm: Float32Array | null): void => {
+    if (outputNorm) rmsNorm(out, outputNorm, T, hidden, eps, out);
+    residualAdd(x, out, x);
+  };
 
-  // x = embed[tokenIds]
-  embeddingGather(weights.embed, tokenIds, x);
+  // x = embed[tokenIds] * embedScale
+  embeddingGather(weights.embed, tokenIds, x, c.embedScale);
 
   for (let l = 0; l < c.numLayers; l++) {
     const w = weights.layers[l];
@@ -191,31 +200,37 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
     matmul(xNorm, T, w.k, w.kBias, k);
     matmul(xNorm, T, w.v, w.vBias, v);
     if (w.qNorm && w.kNorm) {
-      // qwen3: RMSNorm each head's q and k (weight [headDim] shared by heads) before RoPE
+      // qwen3, gemma3: RMSNorm each head's q and k (weight [headDim] shared by heads) before RoPE
       rmsNorm(q, w.qNorm, T * c.numHeads, c.headDim, eps, q);
       rmsNorm(k, w.kNorm, T * c.numKvHeads, c.headDim, eps, k);
     }
-    rope(q, T, c.numHeads, c.headDim, layout.positions, weights.ropeInvFreq);
-    rope(k, T, c.numKvHeads, c.headDim, layout.positions, weights.ropeInvFreq);
+    rope(q, T, c.numHeads, c.headDim, layout.positions, w.ropeInvFreq);
+    rope(k, T, c.numKvHeads, c.headDim, layout.positions, w.ropeInvFreq);
     kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
-    pagedAttention(q, T, kv.k[l], kv.v[l], layout, attn);
+    pagedAttention(q, T, kv.k[l], kv.v[l], layout, attn, layerScoring(c, l));
     matmul(attn, T, w.o, null, delta);
-    residualAdd(x, delta, x);
+    addToResidual(delta, w.attnOutputNorm);
 
-    // MLP block: x += down(silu(gate(h)) * up(h)), h = rmsnorm(x)
-    rmsNorm(x, w.postAttentionNorm, T, hidden, eps, xNorm);
+    // MLP block: x += down(act(gate(h)) * up(h)), h = rmsnorm(x); act silu (SwiGLU) or tanh GELU (GeGLU)
+    rmsNorm(x, w.mlpInputNorm, T, hidden, eps, xNorm);
     matmul(xNorm, T, w.gate, null, gate);
     matmul(xNorm, T, w.up, null, up);
-    swiglu(gate, up, T * c.intermediateSize, gate);
+    activation(gate, up, T * c.intermediateSize, gate);
     matmul(gate, T, w.down, null, delta);
-    residualAdd(x, delta, x);
+    addToResidual(delta, w.mlpOutputNorm);
   }
 
-  // logits only after each sampling row's last token: lm_head(rmsnorm(x[last]))
+  // logits only after each sampling row's last token: lm_head(rmsnorm(x[last])), soft-capped where the model says
   const { sampleRows, states } = lastTokenStates(plan, x, hidden);
   const numOut = sampleRows.length;
   rmsNorm(states, weights.finalNorm, numOut, hidden, eps, states);
   const logits = new Float32Array(numOut * c.vocabSize); // [numOut, vocab]
   matmul(states, numOut, weights.lmHead, null, logits);
+  if (c.finalLogitSoftcap > 0) logitSoftcap(logits, c.finalLogitSoftcap);
   return { sampleRows, logits };
+}
+
+/** Layer l's attention scoring from the config: its scale, soft-cap and window. */
+export function layerScoring(c: ModelConfig, layer: number): AttentionScoring {
+  return { scale: c.attentionScale, softcap: c.attnLogitSoftcap, window: c.layerWindows[layer]! };
 }

@@ -106,7 +106,7 @@ describe('rope', () => {
   const config = syntheticModelDesc({ arch: 'llama', dims: { ...TINY_SYNTH_DIMS, headDim } }).config;
 
   it('rotates each (i, i + half) pair by position * theta^(-2i/headDim)', () => {
-    const invFreq = ropeInverseFrequencies(config);
+    const invFreq = ropeInverseFrequencies(config, 0);
     const x = rand(2 * headDim, 10); // [1 token, 2 heads, 8]
     const rotated = x.slice();
     rope(rotated, 1, 2, headDim, new Int32Array([7]), invFreq);
@@ -121,7 +121,7 @@ describe('rope', () => {
   });
 
   it('makes q . k depend only on the distance between positions', () => {
-    const invFreq = ropeInverseFrequencies(config);
+    const invFreq = ropeInverseFrequencies(config, 0);
     const q = rand(headDim, 11), k = rand(headDim, 12);
     const dotAt = (pq: number, pk: number): number => {
       const qr = q.slice(), kr = k.slice();

@@ -21,15 +21,17 @@ export interface Matrix {
 }
 
 /**
- * embedding gather: out[t, :] = table[tokenIds[t], :].
+ * embedding gather: out[t, :] = table[tokenIds[t], :] * scale (scale: ModelConfig.embedScale, f32).
  * table [vocab, hidden]; tokenIds [numTokens]; out [numTokens, hidden].
  */
-export function embeddingGather(table: Matrix, tokenIds: Int32Array, out: Float32Array): void {
+export function embeddingGather(table: Matrix, tokenIds: Int32Array, out: Float32Array, scale = 1): void {
   const hidden = table.cols;
   for (let t = 0; t < tokenIds.length; t++) {
     const id = tokenIds[t];
     if (id < 0 || id >= table.rows) throw new RangeError(`token id ${id} outside vocab ${table.rows}`);
     out.set(table.data.subarray(id * hidden, (id + 1) * hidden), t * hidden);
+    // gemma's sqrt(hidden): one f32 product per value, as embedding.wgsl's SCALE store
+    if (scale !== 1) for (let i = t * hidden; i < (t + 1) * hidden; i++) out[i] = Math.fround(out[i] * scale);
   }
 }
 
@@ -213,9 +215,31 @@ export interface AttentionLayout {
 }
 
 /**
+/** How paged attention scores a key: scale, soft-cap and window (ModelConfig's attention fields of one layer). */
+export interface AttentionScoring {
+  /** Multiplier of q . k: ModelConfig.attentionScale. */
+  scale: number;
+  /** s -> softcap * tanh(s / softcap) when > 0 (gemma2's attn_logit_softcapping). */
+  softcap: number;
+  /** Keys at positions p - window + 1 .. p only when > 0 (the layer's sliding window). */
+  window: number;
+}
+
+/** Scaled by 1 / sqrt(headDim), no cap, no window: llama's attention. */
+export function plainScoring(headDim: number): AttentionScoring {
+  return { scale: 1 / Math.sqrt(headDim), softcap: 0, window: 0 };
+}
+
+/** The first key position a query at `pos` attends to under a window of `window` (0: all). */
+export function windowStart(pos: number, window: number): number {
+  return window > 0 ? Math.max(0, pos - window + 1) : 0;
+}
+
+/**
  * Paged causal attention, decode rows and prefill chunks alike. For token t at position p of
  * row r, head h (KV head kh = floor(h / (numHeads / numKvHeads)), GQA):
- *   s_j = (q[t, h, :] . K_r[j, kh, :]) / sqrt(headDim)   for j = 0..p (its row's own positions)
+ *   s_j = cap(scale * (q[t, h, :] . K_r[j, kh, :]))   for j = windowStart(p, window)..p
+ *   (cap(s) = softcap * tanh(s / softcap) when softcap > 0, else s)
  *   w_j = exp(s_j - max_j s_j) / sum_j exp(s_j - max_j s_j)
  *   out[t, h, :] = sum_j w_j * V_r[j, kh, :]
  * where K_r[j] lives at slot blockTables[r, floor(j / blockSize)] * blockSize + j % blockSize.
@@ -230,31 +254,34 @@ export function pagedAttention(
   vCache: Float32Array,
   layout: AttentionLayout,
   out: Float32Array,
+  scoring: AttentionScoring = plainScoring(layout.headDim),
 ): void {
   const { numHeads, numKvHeads, headDim, blockSize, positions, tokenRows, blockTables, maxBlocksPerRow } = layout;
   const groupSize = numHeads / numKvHeads;
   const kvDim = numKvHeads * headDim;
-  const scale = 1 / Math.sqrt(headDim);
+  const { scale, softcap, window } = scoring;
   let scores = new Float64Array(0); // [p + 1] per (token, head)
   const acc = new Float64Array(headDim); // [headDim]
   for (let t = 0; t < numTokens; t++) {
     const pos = positions[t];
+    const first = windowStart(pos, window); // keys before it are outside the window: never read
     const tableBase = tokenRows[t] * maxBlocksPerRow;
     if (scores.length < pos + 1) scores = new Float64Array(pos + 1);
     for (let h = 0; h < numHeads; h++) {
       const qBase = (t * numHeads + h) * headDim;
       const kvHeadOffset = Math.floor(h / groupSize) * headDim;
       let maxScore = -Infinity;
-      for (let j = 0; j <= pos; j++) {
+      for (let j = first; j <= pos; j++) {
         const slot = blockTables[tableBase + Math.floor(j / blockSize)] * blockSize + (j % blockSize);
         const kBase = slot * kvDim + kvHeadOffset;
-        const s = dot(q, qBase, kCache, kBase, headDim) * scale;
+        const raw = dot(q, qBase, kCache, kBase, headDim) * scale;
+        const s = softcap > 0 ? softcap * Math.tanh(raw / softcap) : raw;
         scores[j] = s;
         if (s > maxScore) maxScore = s;
       }
       let sumExp = 0;
       acc.fill(0);
-      for (let j = 0; j <= pos; j++) {
+      for (let j = first; j <= pos; j++) {
         const e = Math.exp(scores[j] - maxScore);
         sumExp += e;
         const slot = blockTables[tableBase + Math.floor(j / blockSize)] * blockSize + (j % blockSize);
@@ -275,6 +302,27 @@ export function swiglu(gate: Float32Array, up: Float32Array, n: number, out: Flo
     const g = gate[i];
     out[i] = (g / (1 + Math.exp(-g))) * up[i];
   }
+}
+
+/** sqrt(2 / pi), the tanh GELU's constant. */
+const GELU_SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
+
+/** The tanh approximation of GELU (PyTorch's gelu(approximate='tanh'), HF's gelu_pytorch_tanh). */
+export function geluTanh(g: number): number {
+  return 0.5 * g * (1 + Math.tanh(GELU_SQRT_2_OVER_PI * (g + 0.044715 * g * g * g)));
+}
+
+/**
+ * GeGLU: out[i] = geluTanh(gate[i]) * up[i] (gemma's MLP).
+ * gate, up, out [numTokens, intermediateSize] (out may alias gate).
+ */
+export function geglu(gate: Float32Array, up: Float32Array, n: number, out: Float32Array): void {
+  for (let i = 0; i < n; i++) out[i] = geluTanh(gate[i]) * up[i];
+}
+
+/** Soft-capping in place: x[i] = cap * tanh(x[i] / cap) (gemma2's final logits). x [n]. */
+export function logitSoftcap(x: Float32Array, cap: number): void {
+  for (let i = 0; i < x.length; i++) x[i] = cap * Math.tanh(x[i] / cap);
 }
 
 /**

@@ -27,8 +27,14 @@ export interface LayerWeights<M extends Matrix = Matrix> {
   kNorm: Float32Array | null;
   /** [hidden, numHeads * headDim] */
   o: M;
-  /** [hidden] */
-  postAttentionNorm: Float32Array;
+  /** [hidden] the MLP's input norm (llama's post_attention_layernorm, gemma's pre_feedforward_layernorm) */
+  mlpInputNorm: Float32Array;
+  /** [hidden] gemma: the norm of the attention output before its residual add, or null */
+  attnOutputNorm: Float32Array | null;
+  /** [hidden] gemma: the norm of the MLP output before its residual add, or null */
+  mlpOutputNorm: Float32Array | null;
+  /** [headDim / 2] this layer's RoPE inverse frequencies (src/model/rope.ts; layers that agree share one array) */
+  ropeInvFreq: Float32Array;
   /** [intermediate, hidden] */
   gate: M;
   /** [intermediate, hidden] */
@@ -46,8 +52,6 @@ export interface CpuWeights<M extends Matrix = Matrix> {
   finalNorm: Float32Array;
   /** [vocab, hidden]; the same object as embed when embeddings are tied */
   lmHead: M;
-  /** [headDim / 2] RoPE inverse frequencies, Llama-3 scaling applied */
-  ropeInvFreq: Float32Array;
 }
 
 /**
@@ -86,6 +90,13 @@ export function loadCpuWeights(model: ModelDesc, toMatrix: (m: Matrix, stored: T
     wanted || find(name) ? vector(name, n) : null;
 
   const layers: LayerWeights[] = [];
+  const ropeTables = new Map<string, Float32Array>();
+  const ropeFor = (layer: number): Float32Array => {
+    const invFreq = ropeInverseFrequencies(c, layer);
+    const key = invFreq.join();
+    if (!ropeTables.has(key)) ropeTables.set(key, invFreq);
+    return ropeTables.get(key)!;
+  };
   for (let i = 0; i < c.numLayers; i++) {
     const p = `model.layers.${i}.`;
     layers.push({
@@ -99,7 +110,10 @@ export function loadCpuWeights(model: ModelDesc, toMatrix: (m: Matrix, stored: T
       qNorm: c.qkNorm ? vector(`${p}self_attn.q_norm.weight`, c.headDim) : null,
       kNorm: c.qkNorm ? vector(`${p}self_attn.k_norm.weight`, c.headDim) : null,
       o: matrix(`${p}self_attn.o_proj.weight`, c.hiddenSize, qDim),
-      postAttentionNorm: vector(`${p}post_attention_layernorm.weight`, c.hiddenSize),
+      mlpInputNorm: vector(`${p}${c.postNorms ? 'pre_feedforward_layernorm' : 'post_attention_layernorm'}.weight`, c.hiddenSize),
+      attnOutputNorm: c.postNorms ? vector(`${p}post_attention_layernorm.weight`, c.hiddenSize) : null,
+      mlpOutputNorm: c.postNorms ? vector(`${p}post_feedforward_layernorm.weight`, c.hiddenSize) : null,
+      ropeInvFreq: ropeFor(i),
       gate: matrix(`${p}mlp.gate_proj.weight`, c.intermediateSize, c.hiddenSize),
       up: matrix(`${p}mlp.up_proj.weight`, c.intermediateSize, c.hiddenSize),
       down: matrix(`${p}mlp.down_proj.weight`, c.hiddenSize, c.intermediateSize),
@@ -118,6 +132,5 @@ export function loadCpuWeights(model: ModelDesc, toMatrix: (m: Matrix, stored: T
     layers,
     finalNorm: vector('model.norm.weight', c.hiddenSize),
     lmHead,
-    ropeInvFreq: ropeInverseFrequencies(c),
   };
 }

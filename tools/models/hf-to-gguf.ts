@@ -1,7 +1,8 @@
-// HF llama/qwen2/qwen3 weights + tokenizer -> GGUF bytes laid out as llama.cpp's convert_hf_to_gguf
-// does (names, permuted llama Q/K rows, gpt2 vocabulary). Not file I/O and not a general converter.
+// HF llama/qwen2/qwen3/gemma2/gemma3 weights + tokenizer -> GGUF bytes laid out as llama.cpp's convert_hf_to_gguf
+// does (names, permuted llama Q/K rows, gemma's norms + 1, gpt2 vocabulary). Not file I/O and not a general converter.
 import type { DType, ModelConfig } from '../../src/model/desc';
-import { configFromHf } from '../../src/model/hf-config';
+import { configFromHf, slidingLayers } from '../../src/model/hf-config';
+import { storesNormOffset } from '../../src/model/norm-multipliers';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
 import { ggufNameFromHf } from '../../src/model/gguf-config';
 import { permuteRowsToGguf } from '../../src/model/permute';
@@ -89,7 +90,7 @@ export function vocabMetadata(parts: HfModelParts, vocabSize: number): Array<[st
 /** Llama-3 per-frequency factors as convert_hf_to_gguf writes them to rope_freqs.weight. */
 export function llama3RopeFactors(c: ModelConfig): Float32Array | null {
   const s = c.ropeScaling;
-  if (!s) return null;
+  if (s?.type !== 'llama3') return null;
   const lowWavelen = s.originalMaxPositionEmbeddings / s.lowFreqFactor;
   const highWavelen = s.originalMaxPositionEmbeddings / s.highFreqFactor;
   const out = new Float32Array(c.headDim / 2);
@@ -136,6 +137,7 @@ export function ggufContents(parts: HfModelParts, dtype: DType): { metadata: Arr
     [`${arch}.rope.dimension_count`, u32(c.headDim)],
   );
   if (dtype !== 'f32' && dtype !== 'f16' && dtype !== 'bf16') meta.push(['general.quantization_version', u32(2)]);
+  meta.push(...gemmaMetadata(c));
   meta.push(...vocabMetadata(parts, c.vocabSize));
 
   const tensors: GgufTensorInput[] = [];
@@ -145,15 +147,41 @@ export function ggufContents(parts: HfModelParts, dtype: DType): { metadata: Arr
     const t = parts.tensors.get(name);
     if (!t) throw new Error(`missing tensor "${name}"`);
     if (t.shape.join() !== shape.join()) throw new Error(`tensor "${name}" has shape ${t.shape} but the config implies ${shape}`);
-    const ggufName = ggufNameFromHf(name);
+    const ggufName = ggufNameFromHf(name, arch);
     if (!ggufName) throw new Error(`no GGUF name for "${name}"`);
     let values = t.values;
     if (arch === 'llama' && /\.self_attn\.[qk]_proj\.(weight|bias)$/.test(name)) {
       values = new Float32Array(permuteRowsToGguf(new Uint8Array(values.slice().buffer), shape[0], c.headDim).buffer);
     }
+    // gemma's HF norms hold w of a (1 + w) multiplier; GGUF holds the multiplier
+    if (storesNormOffset(c) && name.endsWith('norm.weight')) values = values.map((w) => 1 + w);
     const cols = shape[shape.length - 1];
     const tensorType: DType = shape.length === 1 || !canEncode(dtype, cols) ? 'f32' : dtype;
     tensors.push({ name: ggufName, dtype: tensorType, shape, data: encodeTensor(values, cols, tensorType) });
   }
   return { metadata: meta, tensors };
+}
+
+/**
+ * gemma's keys as llama.cpp reads them: window and its layer period (written where it differs
+ * from llama.cpp's default: gemma2 2, gemma3 6), the caps, gemma3's local RoPE base and linear
+ * scaling. GGUF has no query_pre_attn_scalar: llama.cpp assumes head_dim (27B: hidden / heads).
+ */
+function gemmaMetadata(c: ModelConfig): Array<[string, GgufValue]> {
+  if (c.arch !== 'gemma2' && c.arch !== 'gemma3') return [];
+  const arch = c.arch;
+  const meta: Array<[string, GgufValue]> = [];
+  const window = Math.max(...c.layerWindows);
+  if (window > 0) {
+    const sliding = c.layerWindows.map((w) => w > 0);
+    const period = Array.from({ length: c.numLayers + 1 }, (_, i) => i + 1).find((p) => slidingLayers(c.numLayers, p).every((s, l) => s === sliding[l]));
+    if (period === undefined) throw new Error('sliding layers in no period llama.cpp can say');
+    meta.push([`${arch}.attention.sliding_window`, u32(window)]);
+    if (period !== (arch === 'gemma2' ? 2 : 6)) meta.push([`${arch}.attention.sliding_window_pattern`, u32(period)]);
+  }
+  if (c.attnLogitSoftcap > 0) meta.push([`${arch}.attn_logit_softcapping`, f32(c.attnLogitSoftcap)]);
+  if (c.finalLogitSoftcap > 0) meta.push([`${arch}.final_logit_softcapping`, f32(c.finalLogitSoftcap)]);
+  if (c.slidingRopeTheta !== null) meta.push([`${arch}.rope.freq_base_swa`, f32(c.slidingRopeTheta)]);
+  if (c.ropeScaling?.type === 'linear') meta.push([`${arch}.rope.scaling.type`, str('linear')], [`${arch}.rope.scaling.factor`, f32(c.ropeScaling.factor)]);
+  return meta;
 }

@@ -1,32 +1,39 @@
-// Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B) written straight as quantized blocks
+// Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B, Gemma-3-1B) written straight as quantized blocks
 // for benchmarks: drawing 0.5B f32 values as synth.ts does would take minutes. Not for reading outputs.
 import type { ModelConfig, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
+import { configFromHf } from '../../src/model/hf-config';
 import { tensorBytes } from '../../src/model/quant-layout';
 
-/** Config shapes as published in each model's config.json. */
-export const MODEL_SHAPES: Record<string, ModelConfig> = {
+/** Config shapes as published in each model's config.json (the keys that set a shape), read as a loader reads them. */
+const PUBLISHED_CONFIGS: Record<string, Record<string, unknown>> = {
   'SmolLM2-135M': {
-    arch: 'llama', vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9, numKvHeads: 3, headDim: 64,
-    rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192, tieWordEmbeddings: true,
-    attentionBias: false, qkNorm: false, bosTokenId: 1, eosTokenIds: [2],
+    model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3,
+    rms_norm_eps: 1e-5, rope_theta: 100000, max_position_embeddings: 8192, tie_word_embeddings: true, bos_token_id: 1, eos_token_id: 2,
   },
   'SmolLM2-360M': {
-    arch: 'llama', vocabSize: 49152, hiddenSize: 960, intermediateSize: 2560, numLayers: 32, numHeads: 15, numKvHeads: 5, headDim: 64,
-    rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192, tieWordEmbeddings: true,
-    attentionBias: false, qkNorm: false, bosTokenId: 1, eosTokenIds: [2],
+    model_type: 'llama', vocab_size: 49152, hidden_size: 960, intermediate_size: 2560, num_hidden_layers: 32, num_attention_heads: 15, num_key_value_heads: 5,
+    rms_norm_eps: 1e-5, rope_theta: 100000, max_position_embeddings: 8192, tie_word_embeddings: true, bos_token_id: 1, eos_token_id: 2,
   },
   'Llama-3.2-1B': {
-    arch: 'llama', vocabSize: 128256, hiddenSize: 2048, intermediateSize: 8192, numLayers: 16, numHeads: 32, numKvHeads: 8, headDim: 64,
-    rmsNormEps: 1e-5, ropeTheta: 500000, ropeScaling: { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 },
-    maxPositionEmbeddings: 131072, tieWordEmbeddings: true, attentionBias: false, qkNorm: false, bosTokenId: 128000, eosTokenIds: [128001, 128008, 128009],
+    model_type: 'llama', vocab_size: 128256, hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 16, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 64,
+    rms_norm_eps: 1e-5, rope_theta: 500000, rope_scaling: { rope_type: 'llama3', factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
+    max_position_embeddings: 131072, tie_word_embeddings: true, bos_token_id: 128000, eos_token_id: [128001, 128008, 128009],
   },
   'Qwen2.5-0.5B': {
-    arch: 'qwen2', vocabSize: 151936, hiddenSize: 896, intermediateSize: 4864, numLayers: 24, numHeads: 14, numKvHeads: 2, headDim: 64,
-    rmsNormEps: 1e-6, ropeTheta: 1000000, ropeScaling: null, maxPositionEmbeddings: 32768, tieWordEmbeddings: true,
-    attentionBias: true, qkNorm: false, bosTokenId: null, eosTokenIds: [151643],
+    model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2,
+    rms_norm_eps: 1e-6, rope_theta: 1000000, max_position_embeddings: 32768, tie_word_embeddings: true, eos_token_id: 151643,
+  },
+  'Gemma-3-1B': {
+    model_type: 'gemma3_text', vocab_size: 262144, hidden_size: 1152, intermediate_size: 6912, num_hidden_layers: 26, num_attention_heads: 4, num_key_value_heads: 1, head_dim: 256,
+    rms_norm_eps: 1e-6, rope_theta: 1000000, rope_local_base_freq: 10000, rope_scaling: null, sliding_window: 512, sliding_window_pattern: 6, query_pre_attn_scalar: 256,
+    max_position_embeddings: 32768, tie_word_embeddings: true, bos_token_id: 2, eos_token_id: [1, 106], hidden_activation: 'gelu_pytorch_tanh',
   },
 };
+
+export const MODEL_SHAPES: Record<string, ModelConfig> = Object.fromEntries(
+  Object.entries(PUBLISHED_CONFIGS).map(([name, raw]) => [name, configFromHf(`${name} config.json`, raw)]),
+);
 
 /** xorshift32 bytes: fast and deterministic, no need for statistical quality. */
 function randomBytes(n: number, seed: number): Uint8Array {

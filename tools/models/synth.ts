@@ -1,4 +1,4 @@
-// The one generator of small random-weight models (fixed seed) for llama, qwen2 and qwen3: in HF layout, GGUF or memory,
+// The one generator of small random-weight models (fixed seed) for llama, qwen2, qwen3, gemma2 and gemma3: in HF layout, GGUF or memory,
 // for tests of loaders, runners and kernels. Not trained, not committed: written at test time.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import type { Arch, DType, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { mulberry32 } from '../../src/engine/seeded-random';
 import { configFromHf } from '../../src/model/hf-config';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
+import { normsAsMultipliers, storesNormOffset } from '../../src/model/norm-multipliers';
 import { hfToGguf, type F32Tensor, type HfModelParts } from './hf-to-gguf';
 import { safetensorsIndex, writeSafetensors, type SafetensorsInput } from './safetensors-writer';
 import { encodeTensor } from './quantize';
@@ -89,16 +90,31 @@ export function byteLevelTokenizer(): { tokenizer: Record<string, unknown>; toke
   return { tokenizer, tokenizerConfig };
 }
 
+/** The synthetic gemma models' window: short, so the 50-token prompts of the tests cross it. */
+export const SYNTH_SLIDING_WINDOW = 16;
+
 /** config.json for the architecture, in the keys transformers writes. */
 function hfConfig(arch: Arch, d: SynthDims, tie: boolean): Record<string, unknown> {
+  const architectures = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM', gemma2: 'Gemma2ForCausalLM', gemma3: 'Gemma3ForCausalLM' };
   const base: Record<string, unknown> = {
-    architectures: [{ llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[arch]],
-    model_type: arch, vocab_size: d.vocab, hidden_size: d.hidden, intermediate_size: d.intermediate,
+    architectures: [architectures[arch]],
+    model_type: arch === 'gemma3' ? 'gemma3_text' : arch, vocab_size: d.vocab, hidden_size: d.hidden, intermediate_size: d.intermediate,
     num_hidden_layers: d.layers, num_attention_heads: d.heads, num_key_value_heads: d.kvHeads,
     head_dim: d.headDim, rms_norm_eps: 1e-5, rope_theta: 10000, max_position_embeddings: d.maxPositions,
     tie_word_embeddings: tie, bos_token_id: 256, eos_token_id: 258, hidden_act: 'silu', torch_dtype: 'float32',
   };
   if (arch === 'llama') base.attention_bias = false;
+  if (arch === 'gemma2' || arch === 'gemma3') {
+    // Every gemma feature made to bite at these sizes: a short window, caps near the values
+    // random weights reach, gemma3's own local RoPE base and linear scaling on its global layers.
+    // query_pre_attn_scalar = head_dim, which GGUF cannot say otherwise (llama.cpp assumes it).
+    Object.assign(base, {
+      hidden_act: undefined, hidden_activation: 'gelu_pytorch_tanh', query_pre_attn_scalar: d.headDim,
+      sliding_window: SYNTH_SLIDING_WINDOW, sliding_window_pattern: 2,
+    });
+    if (arch === 'gemma2') Object.assign(base, { attn_logit_softcapping: 4, final_logit_softcapping: 8 });
+    else Object.assign(base, { rope_theta: 1000000, rope_local_base_freq: 10000, rope_scaling: { rope_type: 'linear', factor: 8 } });
+  }
   return base;
 }
 
@@ -108,13 +124,16 @@ export function syntheticModel(opts: SynthOptions): HfModelParts {
   const config = hfConfig(opts.arch, dims, opts.tieWordEmbeddings ?? false);
   const random = mulberry32(opts.seed ?? 1);
   const tensors = new Map<string, F32Tensor>();
-  for (const [name, shape] of expectedTensorShapes(configFromHf('config.json', config))) {
+  const parsed = configFromHf('config.json', config);
+  // gemma's HF norms hold w of a (1 + w) multiplier
+  const normCenter = storesNormOffset(parsed) ? 0 : 1;
+  for (const [name, shape] of expectedTensorShapes(parsed)) {
     const n = shape.reduce((a, b) => a * b, 1);
     const values = new Float32Array(n);
-    // Norm weights near 1, biases small, matrices scaled by 1/sqrt(fan-in) so activations stay O(1).
+    // Norm multipliers near 1, biases small, matrices scaled by 1/sqrt(fan-in) so activations stay O(1).
     const isNorm = /norm\.weight$/.test(name);
     const scale = isNorm ? 0.2 : name.endsWith('.bias') ? 0.1 : 2 / Math.sqrt(shape[shape.length - 1]);
-    for (let i = 0; i < n; i++) values[i] = (isNorm ? 1 : 0) + (random() * 2 - 1) * scale;
+    for (let i = 0; i < n; i++) values[i] = (isNorm ? normCenter : 0) + (random() * 2 - 1) * scale;
     tensors.set(name, { shape, values });
   }
   return { config, tensors, ...byteLevelTokenizer(), name: `synthetic-${opts.arch}` };
@@ -131,7 +150,11 @@ export function syntheticModelDesc(opts: SynthOptions): ModelDesc {
   // The byte tokenizer's specials sit past a tiny vocabulary: such a model has none.
   const inVocab = (id: number) => id < config.vocabSize;
   const bosTokenId = config.bosTokenId !== null && inVocab(config.bosTokenId) ? config.bosTokenId : null;
-  return { config: { ...config, bosTokenId, eosTokenIds: config.eosTokenIds.filter(inVocab) }, tensors, source: `synthetic ${opts.arch} model` };
+  return {
+    config: { ...config, bosTokenId, eosTokenIds: config.eosTokenIds.filter(inVocab) },
+    tensors: normsAsMultipliers('model.safetensors', config, tensors),
+    source: `synthetic ${opts.arch} model`,
+  };
 }
 
 /** HF folder files (name -> bytes) for parts stored as f32, f16 or bf16. */

@@ -1,9 +1,9 @@
-// One step through llama.cpp's CPU graph (llm_build_llama / qwen2 / qwen3) with the emulated ops,
+// One step through llama.cpp's CPU graph (llama, qwen2, qwen3, gemma2, gemma3) with the emulated ops,
 // for the oracle test. Not Cohort's forward (../forward.ts), whose step layout and buffers it reuses.
 import type { StepPlan } from '../../engine/types';
-import { beginStep, lastTokenStates, type ForwardArena, type ForwardOutput } from '../forward';
+import { beginStep, lastTokenStates, layerScoring, type ForwardArena, type ForwardOutput } from '../forward';
 import type { KvPool } from '../kv-pool';
-import { embeddingGather, residualAdd } from '../ops';
+import { embeddingGather, logitSoftcap, residualAdd } from '../ops';
 import type { LayerWeights } from '../weights';
 import { matmulLikeLlamaCpp as mm, type LlamaCppMatrix } from './matmul';
 import type { LlamaCppWeights } from './weights';
@@ -34,29 +34,31 @@ export function llamaCppForward(weights: LlamaCppWeights, kv: KvPool, plan: Step
       norm(q, w.qNorm, T * c.numHeads, c.headDim, q);
       norm(k, w.kNorm, T * c.numKvHeads, c.headDim, k);
     }
-    ops.rope(q, T, c.numHeads, layout.positions);
-    ops.rope(k, T, c.numKvHeads, layout.positions);
+    ops.rope(q, T, c.numHeads, layout.positions, l);
+    ops.rope(k, T, c.numKvHeads, layout.positions, l);
     ops.kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
-    ops.attention(q, T, kv.k[l], kv.v[l], layout, attn);
+    ops.attention(q, T, kv.k[l], kv.v[l], layout, attn, layerScoring(c, l));
     mm(attn, T, w.o, null, delta);
+    if (w.attnOutputNorm) norm(delta, w.attnOutputNorm, T, hidden, delta);
     residualAdd(x, delta, x);
   };
 
-  /** xs [n, hidden] += down(swiglu(gate(h), up(h))), h = rms_norm(xs), in place. */
+  /** xs [n, hidden] += down(glu(gate(h), up(h))) (gemma: rms_norm'd), h = rms_norm(xs), in place. */
   const ffnBlock = (w: LayerWeights<LlamaCppMatrix>, xs: Float32Array, n: number): void => {
     const h = xNorm.subarray(0, n * hidden);
     const g = gate.subarray(0, n * c.intermediateSize);
     const u = up.subarray(0, n * c.intermediateSize);
     const d = delta.subarray(0, n * hidden);
-    norm(xs, w.postAttentionNorm, n, hidden, h);
+    norm(xs, w.mlpInputNorm, n, hidden, h);
     mm(h, n, w.gate, null, g);
     mm(h, n, w.up, null, u);
-    ops.swiglu(g, u, g.length, g);
+    ops.glu(g, u, g.length, g);
     mm(g, n, w.down, null, d);
+    if (w.mlpOutputNorm) norm(d, w.mlpOutputNorm, n, hidden, d);
     residualAdd(xs, d, xs);
   };
 
-  embeddingGather(weights.embed, tokenIds, x);
+  embeddingGather(weights.embed, tokenIds, x, c.embedScale);
   const last = c.numLayers - 1;
   for (let l = 0; l < last; l++) {
     attentionBlock(l);
@@ -71,5 +73,6 @@ export function llamaCppForward(weights: LlamaCppWeights, kv: KvPool, plan: Step
   norm(states, weights.finalNorm, numOut, hidden, states);
   const logits = new Float32Array(numOut * c.vocabSize); // [numOut, vocab]
   mm(states, numOut, weights.lmHead, null, logits);
+  if (c.finalLogitSoftcap > 0) logitSoftcap(logits, c.finalLogitSoftcap);
   return { sampleRows, logits };
 }

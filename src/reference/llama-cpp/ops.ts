@@ -1,12 +1,13 @@
 // llama.cpp's non-matmul ops in its exact f32 order, for the 'x86-amx' emulation (oracle tests
-// only): rms_norm, swiglu, rope, softmax and attention. Not Cohort's own math (../ops.ts).
+// only): rms_norm, swiglu, geglu, rope, softmax and attention. Not Cohort's own math (../ops.ts).
 //
 // Why every op and not only the matmuls: quantized matmuls round their inputs to 8 bits, so a
 // 1e-7 difference anywhere upstream can flip a rounding and move a logit by ~0.05. Orders follow
 // ggml-cpu (ops.cpp, vec.h/vec.cpp) and llama-graph.cpp's build_attn_mha in the sapphirerapids
 // build; sin/cos come from glibc, which ggml's rope calls. Each was checked bit for bit.
 import { f32, fma, reduce16, tinyBlasDotF32, vecDotF32 } from './matmul';
-import type { AttentionLayout } from '../ops';
+import { geluTanh, type AttentionLayout } from '../ops';
+import { f16ToF32, f32ToF16 } from '../../model/half';
 
 /**
  * ggml_rms_norm then ggml_mul by the weight (ops.cpp, rms_norm_f32): the sum of f32 squares in
@@ -42,6 +43,22 @@ export function llamaCppSwiglu(gate: Float32Array, up: Float32Array, n: number, 
   for (let i = 0; i < n; i++) {
     const g = gate[i]!;
     out[i] = f32(f32(g / f32(1 + llamaCppExpf(f32(-g)))) * up[i]!);
+  }
+}
+
+/**
+ * ggml_vec_geglu_f32 with GGML_GELU_FP16 (vec.h, on in every CPU build): below -10 zero, from 10
+ * the gate itself, else the gate rounded to f16 looks up ggml_table_gelu_f16, tanh GELU of that
+ * f16 value in f32 rounded to f16; times up in f32.
+ */
+export function llamaCppGeglu(gate: Float32Array, up: Float32Array, n: number, out: Float32Array): void {
+  for (let i = 0; i < n; i++) {
+    const g = gate[i]!;
+    let act: number;
+    if (g <= -10) act = 0;
+    else if (g >= 10) act = g;
+    else act = f16ToF32(f32ToF16(f32(geluTanh(f16ToF32(f32ToF16(g))))));
+    out[i] = f32(act * up[i]!);
   }
 }
 

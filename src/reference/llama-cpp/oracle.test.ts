@@ -34,6 +34,10 @@ for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
   for (const dtype of ['f32', 'q8_0', 'q4_0', 'q4_K'] as const) cases.push({ arch, dtype, tied: false, embedded: false, kv: 'f32' });
 }
 cases.push({ arch: 'qwen3', dtype: 'q8_0', tied: true, embedded: false, kv: 'f32' });
+// gemma ties its embeddings (llama.cpp's gemma2 has no output tensor at all)
+for (const arch of ['gemma2', 'gemma3'] as const) {
+  for (const dtype of ['f32', 'q8_0'] as const) cases.push({ arch, dtype, tied: true, embedded: false, kv: 'f32' });
+}
 for (const dtype of ['f32', 'q8_0'] as const) cases.push({ arch: 'llama', dtype, tied: false, embedded: true, kv: 'f32' });
 for (const kv of ['f16', 'q8_0'] as const) {
   cases.push({ arch: 'qwen2', dtype: 'f32', tied: false, embedded: false, kv });
