@@ -3,6 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { expect, test, type Route } from '@playwright/test';
 import { openPlayground as open } from './playground-page';
+import { hfToGguf } from '../tools/models/hf-to-gguf';
+import { SYNTH_SLIDING_WINDOW, syntheticModel } from '../tools/models/synth';
 
 test('a normal load of the embedded model requests no file that is not there', async ({ page, context }) => {
   test.setTimeout(300_000);
@@ -64,14 +66,18 @@ test('listing a Hub repo that fails says why, within seconds: unreachable, CORS 
 async function serveFromEmbedded(route: Route, name: string): Promise<void> {
   const path = `public/models/cohort-tiny/${name}`;
   if (!existsSync(path)) return route.fulfill({ status: 404, headers: { 'access-control-allow-origin': '*' }, body: 'not found' });
-  const body = readFileSync(path);
+  return serveBytes(route, readFileSync(path));
+}
+
+/** A file download as the Hub answers it: whole or by range, after a short delay so progress shows. */
+async function serveBytes(route: Route, body: Buffer | Uint8Array): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 800));
   const range = route.request().headers()['range']?.match(/bytes=(\d+)-(\d+)/);
   if (range) {
     const [start, end] = [Number(range[1]), Math.min(Number(range[2]), body.length - 1)];
-    return route.fulfill({ status: 206, headers: { 'content-range': `bytes ${start}-${end}/${body.length}`, 'access-control-allow-origin': '*' }, body: body.subarray(start, end + 1) });
+    return route.fulfill({ status: 206, headers: { 'content-range': `bytes ${start}-${end}/${body.length}`, 'access-control-allow-origin': '*' }, body: Buffer.from(body.subarray(start, end + 1)) });
   }
-  return route.fulfill({ status: 200, headers: { 'content-length': String(body.length), 'access-control-allow-origin': '*' }, body });
+  return route.fulfill({ status: 200, headers: { 'content-length': String(body.length), 'access-control-allow-origin': '*' }, body: Buffer.from(body) });
 }
 
 test('suggested Hub models: listed with quant and size, one click downloads into the cache with progress and serves', async ({ page }, testInfo) => {
@@ -91,7 +97,7 @@ test('suggested Hub models: listed with quant and size, one click downloads into
   await open(page);
   await page.getByTestId('source-tab-huggingface').click();
   const suggestions = page.getByTestId('suggested-model');
-  await expect(suggestions).toHaveCount(5);
+  await expect(suggestions).toHaveCount(6);
   await expect(suggestions.first()).toContainText('SmolLM2-135M-Instruct');
   await expect(suggestions.first()).toContainText(/bf16 safetensors · ≈\d+ MB/);
   const qwen = page.locator('[data-testid=suggested-model][data-id=qwen25-05b-q8_0]');
@@ -126,4 +132,33 @@ test('suggested Hub models: listed with quant and size, one click downloads into
     await pane.getByTestId('session-input').press('Enter');
     await expect(pane).toHaveAttribute('data-state', 'done');
   });
+});
+
+test('a Gemma 3 suggestion loads, shows its local and global layers, and chats', async ({ page }) => {
+  test.setTimeout(300_000);
+  // A random-weight gemma3 GGUF of the test's own making stands in for the Hub file: the real
+  // download, cache, GGUF gemma3 load and GPU serving paths (window 16 on layer 0, layer 1 global).
+  const gguf = hfToGguf(syntheticModel({ arch: 'gemma3', seed: 2, tieWordEmbeddings: true }), 'q8_0');
+  await page.route('https://huggingface.co/**', async (route) => {
+    const url = new URL(route.request().url());
+    if (url.pathname === '/unsloth/gemma-3-270m-it-GGUF/resolve/main/gemma-3-270m-it-Q8_0.gguf') return serveBytes(route, gguf);
+    return route.fulfill({ status: 404, body: 'not found' });
+  });
+  await open(page);
+  await page.getByTestId('source-tab-huggingface').click();
+  const gemma = page.locator('[data-testid=suggested-model][data-id=gemma3-270m-q8_0]');
+  await expect(gemma).toContainText(/GGUF Q8_0 · ≈\d+ MB/);
+  await gemma.getByTestId('suggested-load').click();
+  await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'false');
+  await expect(page.getByTestId('model-error')).toHaveCount(0);
+  await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+  await expect(page.getByTestId('model-info')).toContainText('gemma3');
+  await expect(page.getByTestId('attention-layers')).toHaveText(`local (window ${SYNTH_SLIDING_WINDOW}): layers 0; global: 1`);
+  await page.getByTestId('add-session').click();
+  const pane = page.getByTestId('session-pane').first();
+  // a prompt longer than the window, so the local layer's keys slide during prefill and decode
+  await pane.getByTestId('session-input').fill('Hello from a gemma model, with a prompt longer than its window.');
+  await pane.getByTestId('session-input').press('Enter');
+  await expect(pane).toHaveAttribute('data-state', 'done');
+  await expect(pane.getByTestId('session-error')).toHaveCount(0);
 });

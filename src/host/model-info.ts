@@ -37,5 +37,6 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheT
     kvCacheType,
     kvBytesPerToken: kvBytesPerToken(c, kvCacheType),
     ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
+    ...(c.layerWindows.some((w) => w > 0) ? { layerWindows: [...c.layerWindows] } : {}),
   };
 }

@@ -86,3 +86,27 @@ describe('JinjaChatTemplate', () => {
     expect(readOnly.render(messages, false)).toBe('[][][][]');
   });
 });
+
+/** The constructs Gemma's chat template uses, in a template of our own: bos_token, a system turn folded into the first user turn, "model" for the assistant, trim, raise_exception. */
+const GEMMA_STYLE =
+  "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}{%- set prefix = messages[0]['content'] + '\\n\\n' -%}{%- set turns = messages[1:] -%}" +
+  "{%- else -%}{%- set prefix = '' -%}{%- set turns = messages -%}{%- endif -%}" +
+  "{%- for m in turns -%}{%- if (m['role'] == 'user') != (loop.index0 % 2 == 0) -%}{{ raise_exception('roles must alternate user/assistant') }}{%- endif -%}" +
+  "{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else m['role']) + '\\n' + (prefix if loop.first else '') }}" +
+  "{%- if m['content'] is string -%}{{ m['content'] | trim }}{%- endif -%}{{ '<end_of_turn>\\n' }}{%- endfor -%}" +
+  "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}";
+
+describe('a Gemma-style template', () => {
+  it('renders turns as <start_of_turn>user / model with the system text in the first user turn', () => {
+    const template = new JinjaChatTemplate(GEMMA_STYLE, { bosToken: '<bos>' });
+    expect(template.render(CHAT, true)).toBe(
+      '<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n' +
+        '<start_of_turn>user\nCode?<end_of_turn>\n<start_of_turn>model\n',
+    );
+  });
+
+  it("turns the template's raise_exception into a render error that names it", () => {
+    const template = new JinjaChatTemplate(GEMMA_STYLE, { bosToken: '<bos>' });
+    expect(() => template.render([{ role: 'assistant', content: 'first' }], true)).toThrow(/chat template failed to render: .*roles must alternate/);
+  });
+});

@@ -56,6 +56,8 @@ export interface ModelInfo {
   contextTokens: number;
   /** Set when the model has no chat template and a fallback is used. */
   templateNote?: string;
+  /** [numLayers] each layer's attention window (0: every position), set only when some layer slides (gemma). */
+  layerWindows?: number[];
   /** Set when a server serves the model: then the fields above it cannot know are 0 or empty. */
   server?: ServerInfo;
 }

@@ -1,4 +1,4 @@
-// Hugging Face models that run in Cohort (llama / qwen2 architectures, formats its loaders read),
+// Hugging Face models that run in Cohort (llama / qwen2 / gemma3 architectures, formats its loaders read),
 // with their quant and download size, and where their weights land in the download cache. Data
 // and pure helpers only; model/SuggestedModels.tsx shows them and loads one on a click.
 import type { ModelSource } from '../../protocol/api';
@@ -21,6 +21,7 @@ const MB = 1e6;
 /** Smallest first: the first one is the quickest way to a model that chats. */
 export const SUGGESTED_MODELS: readonly SuggestedModel[] = [
   { id: 'smollm2-135m', label: 'SmolLM2-135M-Instruct', repoId: 'HuggingFaceTB/SmolLM2-135M-Instruct', quant: 'bf16 safetensors', approxBytes: 269 * MB, note: 'smallest that chats; short answers' },
+  { id: 'gemma3-270m-q8_0', label: 'Gemma-3-270M-IT', repoId: 'unsloth/gemma-3-270m-it-GGUF', file: 'gemma-3-270m-it-Q8_0.gguf', quant: 'GGUF Q8_0', approxBytes: 292 * MB, note: 'gemma3: local layers keep a 512-token window' },
   { id: 'smollm2-360m', label: 'SmolLM2-360M-Instruct', repoId: 'HuggingFaceTB/SmolLM2-360M-Instruct', quant: 'bf16 safetensors', approxBytes: 724 * MB, note: 'better answers, still small' },
   { id: 'qwen25-05b-q4_0', label: 'Qwen2.5-0.5B-Instruct', repoId: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', file: 'qwen2.5-0.5b-instruct-q4_0.gguf', quant: 'GGUF q4_0', approxBytes: 429 * MB, note: 'multilingual; 4-bit weights' },
   { id: 'qwen25-05b-q8_0', label: 'Qwen2.5-0.5B-Instruct', repoId: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', file: 'qwen2.5-0.5b-instruct-q8_0.gguf', quant: 'GGUF q8_0', approxBytes: 676 * MB, note: 'multilingual; 8-bit weights' },

@@ -3,6 +3,7 @@
 import { useCallback } from 'react';
 import { GpuReport } from '../GpuReport';
 import { SelfCheckPanel } from '../SelfCheckPanel';
+import { attentionLayersText } from '../derive/attention-layers';
 import { kvCardFigures } from '../derive/kv-memory';
 import { formatBytes, formatCount } from '../derive/model-sources';
 import { dismissModelError, dismissNotice, restartEngine } from '../state/model-actions';
@@ -51,6 +52,7 @@ function ModelCard() {
           <dd>{model.vocabSize.toLocaleString('en-US')}</dd>
           <dt>Context</dt>
           <dd>{model.maxPositionEmbeddings.toLocaleString('en-US')} positions</dd>
+          <AttentionFacts model={model} />
           <KvFacts model={model} />
           {model.templateNote && (
             <>
@@ -63,6 +65,18 @@ function ModelCard() {
         <p className="muted">{loading ? `Loading ${loading.label}…` : 'No model loaded yet.'}</p>
       )}
     </section>
+  );
+}
+
+/** Sliding-window models (gemma): which layers are local, and their window. */
+function AttentionFacts({ model }: { model: ModelInfo }) {
+  const text = attentionLayersText(model.layerWindows);
+  if (!text) return null;
+  return (
+    <>
+      <dt>Attention</dt>
+      <dd data-testid="attention-layers">{text}</dd>
+    </>
   );
 }
 
