@@ -45,6 +45,7 @@ export function planRow({ request, numNewTokens, drafts }: ScheduledEntry, kv: K
     tokenIds,
     startPos: start,
     blockTable: Int32Array.from(kv.blockTable(request.requestId)), // [numBlocks of the request]
+    ...(kv.windowGroup ? { windowBlockTable: Int32Array.from(kv.windowBlockTable(request.requestId)) } : {}), // [numBlocks of the request]
     sampling: request.sampling,
     sample: start + numKnown === request.numTokens,
     ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),

@@ -67,7 +67,8 @@ export class EngineCore {
     this.now = options.now ?? (() => performance.now());
     this.manualSteps = options.manualSteps ?? false;
     this.pool = new BlockPool(runner.numBlocks, runner.blockSize);
-    this.kv = new KVCacheManager(this.pool, { enablePrefixCaching: options.enablePrefixCaching });
+    const windowGroup = runner.windowGroup ? { pool: new BlockPool(runner.windowGroup.numBlocks, runner.blockSize), window: runner.windowGroup.window } : null;
+    this.kv = new KVCacheManager(this.pool, { enablePrefixCaching: options.enablePrefixCaching, windowGroup });
     this.scheduler = new Scheduler(this.kv, options.tokenizer, {
       maxTokensPerStep: Math.min(options.maxTokensPerStep ?? 512, runner.maxTokensPerStep),
       maxRows: Math.min(options.maxRows ?? DEFAULT_MAX_ROWS, runner.maxRows),
@@ -176,7 +177,8 @@ export class EngineCore {
    * since the blocks it names held KV that no longer exists. Same pool shape required.
    */
   async replaceRunner(runner: ModelRunner): Promise<void> {
-    if (runner.numBlocks !== this.runner.numBlocks || runner.blockSize !== this.runner.blockSize) {
+    const sameWindow = runner.windowGroup?.numBlocks === this.runner.windowGroup?.numBlocks && runner.windowGroup?.window === this.runner.windowGroup?.window;
+    if (runner.numBlocks !== this.runner.numBlocks || runner.blockSize !== this.runner.blockSize || !sameWindow) {
       throw new Error(`a replacement runner needs the same KV pool (${this.runner.numBlocks} blocks of ${this.runner.blockSize})`);
     }
     this.suspended = true;
@@ -185,6 +187,7 @@ export class EngineCore {
     this.scheduler.maxDraftTokens = runner.maxDraftTokens ?? 0;
     this.scheduler.evictAll();
     this.pool.clearCache();
+    this.kv.windowGroup?.pool.clearCache();
     this.scheduler.stepCost.reset(runner.tokenTile); // a new device need not be as fast, and its first step compiles
     this.suspended = false;
     this.wake();
@@ -250,6 +253,7 @@ export class EngineCore {
       kvBlocksShared: kv.numShared,
       kvBlocksCached: kv.numCached,
       kvBlocksTotal: kv.numBlocks,
+      ...(this.kv.windowGroup ? { kvWindowBlocks: windowBlockCounts(this.kv.windowGroup.pool) } : {}),
       queueDepth: this.scheduler.numWaiting,
       waiting: this.scheduler.waitingReasons(),
       numRunning: this.scheduler.numRunning,
@@ -327,3 +331,8 @@ const yieldThen: Yield = (() => {
   }
   return (callback: () => void) => void setTimeout(callback, 0);
 })();
+
+function windowBlockCounts(pool: BlockPool): { used: number; total: number } {
+  const stats = pool.stats();
+  return { used: stats.numUsed, total: stats.numBlocks };
+}

@@ -1,6 +1,7 @@
 // Randomized schedules through the whole engine (sessions, scheduler, KV manager, pool) against
-// the FakeRunner, speculating in some: every turn must produce exactly its solo tokens (solo runs
-// never speculate), and the pool must end empty.
+// the FakeRunner, speculating in some and with a sliding window in some: every turn must produce
+// exactly its solo tokens (solo runs never speculate and keep every position of a window), and the
+// pools must end empty.
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
 import type { EngineMode, StepEvent } from './events';
@@ -26,6 +27,8 @@ interface Scenario {
   /** The runner's maxDraftTokens (0: it refuses drafts) and the engine's speculation setting. */
   maxDraftTokens: number;
   speculation: Speculation;
+  /** The runner's sliding window (0: none); the engine under test frees out-of-window blocks. */
+  window: number;
 }
 
 /** Checks each plan before the fake forward: limits, and that no row writes a block another can see. */
@@ -51,22 +54,36 @@ class CheckingRunner extends RunnerWrapper {
       }
       const first = Math.floor(row.startPos / this.blockSize);
       const last = Math.floor((row.startPos + row.tokenIds.length - 1) / this.blockSize);
+      const windowPool = engine.kv.windowGroup?.pool;
       for (let b = first; b <= last; b++) {
         const blockId = row.blockTable[b];
         // a block being written belongs to this row alone and is not yet in the prefix cache
         expect(engine.pool.refCount(blockId)).toBe(1);
         expect(engine.pool.isCached(blockId)).toBe(false);
         for (const other of plan.rows) if (other !== row) expect(Array.from(other.blockTable)).not.toContain(blockId);
+        if (!windowPool) continue;
+        const windowId = row.windowBlockTable![b]!;
+        expect(windowPool.refCount(windowId)).toBe(1);
+        expect(windowPool.isCached(windowId)).toBe(false);
+        for (const other of plan.rows) if (other !== row) expect(Array.from(other.windowBlockTable!)).not.toContain(windowId);
+      }
+      if (windowPool) {
+        // a row holds only the window's blocks: those its first token sees, and this step's own
+        const window = engine.kv.windowGroup!.window;
+        const held = row.windowBlockTable!.filter((id) => id !== 0).length;
+        expect(held).toBeLessThanOrEqual(Math.ceil((window - 1 + row.tokenIds.length) / this.blockSize) + 1);
+        expect(row.windowBlockTable!.length).toBe(row.blockTable.length);
       }
     }
     return this.inner.execute(plan);
   }
 }
 
-function makeRunner(s: Scenario): FakeRunner {
+/** The scenario's runner; `windowGroup` false: a window's positions read from the main pool, every one kept. */
+function makeRunner(s: Scenario, windowGroup = true): FakeRunner {
   // speculating scenarios copy often, so prompt-lookup drafts are often accepted
   const copyRate = s.maxDraftTokens > 0 ? 0.6 : 0;
-  return new FakeRunner({ blockSize: s.blockSize, numBlocks: s.numBlocks, eosEvery: 29, vocabSize: 12, maxDraftTokens: s.maxDraftTokens, copyRate });
+  return new FakeRunner({ blockSize: s.blockSize, numBlocks: s.numBlocks, eosEvery: 29, vocabSize: 12, maxDraftTokens: s.maxDraftTokens, copyRate, window: s.window, windowGroup });
 }
 
 interface TurnSpec {
@@ -75,7 +92,7 @@ interface TurnSpec {
 }
 
 async function soloRun(s: Scenario, spec: TurnSpec, promptTokenIds: number[]): Promise<TurnResult> {
-  const engine = new EngineCore({ runner: makeRunner(s), tokenizer, chatTemplate: template, manualSteps: true, speculation: 'off' });
+  const engine = new EngineCore({ runner: makeRunner(s, false), tokenizer, chatTemplate: template, manualSteps: true, speculation: 'off' });
   const id = engine.createSession({
     maxNewTokens: spec.options.maxTokens,
     stopStrings: spec.options.stopStrings,
@@ -87,12 +104,15 @@ async function soloRun(s: Scenario, spec: TurnSpec, promptTokenIds: number[]): P
   return engine.waitForTurn(id);
 }
 
-async function runScenario(seed: number): Promise<{ numTurns: number; numPreempted: number; numPrefixHits: number; numAccepted: number; numRejected: number }> {
+async function runScenario(seed: number): Promise<{ numTurns: number; numPreempted: number; numPrefixHits: number; numAccepted: number; numRejected: number; numWindowed: number }> {
   const rnd = makeRandom(seed);
   // its own stream, so the schedules drawn below stay those of the seed
   const speculating = makeRandom(seed ^ 0x5bec);
   const maxDraftTokens = speculating.next() < 0.6 ? speculating.int(1, 6) : 0;
   const speculation: Speculation = speculating.pick(['auto', 'off', { maxDraftTokens: speculating.int(1, 6) }, { maxDraftTokens: 4 }]);
+  // and its own for the window, from 1 position (each token sees itself) to longer than most turns
+  const windowing = makeRandom(seed ^ 0x51d3);
+  const window = windowing.next() < 0.5 ? 0 : windowing.pick([1, 2, 5, 16, 33, windowing.int(1, 120)]);
   const blockSize = rnd.pick([2, 4, 8, 16]);
   const capacityTokens = rnd.int(40, 700);
   const s: Scenario = {
@@ -105,6 +125,7 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
     enablePrefixCaching: rnd.next() < 0.85,
     maxDraftTokens,
     speculation,
+    window,
   };
   const checking = new CheckingRunner(makeRunner(s));
   const engine = new EngineCore({
@@ -227,7 +248,10 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
   const all = engine.pool.allocate(engine.pool.numUsable);
   expect(new Set(all).size).toBe(engine.pool.numUsable);
   expect(engine.pool.stats().numCached).toBe(0);
-  return { numTurns: results.length, numPreempted, numPrefixHits, numAccepted, numRejected };
+  const windowPool = engine.kv.windowGroup?.pool;
+  if (windowPool) expect(windowPool.stats()).toMatchObject({ numUsed: 0, numShared: 0, numFree: windowPool.numUsable });
+  const numWindowed = window > 0 ? events.filter((e) => e.rows.some((r) => r.position + r.numTokens > window)).length : 0;
+  return { numTurns: results.length, numPreempted, numPrefixHits, numAccepted, numRejected, numWindowed };
 }
 
 describe('engine under random schedules', () => {
@@ -237,9 +261,11 @@ describe('engine under random schedules', () => {
     let numPrefixHits = 0;
     let numAccepted = 0;
     let numRejected = 0;
+    let numWindowed = 0;
     for (let seed = 1; seed <= NUM_SCHEDULES; seed++) {
       try {
         const r = await runScenario(seed);
+        numWindowed += r.numWindowed;
         numTurns += r.numTurns;
         numPreempted += r.numPreempted;
         numPrefixHits += r.numPrefixHits;
@@ -256,5 +282,7 @@ describe('engine under random schedules', () => {
     // and speculation, with drafts both accepted and rolled back
     expect(numAccepted).toBeGreaterThan(NUM_SCHEDULES);
     expect(numRejected).toBeGreaterThan(NUM_SCHEDULES);
+    // and sliding windows, with steps past the window (whose blocks go back)
+    expect(numWindowed).toBeGreaterThan(10 * NUM_SCHEDULES);
   }, 600_000);
 });

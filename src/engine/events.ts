@@ -107,6 +107,8 @@ export interface StepEvent {
   kvBlocksCached: number;
   /** Blocks that can hold KV (block 0 excluded). */
   kvBlocksTotal: number;
+  /** The sliding-window layers' pool (runners with a windowGroup): blocks referenced, and its total. */
+  kvWindowBlocks?: { used: number; total: number };
   /** Requests waiting to be (re)admitted after this step. */
   queueDepth: number;
   /** Those requests, in arrival order, each with why it waits. */

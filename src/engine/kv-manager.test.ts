@@ -1,8 +1,8 @@
-// Tests of KVCacheManager.releaseRejectedSlots: after a verify step, the tail blocks only rejected
-// drafts used go back to the pool, computed blocks stay (and stay cached), nothing else changes.
+// Tests of KVCacheManager: releaseRejectedSlots after a verify step (the tail blocks only rejected
+// drafts used go back), and a window group giving back out-of-window blocks while prefixes still hit.
 import { describe, expect, it } from 'vitest';
 import { BlockPool } from './block-pool';
-import { KVCacheManager } from './kv-manager';
+import { KVCacheManager, windowGroupBlocks } from './kv-manager';
 
 describe('releaseRejectedSlots', () => {
   it('frees the blocks past the known tokens, tail first, and keeps computed and cached ones', () => {
@@ -38,5 +38,71 @@ describe('releaseRejectedSlots', () => {
     // claim fewer known tokens than computed: the cached second block would be released
     expect(() => kv.releaseRejectedSlots({ ...request, tokenIds: [1, 2, 3] })).not.toThrow();
     expect(kv.blockTable('r')).toHaveLength(2); // cached blocks are always kept
+  });
+});
+
+describe('a window group', () => {
+  /** Blocks of 4 positions, a window of 6: a query at p sees p - 5 .. p. */
+  function windowed(numWindowBlocks = 16) {
+    const pool = new BlockPool(32, 4);
+    const windowPool = new BlockPool(numWindowBlocks, 4);
+    return { pool, windowPool, kv: new KVCacheManager(pool, { windowGroup: { pool: windowPool, window: 6 } }) };
+  }
+  /** Feeds `n` more tokens of `request` as one step would: allocate, compute, cache and release. */
+  function feed(kv: KVCacheManager, request: { requestId: string; tokenIds: number[]; numComputedTokens: number }, n: number): number[] | null {
+    const ids = kv.allocateSlots(request, n);
+    if (ids === null) return null;
+    request.numComputedTokens += n;
+    kv.cacheComputedBlocks(request);
+    return ids;
+  }
+
+  it('gives back the blocks out of every later query\'s window and keeps the full table whole', () => {
+    const { pool, windowPool, kv } = windowed();
+    const request = { requestId: 'r', tokenIds: Array.from({ length: 40 }, (_, i) => i + 1), numComputedTokens: 0 };
+    feed(kv, request, 13); // positions 0..12: the next query (13) sees 8..13, blocks 2 and 3
+    expect(kv.blockTable('r')).toHaveLength(4);
+    expect(kv.windowBlockTable('r').map((id) => id !== 0)).toEqual([false, false, true, true]);
+    for (let i = 0; i < 20; i++) feed(kv, request, 1); // decode to 33 computed: the next query sees 28..33
+    expect(kv.blockTable('r')).toHaveLength(9);
+    expect(kv.windowBlockTable('r').filter((id) => id !== 0)).toHaveLength(2); // blocks 7 and 8
+    expect(windowPool.stats().numUsed).toBe(2);
+    expect(pool.stats().numUsed).toBe(9);
+    kv.free('r');
+    expect([pool.stats().numUsed, windowPool.stats().numUsed]).toEqual([0, 0]);
+  });
+
+  it("counts a step's window blocks at admission: a chunk longer than the window needs them all", () => {
+    const { windowPool, kv } = windowed(4); // 3 usable window blocks
+    const request = { requestId: 'r', tokenIds: Array.from({ length: 20 }, (_, i) => i + 1), numComputedTokens: 0 };
+    expect(kv.allocateSlots(request, 16)).toBeNull(); // 4 blocks at once: more than the window pool has
+    expect(windowPool.stats().numUsed).toBe(0); // and nothing changed
+    expect(feed(kv, request, 12)).toHaveLength(3);
+    expect(windowPool.stats().numUsed).toBe(2); // block 0 gone: the next query (12) sees 7..12
+    expect(feed(kv, request, 4)).toHaveLength(1);
+  });
+
+  it('hits a cached prefix only while the window blocks its next token sees are cached, and takes only those', () => {
+    const { windowPool, kv } = windowed();
+    const shared = Array.from({ length: 17 }, (_, i) => 50 + i);
+    const a = { requestId: 'a', tokenIds: [...shared, 1], numComputedTokens: 0 };
+    feed(kv, a, 18);
+    kv.free('a'); // every block of 'a' is cached and evictable now
+    const b = { requestId: 'b', tokenIds: [...shared, 2, 3], numComputedTokens: 0 };
+    const hit = kv.findCachedPrefix(b.tokenIds);
+    expect(hit).toHaveLength(4); // 16 positions; the next token (16) sees 11..16: window blocks 2 and 3
+    expect(kv.allocateSlots(b, 3, hit)).toHaveLength(1);
+    expect(kv.windowBlockTable('b').map((id) => id !== 0)).toEqual([false, false, true, true, true]);
+    expect(windowPool.stats().numUsed).toBe(3);
+    kv.free('b');
+    // with the window group's cache gone, the full blocks alone cannot serve a hit
+    windowPool.clearCache();
+    expect(kv.findCachedPrefix(b.tokenIds)).toEqual([]);
+  });
+
+  it('sizes a window pool that a full step of every row cannot exhaust', () => {
+    // 16 rows each seeing 511 earlier positions, plus one step of 512 tokens: 16 * 34 + 32 + block 0
+    expect(windowGroupBlocks(512, 16, 16, 512)).toBe(1 + 16 * 34 + 32);
+    expect(windowGroupBlocks(1, 4, 1, 1)).toBe(1 + 2 + 1);
   });
 });

@@ -1,6 +1,30 @@
 // KVCacheManager: each request's append-only block table, slot allocation, and prefix reuse of
-// full cached blocks. It decides nothing about which request runs; allocateSlots() just says no.
+// full cached blocks, plus a window group's table for sliding-window layers that gives back blocks
+// once they fall out of the window. It decides nothing about which request runs; allocateSlots() just says no.
 import { BlockPool, ROOT_SERIAL } from './block-pool';
+
+/**
+ * The sliding-window layers' own blocks (gemma's local layers): the same logical blocks as the
+ * full table, in a pool of their own whose blocks hold only those layers' K/V. A position a query
+ * can no longer see (before numComputedTokens - window + 1) needs no block there: such blocks go
+ * back, so a session holds about window / blockSize of them whatever its length. This follows
+ * llama.cpp's SWA cache and vLLM's hybrid KV groups: one table per group, same logical blocks.
+ */
+export interface KvWindowGroup {
+  pool: BlockPool;
+  /** Positions each query sees (itself included): the largest window of the group's layers. */
+  window: number;
+}
+
+/**
+ * Blocks a window group needs so it never runs out before the full pool does: every running row
+ * holds at most ceil((window - 1) / blockSize) + 1 blocks between steps, plus what one step's
+ * tokens (maxTokensPerStep over all rows, drafts included) add, a block more per row for
+ * alignment; and block 0. Runners size their window pool with this; the engine relies on it.
+ */
+export function windowGroupBlocks(window: number, blockSize: number, maxRows: number, maxTokensPerStep: number): number {
+  return 1 + maxRows * (Math.ceil((window - 1) / blockSize) + 2) + Math.ceil(maxTokensPerStep / blockSize);
+}
 
 /** What the manager needs to see of a request. */
 export interface KvRequestView {
@@ -16,18 +40,54 @@ interface RequestBlocks {
   blockIds: number[];
   /** [numCachedBlocks] cache serial of the canonical cached block for each prefix block. */
   chainSerials: number[];
+  /**
+   * The window group's table, as long as blockIds: appended to in step with it; an entry turns
+   * 0 (block 0, never read) once out of the window, and stays 0. Empty without a window group.
+   */
+  windowIds: number[];
+  /** Window entries before this logical block are 0. */
+  windowStart: number;
 }
 
 export class KVCacheManager {
   readonly pool: BlockPool;
   readonly blockSize: number;
   readonly enablePrefixCaching: boolean;
+  readonly windowGroup: KvWindowGroup | null;
   private readonly tables = new Map<string, RequestBlocks>();
 
-  constructor(pool: BlockPool, options: { enablePrefixCaching?: boolean } = {}) {
+  constructor(pool: BlockPool, options: { enablePrefixCaching?: boolean; windowGroup?: KvWindowGroup | null } = {}) {
     this.pool = pool;
     this.blockSize = pool.blockSize;
     this.enablePrefixCaching = options.enablePrefixCaching ?? true;
+    this.windowGroup = options.windowGroup ?? null;
+    if (this.windowGroup && (this.windowGroup.pool.blockSize !== pool.blockSize || !(this.windowGroup.window >= 1))) {
+      throw new RangeError(`a window group needs blocks of ${pool.blockSize} positions and a window >= 1`);
+    }
+  }
+
+  /** The first logical block a query at `position` can see in the window group (0 without one). */
+  private firstWindowBlock(position: number): number {
+    if (!this.windowGroup) return 0;
+    return Math.floor(Math.max(0, position - this.windowGroup.window + 1) / this.blockSize);
+  }
+
+  /**
+   * The window group's cached blocks a request reusing `fullHits` needs (logical blocks from the
+   * first its next token sees up to the hits' end), or null when one is no longer cached. Keyed
+   * by the full pool's serials, which name a prefix exactly.
+   */
+  private windowHits(tokenIds: readonly number[], fullHits: readonly number[]): number[] | null {
+    const group = this.windowGroup;
+    if (!group) return [];
+    const ids: number[] = [];
+    for (let i = this.firstWindowBlock(fullHits.length * this.blockSize); i < fullHits.length; i++) {
+      const parentSerial = i === 0 ? ROOT_SERIAL : this.pool.serial(fullHits[i - 1]!);
+      const id = group.pool.lookup(parentSerial, tokenIds.slice(i * this.blockSize, (i + 1) * this.blockSize));
+      if (id === undefined) return null;
+      ids.push(id);
+    }
+    return ids;
   }
 
   /** Most tokens one request can ever hold. */
@@ -51,6 +111,8 @@ export class KVCacheManager {
       hits.push(id);
       parentSerial = this.pool.serial(id);
     }
+    // the window group must still hold the blocks the next token sees: else a shorter hit
+    while (hits.length > 0 && this.windowHits(tokenIds, hits) === null) hits.pop();
     return hits;
   }
 
@@ -69,12 +131,16 @@ export class KVCacheManager {
     const numComputed = (entry?.blockIds.length ?? 0) === 0 ? cachedPrefix.length * this.blockSize : request.numComputedTokens;
     const numNeeded = Math.ceil((numComputed + numNewTokens) / this.blockSize) - numHeld;
     // cache hits nobody references are counted as available, but touching them takes them out
-    let numRevived = 0;
-    for (const id of cachedPrefix) if (this.pool.refCount(id) === 0) numRevived++;
-    if (numNeeded > this.pool.numAvailable - numRevived) return null;
+    const revived = (pool: BlockPool, ids: readonly number[]): number => ids.filter((id) => pool.refCount(id) === 0).length;
+    if (numNeeded > this.pool.numAvailable - revived(this.pool, cachedPrefix)) return null;
+    // every new logical block is seen by this step's own tokens: the window group needs each too
+    const windowPool = this.windowGroup?.pool;
+    const windowPrefix = cachedPrefix.length > 0 ? this.windowHits(request.tokenIds, cachedPrefix) : [];
+    if (windowPrefix === null) throw new Error(`allocateSlots(${request.requestId}): a cached prefix whose window blocks are gone`);
+    if (windowPool && numNeeded > windowPool.numAvailable - revived(windowPool, windowPrefix)) return null;
 
     if (!entry) {
-      entry = { blockIds: [], chainSerials: [] };
+      entry = { blockIds: [], chainSerials: [], windowIds: [], windowStart: 0 };
       this.tables.set(request.requestId, entry);
     }
     if (cachedPrefix.length > 0) {
@@ -83,23 +149,40 @@ export class KVCacheManager {
         entry.blockIds.push(id);
         entry.chainSerials.push(this.pool.serial(id));
       }
+      if (windowPool) {
+        windowPool.touch(windowPrefix);
+        entry.windowStart = cachedPrefix.length - windowPrefix.length;
+        entry.windowIds.push(...new Array<number>(entry.windowStart).fill(0), ...windowPrefix);
+      }
     }
     const newIds = numNeeded > 0 ? this.pool.allocate(numNeeded) : [];
     for (const id of newIds) entry.blockIds.push(id);
+    if (windowPool && numNeeded > 0) entry.windowIds.push(...windowPool.allocate(numNeeded));
     return newIds;
   }
 
-  /** Registers the request's newly completed full blocks in the prefix cache. */
+  /**
+   * After a step: registers the request's newly completed full blocks in the prefix cache (the
+   * window group's too, under the same prefix), then gives back the window blocks no later query
+   * can see (numComputedTokens never goes back while the request runs, so none is needed again).
+   */
   cacheComputedBlocks(request: KvRequestView): void {
-    if (!this.enablePrefixCaching) return;
     const entry = this.tables.get(request.requestId);
     if (!entry) return;
-    const numFull = Math.min(Math.floor(request.numComputedTokens / this.blockSize), entry.blockIds.length);
+    const numFull = this.enablePrefixCaching ? Math.min(Math.floor(request.numComputedTokens / this.blockSize), entry.blockIds.length) : 0;
     for (let i = entry.chainSerials.length; i < numFull; i++) {
       const parentSerial = i === 0 ? ROOT_SERIAL : entry.chainSerials[i - 1];
       const start = i * this.blockSize;
       const tokens = request.tokenIds.slice(start, start + this.blockSize);
       entry.chainSerials.push(this.pool.cacheBlock(entry.blockIds[i], parentSerial, tokens));
+      const windowId = entry.windowIds[i];
+      if (this.windowGroup && windowId) this.windowGroup.pool.cacheBlock(windowId, parentSerial, tokens);
+    }
+    const windowEnd = Math.min(this.firstWindowBlock(request.numComputedTokens), entry.windowIds.length);
+    for (; entry.windowStart < windowEnd; entry.windowStart++) {
+      const id = entry.windowIds[entry.windowStart]!;
+      if (id) this.windowGroup!.pool.release([id]);
+      entry.windowIds[entry.windowStart] = 0;
     }
   }
 
@@ -114,11 +197,12 @@ export class KVCacheManager {
     if (!entry) return;
     const numKept = Math.max(Math.ceil(request.tokenIds.length / this.blockSize), entry.chainSerials.length);
     if (entry.blockIds.length <= numKept) return;
-    const rejected = entry.blockIds.splice(numKept).reverse();
-    for (const id of rejected) {
-      if (this.pool.refCount(id) !== 1 || this.pool.isCached(id)) throw new Error(`block ${id} of a rejected draft is shared or cached`);
-    }
-    this.pool.release(rejected);
+    const check = (pool: BlockPool, ids: number[]): number[] => {
+      for (const id of ids) if (pool.refCount(id) !== 1 || pool.isCached(id)) throw new Error(`block ${id} of a rejected draft is shared or cached`);
+      return ids;
+    };
+    this.pool.release(check(this.pool, entry.blockIds.splice(numKept).reverse()));
+    if (this.windowGroup) this.windowGroup.pool.release(check(this.windowGroup.pool, entry.windowIds.splice(numKept).reverse()));
   }
 
   /** Releases every block of the request (tail first, so heads stay cached longest). */
@@ -127,10 +211,16 @@ export class KVCacheManager {
     if (!entry) return;
     this.tables.delete(requestId);
     this.pool.release(entry.blockIds.slice().reverse());
+    this.windowGroup?.pool.release(entry.windowIds.filter((id) => id !== 0).reverse());
   }
 
   blockTable(requestId: string): readonly number[] {
     return this.tables.get(requestId)?.blockIds ?? [];
+  }
+
+  /** The window group's table (as long as blockTable, 0 before the window); empty without a group. */
+  windowBlockTable(requestId: string): readonly number[] {
+    return this.tables.get(requestId)?.windowIds ?? [];
   }
 
   /** Requests currently holding a table. */

@@ -21,6 +21,12 @@ export interface StepRow {
   startPos: number;
   /** [numBlocks] KV block ids; position p lives in blockTable[floor(p / blockSize)]. */
   blockTable: Int32Array;
+  /**
+   * [numBlocks] the sliding-window layers' block ids in the runner's window pool, same indexing;
+   * 0 for blocks out of the window (never read). Present when the runner has a windowGroup;
+   * absent: those layers keep every position in blockTable's blocks and mask.
+   */
+  windowBlockTable?: Int32Array;
   sampling: SamplingParams;
   /** Sample a token after the last fed token (false for non-final prefill chunks). */
   sample: boolean;
@@ -76,6 +82,12 @@ export interface ModelRunner {
   readonly blockSize: number;
   /** Blocks in the preallocated KV pool, block 0 included (it is reserved). */
   readonly numBlocks: number;
+  /**
+   * The sliding-window layers' own pool, sized with windowGroupBlocks (kv-manager.ts), whose
+   * blocks go back once out of `window`: present when the model has such layers and the runner
+   * keeps them apart; absent: every layer keeps every position in the main pool.
+   */
+  readonly windowGroup?: { readonly numBlocks: number; readonly window: number };
   /** Most tokens one step can carry (activation arena size). */
   readonly maxTokensPerStep: number;
   /** Most rows one step can carry. */

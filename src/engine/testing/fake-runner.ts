@@ -1,5 +1,6 @@
 // FakeRunner: a test ModelRunner whose "KV cache" is a paged array of token ids, read back through
 // each row's block table to pick the next token. Not a model: it exists to make KV bugs change tokens.
+import { windowGroupBlocks } from '../kv-manager';
 import { fmix32, sampleUniform } from '../rng';
 import type { ModelRunner, StepPlan, StepResult, StepRow } from '../types';
 
@@ -23,6 +24,14 @@ export interface FakeRunnerOptions {
    * occurrence of the current token in the KV, so prompt-lookup drafts are often right.
    */
   copyRate?: number;
+  /**
+   * A sliding window (0 = none): each sample also hashes the last `window` positions, as a model
+   * with local layers reads them. With windowGroup (default true) those come from a window pool of
+   * the runner's own through each row's windowBlockTable, sized by windowGroupBlocks; without,
+   * from the main pool (every position kept): both must sample the same.
+   */
+  window?: number;
+  windowGroup?: boolean;
 }
 
 const UNWRITTEN = -1;
@@ -41,6 +50,10 @@ export class FakeRunner implements ModelRunner {
   readonly copyRate: number;
   /** [numBlocks * blockSize] token id stored at each KV slot. */
   readonly slots: Int32Array;
+  readonly window: number;
+  readonly windowGroup?: { numBlocks: number; window: number };
+  /** [windowGroup.numBlocks * blockSize] token id stored at each window-pool slot. */
+  readonly windowSlots: Int32Array;
   numExecuted = 0;
 
   constructor(options: FakeRunnerOptions = {}) {
@@ -56,6 +69,11 @@ export class FakeRunner implements ModelRunner {
     this.maxDraftTokens = options.maxDraftTokens ?? 0;
     this.copyRate = options.copyRate ?? 0;
     this.slots = new Int32Array(this.numBlocks * this.blockSize).fill(UNWRITTEN);
+    this.window = options.window ?? 0;
+    if (this.window > 0 && (options.windowGroup ?? true)) {
+      this.windowGroup = { numBlocks: windowGroupBlocks(this.window, this.blockSize, this.maxRows, this.maxTokensPerStep), window: this.window };
+    }
+    this.windowSlots = new Int32Array((this.windowGroup?.numBlocks ?? 0) * this.blockSize).fill(UNWRITTEN);
   }
 
   execute(plan: StepPlan): Promise<StepResult> {
@@ -73,12 +91,19 @@ export class FakeRunner implements ModelRunner {
     if (numTokens > this.maxTokensPerStep) throw new RangeError(`${numTokens} tokens > ${this.maxTokensPerStep}`);
     // writes first, as a forward pass stores every row's K/V before attention reads them
     const writtenThisStep = new Set<number>();
+    const windowWritten = new Set<number>();
     for (const row of plan.rows) {
+      if (this.windowGroup && !row.windowBlockTable) throw new Error(`row ${row.sessionId} has no window block table`);
       row.tokenIds.forEach((tokenId, i) => {
         const slot = this.slotOf(row.blockTable, row.startPos + i);
         if (writtenThisStep.has(slot)) throw new Error(`two rows write KV slot ${slot} in step ${plan.stepIndex}`);
         writtenThisStep.add(slot);
         this.slots[slot] = tokenId;
+        if (!this.windowGroup) return;
+        const windowSlot = this.slotOf(row.windowBlockTable!, row.startPos + i, this.windowGroup.numBlocks);
+        if (windowWritten.has(windowSlot)) throw new Error(`two rows write window slot ${windowSlot} in step ${plan.stepIndex}`);
+        windowWritten.add(windowSlot);
+        this.windowSlots[windowSlot] = tokenId;
       });
     }
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
@@ -109,6 +134,12 @@ export class FakeRunner implements ModelRunner {
       h = fmix32((h ^ tokenId) + Math.imul(pos + 1, 0x9e3779b9));
       seen.push(tokenId);
     }
+    // the local layers' view: the last `window` positions, from the window pool where there is one
+    for (let pos = Math.max(0, lastPos - this.window + 1); this.window > 0 && pos <= lastPos; pos++) {
+      const tokenId = this.windowGroup ? this.windowSlots[this.slotOf(row.windowBlockTable!, pos, this.windowGroup.numBlocks)] : this.slots[this.slotOf(row.blockTable, pos)];
+      if (tokenId === UNWRITTEN) throw new Error(`row ${row.sessionId} reads unwritten window KV at position ${pos}`);
+      h = fmix32((h ^ tokenId) + Math.imul(lastPos - pos + 1, 0x85ebca6b));
+    }
     if (row.sampling.temperature > 0) {
       h = fmix32(h ^ Math.floor(sampleUniform(row.sampling.seed, lastPos + 1) * 16777216));
     }
@@ -122,11 +153,11 @@ export class FakeRunner implements ModelRunner {
 
   dispose(): void {}
 
-  private slotOf(blockTable: Int32Array, pos: number): number {
+  private slotOf(blockTable: Int32Array, pos: number, numBlocks = this.numBlocks): number {
     const blockIndex = Math.floor(pos / this.blockSize);
     if (blockIndex >= blockTable.length) throw new Error(`position ${pos} is past the block table`);
     const blockId = blockTable[blockIndex];
-    if (blockId <= 0 || blockId >= this.numBlocks) throw new Error(`block table holds invalid block ${blockId}`);
+    if (blockId <= 0 || blockId >= numBlocks) throw new Error(`block table holds invalid block ${blockId} at position ${pos}`);
     return blockId * this.blockSize + (pos % this.blockSize);
   }
 }

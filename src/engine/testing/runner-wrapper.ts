@@ -10,6 +10,7 @@ export class RunnerWrapper implements ModelRunner {
   readonly maxContext?: number;
   readonly tokenTile?: number;
   readonly maxDraftTokens?: number;
+  readonly windowGroup?: ModelRunner['windowGroup'];
 
   constructor(protected readonly inner: ModelRunner) {
     this.blockSize = inner.blockSize;
@@ -19,6 +20,7 @@ export class RunnerWrapper implements ModelRunner {
     this.maxContext = inner.maxContext;
     this.tokenTile = inner.tokenTile;
     this.maxDraftTokens = inner.maxDraftTokens;
+    this.windowGroup = inner.windowGroup;
   }
 
   execute(plan: StepPlan): Promise<StepResult> {
