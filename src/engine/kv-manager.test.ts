@@ -2,7 +2,8 @@
 // drafts used go back), and a window group giving back out-of-window blocks while prefixes still hit.
 import { describe, expect, it } from 'vitest';
 import { BlockPool } from './block-pool';
-import { KVCacheManager, windowGroupBlocks } from './kv-manager';
+import { KVCacheManager } from './kv-manager';
+import { windowGroupBlocks } from './types';
 
 describe('releaseRejectedSlots', () => {
   it('frees the blocks past the known tokens, tail first, and keeps computed and cached ones', () => {

@@ -16,15 +16,6 @@ export interface KvWindowGroup {
   window: number;
 }
 
-/**
- * Blocks a window group needs so it never runs out before the full pool does: every running row
- * holds at most ceil((window - 1) / blockSize) + 1 blocks between steps, plus what one step's
- * tokens (maxTokensPerStep over all rows, drafts included) add, a block more per row for
- * alignment; and block 0. Runners size their window pool with this; the engine relies on it.
- */
-export function windowGroupBlocks(window: number, blockSize: number, maxRows: number, maxTokensPerStep: number): number {
-  return 1 + maxRows * (Math.ceil((window - 1) / blockSize) + 2) + Math.ceil(maxTokensPerStep / blockSize);
-}
 
 /** What the manager needs to see of a request. */
 export interface KvRequestView {

@@ -23,8 +23,8 @@ export interface StepRow {
   blockTable: Int32Array;
   /**
    * [numBlocks] the sliding-window layers' block ids in the runner's window pool, same indexing;
-   * 0 for blocks out of the window (never read). Present when the runner has a windowGroup;
-   * absent: those layers keep every position in blockTable's blocks and mask.
+   * 0 for blocks out of the window (never read). Required when the runner has a windowGroup (and
+   * ignored otherwise): without one those layers keep every position in blockTable's blocks and mask.
    */
   windowBlockTable?: Int32Array;
   sampling: SamplingParams;
@@ -77,13 +77,23 @@ export const DEFAULT_MAX_ROWS = 16;
 /** Drafted tokens a runner verifies per row unless its caller sets maxDraftTokens (CpuRunner, GpuRunner). */
 export const DEFAULT_MAX_DRAFT_TOKENS = 8;
 
+/**
+ * Blocks a window group needs so it never runs out before the full pool does: every running row
+ * holds at most ceil((window - 1) / blockSize) + 1 blocks between steps, plus what one step's
+ * tokens (maxTokensPerStep over all rows, drafts included) add, a block more per row for
+ * alignment; and block 0. Runners size their window pool with this; the engine relies on it.
+ */
+export function windowGroupBlocks(window: number, blockSize: number, maxRows: number, maxTokensPerStep: number): number {
+  return 1 + maxRows * (Math.ceil((window - 1) / blockSize) + 2) + Math.ceil(maxTokensPerStep / blockSize);
+}
+
 export interface ModelRunner {
   /** Token positions per KV block. */
   readonly blockSize: number;
   /** Blocks in the preallocated KV pool, block 0 included (it is reserved). */
   readonly numBlocks: number;
   /**
-   * The sliding-window layers' own pool, sized with windowGroupBlocks (kv-manager.ts), whose
+   * The sliding-window layers' own pool, sized with windowGroupBlocks (above), whose
    * blocks go back once out of `window`: present when the model has such layers and the runner
    * keeps them apart; absent: every layer keeps every position in the main pool.
    */

@@ -13,8 +13,9 @@ const greedy: SamplingParams = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 const prompt = (n: number, seed: number, vocab = 61): Int32Array =>
   Int32Array.from({ length: n }, (_, i) => (i * 17 + seed * 31 + ((i * i) % 7)) % vocab);
 
+/** A row; its window table (read only by runners with a window pool: gemma's here) holds the same ids. */
 function row(sessionId: string, tokenIds: Int32Array, startPos: number, blocks: number[], sample = true, sampling = greedy): StepRow {
-  return { sessionId, tokenIds, startPos, blockTable: Int32Array.from(blocks), sampling, sample };
+  return { sessionId, tokenIds, startPos, blockTable: Int32Array.from(blocks), windowBlockTable: Int32Array.from(blocks), sampling, sample };
 }
 
 /** Feed `tokens` in chunks of the given sizes as separate steps; return the last step's logits. */

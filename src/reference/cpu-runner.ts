@@ -5,7 +5,7 @@ import { ForwardArena, forward } from './forward';
 import { KvPool } from './kv-pool';
 import { sampleToken } from './sample';
 import { loadCpuWeights, type CpuWeights } from './weights';
-import { DEFAULT_MAX_DRAFT_TOKENS, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, windowGroupBlocks, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 
@@ -22,6 +22,12 @@ export interface CpuRunnerOptions {
   maxDraftTokens?: number;
   /** How the KV pool stores K and V (default DEFAULT_KV_CACHE_TYPE, f16), rounded as GpuRunner rounds them. */
   kvCacheType?: KvCacheType;
+  /**
+   * Models with sliding-window layers: keep those layers' K/V in a window pool of their own whose
+   * blocks the engine gives back out of the window (default true); false: every position of every
+   * layer in the main pool, the window only masking.
+   */
+  windowKv?: boolean;
 }
 
 /** Logits a step produced, for tests and parity checks that look past the sampled ids. */
@@ -43,6 +49,7 @@ export class CpuRunner implements ModelRunner {
   /** The model's context (maxPositionEmbeddings): RoPE positions past it were never trained. */
   readonly maxContext: number;
   readonly maxDraftTokens: number;
+  readonly windowGroup?: { numBlocks: number; window: number };
   /** The KV pool's storage type. */
   readonly kvCacheType: KvCacheType;
   readonly weights: CpuWeights;
@@ -62,6 +69,10 @@ export class CpuRunner implements ModelRunner {
     this.weights = loadCpuWeights(model);
     const c = this.weights.config;
     this.maxContext = c.maxPositionEmbeddings;
+    const window = Math.max(0, ...c.layerWindows);
+    if (window > 0 && (options.windowKv ?? true)) {
+      this.windowGroup = { numBlocks: windowGroupBlocks(window, this.blockSize, this.maxRows, this.maxTokensPerStep), window };
+    }
     this.kv = new KvPool({
       numLayers: c.numLayers,
       numBlocks: this.numBlocks,
@@ -69,6 +80,7 @@ export class CpuRunner implements ModelRunner {
       numKvHeads: c.numKvHeads,
       headDim: c.headDim,
       kvCacheType: this.kvCacheType,
+      ...(this.windowGroup ? { windowGroup: { ...this.windowGroup, layers: c.layerWindows.map((w) => w > 0) } } : {}),
     });
     this.arena = new ForwardArena(this.weights, this.maxTokensPerStep);
   }

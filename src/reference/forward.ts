@@ -18,7 +18,7 @@ import {
 } from './ops';
 import type { CpuWeights } from './weights';
 import type { ModelConfig } from '../model/desc';
-import type { StepPlan } from '../engine/types';
+import type { StepPlan, StepRow } from '../engine/types';
 
 /** Activation buffers for up to maxTokens tokens, allocated once and reused every step. */
 export class ForwardArena {
@@ -88,22 +88,27 @@ export interface ForwardOutput {
   logits: Float32Array;
 }
 
-/** Per-token layout of a step: positions, owning rows, padded block tables, KV slots. */
-export function stepLayout(plan: StepPlan, blockSize: number): {
+/** A row's block table of one KV group: the main one, or the sliding-window layers' own. */
+type TableOf = (row: StepRow) => Int32Array;
+const mainTable: TableOf = (row) => row.blockTable;
+const windowTable: TableOf = (row) => row.windowBlockTable!;
+
+/** Per-token layout of a step: positions, owning rows, padded block tables, KV slots (in the group `table` names). */
+export function stepLayout(plan: StepPlan, blockSize: number, table: TableOf = mainTable): {
   numTokens: number;
   tokenIds: Int32Array;
   layout: Omit<AttentionLayout, 'numHeads' | 'numKvHeads' | 'headDim'>;
   slots: Int32Array;
 } {
   const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
-  const maxBlocksPerRow = Math.max(1, ...plan.rows.map((row) => row.blockTable.length));
+  const maxBlocksPerRow = Math.max(1, ...plan.rows.map((row) => table(row).length));
   const tokenIds = new Int32Array(numTokens); // [numTokens]
   const positions = new Int32Array(numTokens); // [numTokens]
   const tokenRows = new Int32Array(numTokens); // [numTokens]
   const blockTables = new Int32Array(plan.rows.length * maxBlocksPerRow); // [numRows, maxBlocksPerRow]
   let t = 0;
   plan.rows.forEach((row, r) => {
-    blockTables.set(row.blockTable, r * maxBlocksPerRow);
+    blockTables.set(table(row), r * maxBlocksPerRow);
     for (let j = 0; j < row.tokenIds.length; j++, t++) {
       tokenIds[t] = row.tokenIds[j];
       positions[t] = row.startPos + j;
@@ -114,7 +119,7 @@ export function stepLayout(plan: StepPlan, blockSize: number): {
     numTokens,
     tokenIds,
     layout: { blockSize, positions, tokenRows, blockTables, maxBlocksPerRow },
-    slots: slotMapping(plan.rows, blockSize),
+    slots: slotMapping(plan.rows.map((row) => ({ ...row, blockTable: table(row) })), blockSize),
   };
 }
 
@@ -129,21 +134,31 @@ export function beginStep(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena
   layout: AttentionLayout;
   /** [numTokens] KV slot of each token */
   slots: Int32Array;
+  /** The sliding-window layers' layout and slots in the pool's window blocks, when it keeps them apart. */
+  window: { layout: AttentionLayout; slots: Int32Array } | null;
   buffers: StepBuffers;
 } {
   const c = weights.config;
+  const heads = { numHeads: c.numHeads, numKvHeads: c.numKvHeads, headDim: c.headDim };
   const { numTokens, tokenIds, layout, slots } = stepLayout(plan, kv.blockSize);
+  const windowed = kv.window > 0;
   for (const row of plan.rows) {
     if (row.tokenIds.length === 0) throw new Error(`row ${row.sessionId} feeds no tokens`);
+    if (windowed && !row.windowBlockTable) throw new Error(`row ${row.sessionId} has no window block table`);
     const lastBlock = Math.floor((row.startPos + row.tokenIds.length - 1) / kv.blockSize);
     for (let b = 0; b <= lastBlock; b++) kv.checkBlock(row.blockTable[b]);
+    // the window table holds blocks from the first one the row's first token sees
+    const firstSeen = Math.floor(Math.max(0, row.startPos - kv.window + 1) / kv.blockSize);
+    for (let b = firstSeen; windowed && b <= lastBlock; b++) kv.checkBlock(row.windowBlockTable![b]!, kv.numWindowBlocks);
   }
   const a = arena && arena.maxTokens >= numTokens ? arena : new ForwardArena(weights, numTokens);
+  const window = windowed ? stepLayout(plan, kv.blockSize, windowTable) : null;
   return {
     numTokens,
     tokenIds,
-    layout: { ...layout, numHeads: c.numHeads, numKvHeads: c.numKvHeads, headDim: c.headDim },
+    layout: { ...layout, ...heads },
     slots,
+    window: window ? { layout: { ...window.layout, ...heads }, slots: window.slots } : null,
     buffers: a.forTokens(numTokens),
   };
 }
@@ -179,7 +194,7 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
   const hidden = c.hiddenSize;
   const kvDim = c.numKvHeads * c.headDim;
   const eps = c.rmsNormEps;
-  const { numTokens: T, tokenIds, layout, slots, buffers } = beginStep(weights, kv, plan, arena);
+  const { numTokens: T, tokenIds, layout, slots, window, buffers } = beginStep(weights, kv, plan, arena);
   const { x, xNorm, q, k, v, attn, delta, gate, up } = buffers; // [T, ...] each, shapes on ForwardArena
   const activation = c.mlpActivation === 'gelu_tanh' ? geglu : swiglu;
   /** x += out, or x += rmsnorm(out) where the architecture norms each sublayer's output (gemma). */
@@ -206,8 +221,10 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
     }
     rope(q, T, c.numHeads, c.headDim, layout.positions, w.ropeInvFreq);
     rope(k, T, c.numKvHeads, c.headDim, layout.positions, w.ropeInvFreq);
-    kvWrite(k, v, slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
-    pagedAttention(q, T, kv.k[l], kv.v[l], layout, attn, layerScoring(c, l));
+    // sliding-window layers live in the pool's window blocks where it keeps them apart
+    const group = window && c.layerWindows[l]! > 0 ? window : { layout, slots };
+    kvWrite(k, v, group.slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
+    pagedAttention(q, T, kv.k[l], kv.v[l], group.layout, attn, layerScoring(c, l));
     matmul(attn, T, w.o, null, delta);
     addToResidual(delta, w.attnOutputNorm);
 

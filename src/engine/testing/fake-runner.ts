@@ -1,8 +1,7 @@
 // FakeRunner: a test ModelRunner whose "KV cache" is a paged array of token ids, read back through
 // each row's block table to pick the next token. Not a model: it exists to make KV bugs change tokens.
-import { windowGroupBlocks } from '../kv-manager';
 import { fmix32, sampleUniform } from '../rng';
-import type { ModelRunner, StepPlan, StepResult, StepRow } from '../types';
+import { windowGroupBlocks, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../types';
 
 export interface FakeRunnerOptions {
   blockSize?: number;

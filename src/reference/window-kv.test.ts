@@ -1,0 +1,133 @@
+// Sliding-window layers in a window pool whose out-of-window blocks the engine gives back, against
+// every position kept and masked: bitwise the same logits at every position, alone, in cohorts,
+// across preemption and prefix hits, with every freed block poisoned. CPU reference, gemma models.
+import { describe, expect, it } from 'vitest';
+import { CpuRunner } from './cpu-runner';
+import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, TINY_SYNTH_DIMS } from '../../tools/models/synth';
+import { EngineCore } from '../engine/engine-core';
+import type { StepEvent } from '../engine/events';
+import type { ChatMessage, ChatTemplate, StepPlan, StepResult, Tokenizer } from '../engine/types';
+import { RunnerWrapper } from '../engine/testing/runner-wrapper';
+
+const VOCAB = 61;
+const tokenizer: Tokenizer = { eosTokenIds: [], encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0) % VOCAB), decode: (ids) => Array.from(ids, (id) => String.fromCharCode(48 + id)).join('') };
+const template: ChatTemplate = { render: (messages: ChatMessage[]) => messages.map((m) => m.content).join('') };
+const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => (i * 13 + salt * 7 + ((i * i) % 5)) % VOCAB);
+
+/**
+ * Records each sampled position's logits; with `poison`, after each step fills with NaN every window
+ * block that is free and not in the prefix cache (a cached one may be hit again: it keeps its K/V).
+ */
+class RecordingRunner extends RunnerWrapper {
+  readonly logits = new Map<string, Float32Array>();
+  engine?: EngineCore;
+
+  constructor(readonly cpu: CpuRunner, private readonly poison: boolean) {
+    super(cpu);
+  }
+
+  override execute(plan: StepPlan): Promise<StepResult> {
+    const detail = this.cpu.executeDetailed(plan);
+    const vocab = this.cpu.weights.config.vocabSize;
+    detail.sampleRows.forEach((r, i) => {
+      const row = plan.rows[r]!;
+      this.logits.set(`${row.sessionId}@${row.startPos + row.tokenIds.length}`, detail.logits.slice(i * vocab, (i + 1) * vocab));
+    });
+    if (this.poison) this.poisonFreeWindowBlocks();
+    return Promise.resolve({ sampledIds: detail.sampledIds });
+  }
+
+  /** A freed window block read again would turn logits NaN. */
+  private poisonFreeWindowBlocks(): void {
+    const pool = this.engine!.kv.windowGroup!.pool;
+    const kv = this.cpu.kv;
+    const floats = kv.floatsPerBlock;
+    for (let id = 1; id < kv.numWindowBlocks; id++) {
+      if (pool.refCount(id) > 0 || pool.isCached(id)) continue;
+      kv.layerWindowed.forEach((windowed, l) => {
+        if (!windowed) return;
+        kv.k[l]!.fill(NaN, id * floats, (id + 1) * floats);
+        kv.v[l]!.fill(NaN, id * floats, (id + 1) * floats);
+      });
+    }
+  }
+}
+
+interface Run {
+  logits: Map<string, Float32Array>;
+  outputs: number[][];
+  events: StepEvent[];
+}
+
+/** Serves `prompts` (arriving at the given steps) on arch's synthetic model, the window pool on or off. */
+async function serve(arch: 'gemma2' | 'gemma3', prompts: Array<{ tokens: number[]; arriveAt: number }>, windowKv: boolean, numBlocks: number, maxRows: number): Promise<Run> {
+  const model = syntheticModelDesc({ arch, seed: 9, tieWordEmbeddings: true, dims: { ...TINY_SYNTH_DIMS, vocab: VOCAB } });
+  const cpu = new CpuRunner(model, { blockSize: 4, numBlocks, maxTokensPerStep: 40, maxRows, maxDraftTokens: 0, kvCacheType: 'f32', windowKv });
+  const runner = new RecordingRunner(cpu, windowKv);
+  const engine = new EngineCore({ runner, tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows, manualSteps: true, speculation: 'off' });
+  runner.engine = engine;
+  const ids = prompts.map(() => engine.createSession({ maxNewTokens: 30, sampling: { temperature: 0 } }));
+  const events: StepEvent[] = [];
+  for (let step = 0; step < 2000; step++) {
+    prompts.forEach((p, i) => (p.arriveAt === step ? engine.send(ids[i]!, p.tokens) : undefined));
+    const event = await engine.step();
+    if (event) events.push(event);
+    else if (prompts.every((p) => p.arriveAt < step)) break;
+  }
+  const outputs = await Promise.all(ids.map(async (id) => (await engine.waitForTurn(id)).outputTokenIds));
+  await engine.dispose();
+  return { logits: runner.logits, outputs, events };
+}
+
+function expectSameLogits(freed: Run, kept: Run): void {
+  expect([...freed.logits.keys()].sort()).toEqual([...kept.logits.keys()].sort());
+  for (const [key, logits] of kept.logits) {
+    const other = freed.logits.get(key)!;
+    expect(other.every((x) => Number.isFinite(x)), key).toBe(true);
+    expect(Buffer.from(other.buffer).equals(Buffer.from(logits.buffer)), key).toBe(true);
+  }
+  expect(freed.outputs).toEqual(kept.outputs);
+}
+
+describe.each(['gemma2', 'gemma3'] as const)('%s: out-of-window blocks freed vs every position kept', (arch) => {
+  it('alone: every logit bit equal, while the window pool holds only the window', async () => {
+    const prompts = [{ tokens: prompt(45, 1), arriveAt: 0 }];
+    const freed = await serve(arch, prompts, true, 64, 4);
+    const kept = await serve(arch, prompts, false, 64, 4);
+    expectSameLogits(freed, kept);
+    // 75 positions in blocks of 4, a window of 16: at most 5 window blocks held past the prompt
+    const decodes = freed.events.filter((e) => e.rows.some((r) => r.kind === 'decode'));
+    expect(Math.max(...decodes.map((e) => e.kvWindowBlocks!.used))).toBeLessThanOrEqual(Math.ceil((SYNTH_SLIDING_WINDOW - 1) / 4) + 2);
+    expect(Math.max(...freed.events.map((e) => e.kvBlocksUsed))).toBe(Math.ceil(75 / 4));
+    expect(kept.events[0]!.kvWindowBlocks).toBeUndefined();
+  }, 120_000);
+
+  it('in cohorts with shared prefixes, and across preemption: every logit bit equal', async () => {
+    const shared = prompt(30, 3);
+    const prompts = [
+      { tokens: prompt(38, 2), arriveAt: 0 },
+      { tokens: [...shared, ...prompt(9, 4)], arriveAt: 0 },
+      { tokens: [...shared, ...prompt(14, 5)], arriveAt: 6 },
+      { tokens: prompt(20, 6), arriveAt: 3 },
+    ];
+    // 40 usable blocks of 4 for four sessions of up to 74 positions: someone is preempted
+    const freed = await serve(arch, prompts, true, 41, 4);
+    const kept = await serve(arch, prompts, false, 41, 4);
+    expectSameLogits(freed, kept);
+    const rowsPerStep = Math.max(...freed.events.map((e) => e.rows.length));
+    expect(rowsPerStep).toBeGreaterThan(1);
+    // recomputes (a row starting before what its request computed) and prefix hits both happened
+    const seen = new Map<string, number>();
+    let recomputes = 0;
+    let hits = 0;
+    for (const e of freed.events) {
+      for (const r of e.rows) {
+        if (r.position < (seen.get(r.requestId) ?? 0)) recomputes++;
+        if (!seen.has(r.requestId) && r.position > 0) hits++;
+        seen.set(r.requestId, r.position + r.numTokens);
+      }
+    }
+    expect(recomputes).toBeGreaterThan(0);
+    expect(hits).toBeGreaterThan(0);
+  }, 240_000);
+});
