@@ -1,5 +1,5 @@
-// Embedding gather: out[t, :] = table[tokens[t].id, :], decoding the table's stored dtype in place.
-// Not a matmul: tied lm_head reads the same buffer through matmul.wgsl. Twin: embeddingGather.
+// Embedding gather: out[t, :] = table[tokens[t].id, :] * scale, decoding the table's stored dtype in
+// place. Not a matmul: tied lm_head reads the same buffer through matmul.wgsl. Twin: embeddingGather.
 
 override WORKGROUP_SIZE: u32 = 64u;
 // Stored dtype of the table, codes shared with matmul.wgsl: 0 f32, 1 f16, 2 bf16, 3 q8_0,
@@ -9,7 +9,7 @@ override DTYPE: u32 = 0u;
 struct Params {
   numTokens: u32,
   hidden: u32,  // table cols
-  pad0: u32,
+  scale: f32,   // ModelConfig.embedScale (gemma's sqrt(hidden), else 1: v * 1 is v exactly)
   pad1: u32,
 }
 
@@ -100,5 +100,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let j = gid.x;
   let t = gid.y;
   if (j >= params.hidden || t >= params.numTokens) { return; }
-  out[t * params.hidden + j] = decode(tokens[t].id, j);
+  // one f32 product, as the twin's Math.fround(v * scale)
+  out[t * params.hidden + j] = decode(tokens[t].id, j) * params.scale;
 }

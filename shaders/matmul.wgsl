@@ -3,8 +3,10 @@
 // Two stores save whole dispatches (the step's cost on small models is mostly per dispatch):
 // - rows split into up to three outputs: rows [0, splitA) to y, [splitA, splitB) to y2 and
 //   [splitB, n) to y3, each [numTokens, its rows] (q, k and v from one fused weight matrix);
-// - GLU: rows interleaved (gate_i, up_i), and y[t, i] = silu(gate_i) * up_i, y [numTokens, n / 2]
-//   (gate_proj, up_proj and SwiGLU as one dispatch; twin: matmulQuant then swiglu).
+// - GLU: rows interleaved (gate_i, up_i), and y[t, i] = act(gate_i) * up_i, y [numTokens, n / 2]
+//   (gate_proj, up_proj and SwiGLU or GeGLU as one dispatch; twin: matmulQuant then swiglu/geglu).
+// With Params.softcap > 0 every stored value is softcap * tanh(value / softcap) (gemma2's final
+// logits: lm_head's store, so sampling and the logits read back both see the capped values).
 //
 // Why this shape: one invocation owns ROWS weight rows x up to TILE tokens, so every weight
 // element is read once per TILE tokens (once per step for decode cohorts of up to TILE rows),
@@ -21,8 +23,15 @@ override DTYPE: u32 = 0u;
 override HAS_BIAS: bool = false;
 // Adds the result into y instead of overwriting it: the residual add fused into o_proj/down_proj.
 override ACCUMULATE: bool = false;
-// Interleaved gate/up rows, stored as silu(gate) * up (see the top).
+// Interleaved gate/up rows, stored as act(gate) * up (see the top).
 override GLU: bool = false;
+// GLU's gate activation (kernels.ts ACTIVATION_CODE): 0 silu (SwiGLU), 1 tanh-approximated GELU (GeGLU).
+override ACTIVATION: u32 = 0u;
+const ACT_GELU_TANH: u32 = 1u;
+const GELU_C: f32 = 0.7978845608028654;  // sqrt(2 / pi)
+// tanh's argument is clamped to +-15: f32 tanh is +-1 before 9, so no result changes, while
+// SwiftShader's tanh returns NaN for large arguments (measured: gelu's at a gate of 20, ~300)
+const TANH_CLAMP: f32 = 15.0;
 
 // const, not override: TILE sizes a private array and ROWS is the 4 lanes of every accumulator,
 // which WGSL only allows for const-expressions. The host's copies are checked against these.
@@ -35,7 +44,7 @@ struct Params {
   k: u32,       // weight cols = inputs per token
   splitA: u32,  // first row stored to y2 (n: none)
   splitB: u32,  // first row stored to y3 (n: none)
-  pad0: u32,
+  softcap: f32, // > 0: stores softcap * tanh(value / softcap) (not with GLU); 0: the values as they are
   pad1: u32,
   pad2: u32,
 }
@@ -65,6 +74,14 @@ fn accumulate(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, i: u32
   }
 }
 
+/** The GLU's gate activation, as the twins swiglu and geglu (geluTanh) compute it. */
+fn activate(g: f32) -> f32 {
+  if (ACTIVATION == ACT_GELU_TANH) {
+    return 0.5 * g * (1.0 + tanh(clamp(GELU_C * (g + 0.044715 * g * g * g), -TANH_CLAMP, TANH_CLAMP)));
+  }
+  return g / (1.0 + exp(-g));
+}
+
 fn store(t0: u32, row0: u32) {
   let splitA = params.splitA;
   let splitB = params.splitB;
@@ -75,7 +92,7 @@ fn store(t0: u32, row0: u32) {
       for (var r = 0u; r < ROWS; r += 2u) {
         if (row0 + r + 1u < params.n) {
           let g = acc[t][r];
-          y[token * (params.n / 2u) + (row0 + r) / 2u] = (g / (1.0 + exp(-g))) * acc[t][r + 1u];
+          y[token * (params.n / 2u) + (row0 + r) / 2u] = activate(g) * acc[t][r + 1u];
         }
       }
       continue;
@@ -85,6 +102,7 @@ fn store(t0: u32, row0: u32) {
       if (n < params.n) {
         var value = acc[t][r];
         if (HAS_BIAS) { value += bias[n]; }
+        if (params.softcap > 0.0) { value = params.softcap * tanh(clamp(value / params.softcap, -TANH_CLAMP, TANH_CLAMP)); }
         if (n < splitA) {
           let at = token * splitA + n;
           if (ACCUMULATE) { value = y[at] + value; }

@@ -1,11 +1,16 @@
 // RMSNorm: out[v, i] = weight[i] * (x[src(v), i] / sqrt(mean(x[src(v), :]^2) + eps)), one
-// workgroup per vector. Not in place (out must not alias x). Twin: reference rmsNorm.
+// workgroup per vector; with ADD_TO_OUT, out[v, i] += that. Not in place (out must not alias x).
+// Twin: reference rmsNorm (then residualAdd for ADD_TO_OUT).
 // The sum of squares runs in a fixed strided-then-tree order that depends only on rowLen and
 // WORKGROUP_SIZE, so a vector's result never depends on what else is in the step.
 
 override WORKGROUP_SIZE: u32 = 64u;
 // Reads vector v from x row rowIndex[v] (the last token of each sampling row before lm_head).
 override GATHER_ROWS: bool = false;
+// out += the normed vector: gemma's post-norms, x += rmsnorm(o_proj(attn)) and x += rmsnorm(down(act)),
+// the residual add fused into the norm as matmul's ACCUMULATE fuses it elsewhere (one dispatch
+// fewer per sublayer). The product is rounded to f32 before the add, as the twin's temp then add.
+override ADD_TO_OUT: bool = false;
 
 struct Params {
   numVecs: u32,
@@ -18,7 +23,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;            // [*, rowLen]
 @group(0) @binding(2) var<storage, read> weight: array<f32>;       // [rowLen]
 @group(0) @binding(3) var<storage, read> rowIndex: array<u32>;     // [numVecs] (GATHER_ROWS)
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;    // [numVecs, rowLen]
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;    // [numVecs, rowLen] (ADD_TO_OUT: read too)
 
 var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
 
@@ -45,6 +50,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
   }
   let invRms = 1.0 / sqrt(partial[0] / f32(n) + params.eps);
   for (var i = lid; i < n; i += WORKGROUP_SIZE) {
-    out[v * n + i] = weight[i] * (x[base + i] * invRms);
+    let normed = weight[i] * (x[base + i] * invRms);
+    if (ADD_TO_OUT) {
+      out[v * n + i] = out[v * n + i] + normed;
+    } else {
+      out[v * n + i] = normed;
+    }
   }
 }

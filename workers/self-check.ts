@@ -40,7 +40,7 @@ export async function runSelfCheck(device: GPUDevice, shaderSource: ShaderSource
 
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const params = new Uint32Array(KERNELS.matmul.params.length);
-  packParams('matmul', { numTokens: numElements, n: 1, k, splitA: 1, splitB: 1 }, params, new Float32Array(params.buffer), 0);
+  packParams('matmul', { numTokens: numElements, n: 1, k, splitA: 1, splitB: 1, softcap: 0 }, params, new Float32Array(params.buffer), 0);
   const paramsBuffer = device.createBuffer({ size: params.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   const xBuffer = device.createBuffer({ size: x.byteLength, usage: storage });
   const wBuffer = device.createBuffer({ size: w.byteLength, usage: storage });

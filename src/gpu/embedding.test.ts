@@ -1,5 +1,5 @@
 // Parity of shaders/embedding.wgsl with embeddingGather over a dequantized table, for every
-// stored dtype. Runs on Node WebGPU; says nothing about speed.
+// stored dtype, and with gemma's embedding scale. Runs on Node WebGPU; says nothing about speed.
 import { describe, expect, it } from 'vitest';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, TensorDesc } from '../model/desc';
@@ -15,17 +15,19 @@ const EMBEDDING_TOLERANCE = 1e-6;
 
 const DTYPES: DType[] = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_K', 'q6_K'];
 
-async function gatherOnGpu(table: TensorDesc, ids: number[]): Promise<Float32Array> {
+async function gatherOnGpu(table: TensorDesc, ids: number[], scale = 1): Promise<Float32Array> {
   const hidden = table.shape[1];
   const tokens = new Uint32Array(ids.length * TOKEN_INFO_WORDS); // [numTokens, TokenInfo]
   ids.forEach((id, t) => (tokens[t * TOKEN_INFO_WORDS] = id));
   const padded = new Uint8Array(Math.ceil(table.data.byteLength / 4) * 4 + 4);
   padded.set(table.data);
   const out = new Float32Array(ids.length * hidden); // [numTokens, hidden]
+  const params = new Uint32Array([ids.length, hidden, 0, 0]);
+  new Float32Array(params.buffer)[2] = scale;
   const result = await runKernel(
     'embedding',
     { DTYPE: DTYPE_CODE[table.dtype] },
-    [new Uint32Array([ids.length, hidden, 0, 0]), tokens, padded, out],
+    [params, tokens, padded, out],
     [Math.ceil(hidden / 64), ids.length],
     [3],
   );
@@ -45,6 +47,19 @@ describe('embedding.wgsl', () => {
       embeddingGather({ rows: vocab, cols: hidden, data: dequantize(table) }, Int32Array.from(ids), cpu);
       if (dtype !== 'q4_K') expect(bits(gpu)).toEqual(bits(cpu));
       expect(scaledError(gpu, cpu)).toBeLessThanOrEqual(EMBEDDING_TOLERANCE);
+    });
+  }
+
+  // gemma: rows times f32 sqrt(hidden), one rounding each, as the twin
+  for (const dtype of ['f32', 'bf16', 'q8_0'] as DType[]) {
+    it(`${dtype}: scales the rows as embeddingGather does, bit for bit`, async () => {
+      const [vocab, hidden] = [9, 96];
+      const table: TensorDesc = { name: 'embed', dtype, shape: [vocab, hidden], data: encodeTensor(seededFloats(18, vocab * hidden, 0.5), hidden, dtype) };
+      const ids = [3, 0, 8, 3, 5];
+      const scale = Math.fround(Math.sqrt(hidden));
+      const cpu = new Float32Array(ids.length * hidden);
+      embeddingGather({ rows: vocab, cols: hidden, data: dequantize(table) }, Int32Array.from(ids), cpu, scale);
+      expect(bits(await gatherOnGpu(table, ids, scale))).toEqual(bits(cpu));
     });
   }
 });

@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type ParamValues } from './kernels';
+import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type ParamValues } from './kernels';
 import type { KvArena } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
@@ -39,7 +39,8 @@ export interface ProgramInputs {
   weights: GpuWeights;
   kv: KvArena;
   act: Activations;
-  ropeTable: GPUBuffer;
+  /** [numLayers] each layer's cos/sin table (rope-tables.ts): layers whose frequencies agree share one buffer */
+  ropeTables: GPUBuffer[];
   ropeTableLevel: number;
   blockSize: number;
 }
@@ -75,7 +76,7 @@ interface MatmulOp {
   count?: (cnt: Counts) => number;
   /** y2 and y3 of a split store (q, k, v apart from one fused matrix). */
   ys?: GPUBuffer[];
-  /** The GLU store: interleaved gate/up rows to silu(gate) * up. */
+  /** The GLU store: interleaved gate/up rows to act(gate) * up (the model's mlpActivation). */
   glu?: boolean;
 }
 
@@ -97,10 +98,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   };
   const tokens = (m: number) => (cnt: Counts) => m * cnt.numTokens;
   const sampledRows = (cnt: Counts) => cnt.numSampled;
-  const slotEmbed = slot('embedding', (cnt) => ({ numTokens: cnt.numTokens, hidden: c.hiddenSize }));
+  const slotEmbed = slot('embedding', (cnt) => ({ numTokens: cnt.numTokens, hidden: c.hiddenSize, scale: c.embedScale }));
   const norm = (count: (cnt: Counts) => number, rowLen: number) => slot('rms_norm', (cnt) => ({ numVecs: count(cnt), rowLen, eps: c.rmsNormEps }));
-  /** A matmul's params: n rows, every row to y unless split at splitA / splitB (y2, y3). */
-  const mm = (count: (cnt: Counts) => number, n: number, k: number, splitA = n, splitB = n) => slot('matmul', (cnt) => ({ numTokens: count(cnt), n, k, splitA, splitB }));
+  /** A matmul's params: n rows, every row to y unless split at splitA / splitB (y2, y3); softcap > 0 caps the stored values. */
+  const mm = (count: (cnt: Counts) => number, n: number, k: number, splitA = n, splitB = n, softcap = 0) =>
+    slot('matmul', (cnt) => ({ numTokens: count(cnt), n, k, splitA, splitB, softcap }));
   const slotNormHidden = norm(tokens(1), c.hiddenSize);
   const slotQNorm = norm(tokens(c.numHeads), c.headDim);
   const slotKNorm = norm(tokens(c.numKvHeads), c.headDim);
@@ -125,7 +127,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const slotMmGlu = w.layers.some((L) => L.mlp.kind === 'glu') ? mm(tokens(1), 2 * c.intermediateSize, c.hiddenSize) : null;
   const slotMmGateUp = w.layers.some((L) => L.mlp.kind === 'separate') ? mm(tokens(1), c.intermediateSize, c.hiddenSize) : null;
   const slotMmDown = mm(tokens(1), c.hiddenSize, c.intermediateSize);
-  const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize);
+  // gemma2's final soft-cap in lm_head's store: the logits buffer, which sampling and the probe read, holds capped values
+  const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize, c.vocabSize, c.vocabSize, c.finalLogitSoftcap);
   const slotRopeKv = slot('rope_kv_write', (cnt) => ({
     numTokens: cnt.numTokens,
     numHeads: c.numHeads,
@@ -140,7 +143,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   // the pool's storage type: the writer rounds to it, attention decodes it (the merge pass never reads the pool)
   const kvType = kv.shape.kvCacheType;
   const kvOverride = { KV_TYPE: KV_TYPE_CODE[kvType] };
-  const attentionParams = (numItems: number) => ({
+  // gemma2's soft-capped scores: an override, so other models' attention carries no branch for it
+  const attentionOverrides = { ...kvOverride, SOFTCAP: c.attnLogitSoftcap > 0 ? 1 : 0 };
+  const attentionParams = (numItems: number, window: number) => ({
     numItems,
     numHeads: c.numHeads,
     numKvHeads: c.numKvHeads,
@@ -148,12 +153,22 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     blockSize: p.blockSize,
     kvDim,
     vOffset: kv.vOffsetWords,
-    scale: 1 / Math.sqrt(c.headDim),
+    scale: c.attentionScale,
     headsPerQuad: attention.headsPerQuad,
     quadsPerKvHead: attention.quadsPerKvHead,
+    softcap: c.attnLogitSoftcap,
+    window,
   });
-  const slotAttention = slot('paged_attention', (cnt) => attentionParams(cnt.numAttentionItems));
-  const slotAttentionMerge = slot('paged_attention_merge', (cnt) => attentionParams(cnt.numMergeItems));
+  // one pair of attention slots per distinct layer window (gemma: sliding and global layers); the
+  // work items are the same for both, the kernel limits each query's keys to its window
+  const attentionSlots = new Map<number, { main: Slot; merge: Slot }>();
+  for (const window of c.layerWindows) {
+    if (attentionSlots.has(window)) continue;
+    attentionSlots.set(window, {
+      main: slot('paged_attention', (cnt) => attentionParams(cnt.numAttentionItems, window)),
+      merge: slot('paged_attention_merge', (cnt) => attentionParams(cnt.numMergeItems, window)),
+    });
+  }
   const slotSwiglu = slot('swiglu', (cnt) => ({ numElements: cnt.numTokens * c.intermediateSize }));
   const slotSample = slot('sample', (cnt) => ({ numRows: cnt.numSampled, vocab: c.vocabSize }));
 
@@ -168,7 +183,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     wanted.set(JSON.stringify([kernel, overrides]), [kernel, overrides]);
     return [kernel, overrides];
   };
-  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu = false) => want('matmul', matmulOverrides(m.dtype, { hasBias, accumulate, glu }));
+  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu = false) => want('matmul', matmulOverrides(m.dtype, { hasBias, accumulate, glu, activation: c.mlpActivation }));
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
   /** A dispatch of pipe's kernel: binding 0 is its params slot, every other binding by its WGSL name. */
@@ -182,8 +197,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     add(list, label, matmulPipe(m, bias !== null, accumulate, glu), params, { x: buf(x), w: buf(m.buffer), bias: buf(bias ?? act.unused), y: buf(y), y2: buf(ys[0] ?? act.unusedOut[0]), y3: buf(ys[1] ?? act.unusedOut[1]) }, (cnt, out) =>
       matmulGrid(m.rows, count(cnt), ELEMENTWISE_WORKGROUP, out),
     );
-  const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false) =>
-    add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0 }), slotB, { x: buf(x), weight: buf(weight), rowIndex: buf(gather ? act.sampleTokens : act.unused), out: buf(out) }, (cnt, out2) => spread(count(cnt), out2));
+  /** out = rmsnorm(x) (gather: of the sampling rows' last tokens), or out += rmsnorm(x) with addToOut. */
+  const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false, addToOut = false) =>
+    add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0, ADD_TO_OUT: addToOut ? 1 : 0 }), slotB, { x: buf(x), weight: buf(weight), rowIndex: buf(gather ? act.sampleTokens : act.unused), out: buf(out) }, (cnt, out2) =>
+      spread(count(cnt), out2),
+    );
   /** paged_attention's grids: one workgroup per (item, head quad). */
   const attentionGrid = (numItems: (cnt: Counts) => number): Dispatch['grid'] => (cnt, out) => {
     out[0] = c.numKvHeads * attention.quadsPerKvHead;
@@ -209,27 +227,42 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
       normOp(specs, `L${l}.q_norm`, slotQNorm, act.qPre, L.qNorm, act.q, tokens(c.numHeads));
       normOp(specs, `L${l}.k_norm`, slotKNorm, act.kPre, L.kNorm, act.k, tokens(c.numKvHeads));
     }
-    // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated)
+    // q rotated in place; k rotated on its way into the cache with v (act.k stays unrotated), by
+    // the layer's own table (gemma3's sliding layers have another base)
     // one invocation per Q rotation pair, then per whole cache words of K and V (a q8_0 block: 32 values)
     const kvWriteInvocations = (c.numHeads * c.headDim) / 2 + kvDim / KV_WRITE_VALUES_PER_INVOCATION[kvType];
-    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write', kvOverride), slotRopeKv, { tokens: buf(act.tokens), table: buf(p.ropeTable), blockTables: buf(act.blockTables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(kvWriteInvocations));
+    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write', kvOverride), slotRopeKv, { tokens: buf(act.tokens), table: buf(p.ropeTables[l]!), blockTables: buf(act.blockTables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(kvWriteInvocations));
     const attentionBuffers = (items: GPUBuffer) => ({ rows: buf(act.rowInfo), items: buf(items), blockTables: buf(act.blockTables), q: buf(act.q), kv: kvLayer, out: buf(act.attn), states: buf(act.attentionStates) });
-    add(specs, `L${l}.attention`, want('paged_attention', kvOverride), slotAttention, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
+    const attentionSlot = attentionSlots.get(c.layerWindows[l]!)!;
+    add(specs, `L${l}.attention`, want('paged_attention', attentionOverrides), attentionSlot.main, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
     // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
-    add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), slotAttentionMerge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);
-    matmulOp(specs, `L${l}.o_proj`, { params: slotMmO, x: act.attn, m: L.o, y: act.x, accumulate: true }); // x += o_proj(attn)
-    normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.x, L.postNorm, act.h, tokens(1));
+    add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), attentionSlot.merge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);
+    // x += o_proj(attn), or (gemma) x += rmsnorm(o_proj(attn)): o_proj's output goes through h,
+    // free between the q/k/v projections that read it and the MLP's input norm that rewrites it
+    if (L.attnOutputNorm) {
+      matmulOp(specs, `L${l}.o_proj`, { params: slotMmO, x: act.attn, m: L.o, y: act.h });
+      normOp(specs, `L${l}.post_attention_norm`, slotNormHidden, act.h, L.attnOutputNorm, act.x, tokens(1), false, true);
+    } else {
+      matmulOp(specs, `L${l}.o_proj`, { params: slotMmO, x: act.attn, m: L.o, y: act.x, accumulate: true });
+    }
+    normOp(specs, `L${l}.${L.attnOutputNorm ? 'pre_feedforward_norm' : 'post_attention_norm'}`, slotNormHidden, act.x, L.mlpInputNorm, act.h, tokens(1));
     if (L.mlp.kind === 'glu') {
-      matmulOp(specs, `L${l}.gate_up_proj`, { params: slotMmGlu!, x: act.h, m: L.mlp.gateUp, y: act.act, glu: true }); // act = silu(gate) * up
+      matmulOp(specs, `L${l}.gate_up_proj`, { params: slotMmGlu!, x: act.h, m: L.mlp.gateUp, y: act.act, glu: true }); // act = act(gate) * up
     } else {
       const { gate, up } = act.gateUp();
       matmulOp(specs, `L${l}.gate_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.gate, y: gate });
       matmulOp(specs, `L${l}.up_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.up, y: up });
-      add(specs, `L${l}.swiglu`, want('swiglu'), slotSwiglu, { gate: buf(gate), up: buf(up), out: buf(act.act) }, (cnt, out) =>
+      add(specs, `L${l}.swiglu`, want('swiglu', { ACTIVATION: ACTIVATION_CODE[c.mlpActivation] }), slotSwiglu, { gate: buf(gate), up: buf(up), out: buf(act.act) }, (cnt, out) =>
         spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
       );
     }
-    matmulOp(specs, `L${l}.down_proj`, { params: slotMmDown, x: act.act, m: L.down, y: act.x, accumulate: true }); // x += down(act)
+    // x += down(act), or (gemma) x += rmsnorm(down(act)) through h again (gate/up have read it)
+    if (L.mlpOutputNorm) {
+      matmulOp(specs, `L${l}.down_proj`, { params: slotMmDown, x: act.act, m: L.down, y: act.h });
+      normOp(specs, `L${l}.post_feedforward_norm`, slotNormHidden, act.h, L.mlpOutputNorm, act.x, tokens(1), false, true);
+    } else {
+      matmulOp(specs, `L${l}.down_proj`, { params: slotMmDown, x: act.act, m: L.down, y: act.x, accumulate: true });
+    }
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);
   matmulOp(tailSpecs, 'lm_head', { params: slotMmLm, x: act.hLast, m: w.lmHead, y: act.logits, count: sampledRows });

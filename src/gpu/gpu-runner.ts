@@ -109,7 +109,8 @@ export class GpuRunner implements ModelRunner {
     private readonly weights: GpuWeights,
     private readonly kv: KvArena,
     private readonly act: Activations,
-    private readonly ropeTableBuffer: GPUBuffer,
+    /** The distinct RoPE tables, each layer binding its own (gemma3's sliding layers have another base). */
+    private readonly ropeTableBuffers: readonly GPUBuffer[],
     private readonly program: ForwardProgram,
     private readonly meta: StepMeta,
   ) {
@@ -169,21 +170,34 @@ export class GpuRunner implements ModelRunner {
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);
-    const table = ropeTable(ropeInverseFrequencies(c), level); // [2, level, headDim / 2, 2]
-    const ropeTableBuffer = device.createBuffer({ label: 'rope-table', size: table.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-    device.queue.writeBuffer(ropeTableBuffer, 0, table);
+    // one table per distinct set of inverse frequencies, shared by the layers that agree
+    const tablesByFreqs = new Map<string, GPUBuffer>();
+    const ropeTables = Array.from({ length: c.numLayers }, (_, l) => {
+      const invFreq = ropeInverseFrequencies(c, l);
+      const key = invFreq.join();
+      let buffer = tablesByFreqs.get(key);
+      if (!buffer) {
+        const table = ropeTable(invFreq, level); // [2, level, headDim / 2, 2]
+        buffer = device.createBuffer({ label: `rope-table-${tablesByFreqs.size}`, size: table.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+        device.queue.writeBuffer(buffer, 0, table);
+        tablesByFreqs.set(key, buffer);
+      }
+      return buffer;
+    });
+    const ropeTableBuffers = [...tablesByFreqs.values()];
     if (options.pipelines && options.pipelines.device !== device) throw new Error('pipelines belong to another GPUDevice');
     const cache = options.pipelines ?? new PipelineCache(device, options.shaderSource);
-    const program = await buildForwardProgram({ device, cache, config: c, weights, kv, act, ropeTable: ropeTableBuffer, ropeTableLevel: level, blockSize });
+    const program = await buildForwardProgram({ device, cache, config: c, weights, kv, act, ropeTables, ropeTableLevel: level, blockSize });
     const validation = await device.popErrorScope();
     const oom = await device.popErrorScope();
     if (validation || oom) {
       destroyWeights(weights);
       kv.destroy();
       act.destroy();
+      for (const buffer of ropeTableBuffers) buffer.destroy();
       throw new Error(`GpuRunner setup failed: ${(validation ?? oom)!.message}`);
     }
-    return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffer, program, meta);
+    return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffers, program, meta);
   }
 
   async execute(plan: StepPlan): Promise<StepResult> {
@@ -318,7 +332,7 @@ export class GpuRunner implements ModelRunner {
     this.kv.destroy();
     this.act.destroy();
     this.program.destroy();
-    this.ropeTableBuffer.destroy();
+    for (const buffer of this.ropeTableBuffers) buffer.destroy();
     this.querySet?.destroy();
   }
 }

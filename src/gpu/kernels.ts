@@ -1,7 +1,7 @@
 // The kernel registry: for every kernel, its shaders/<file>.wgsl, the explicit bind group layout
 // of its bindings by name (binding i = entry i) and its uniform Params fields, each packed by name.
 // Not a compiler or a cache: see pipeline-cache.ts. kernels.test.ts holds all of it to the WGSL.
-import type { DType } from '../model/desc';
+import type { DType, MlpActivation } from '../model/desc';
 import type { KvCacheType } from '../model/kv-types';
 import type { Overrides } from './pipeline-cache';
 
@@ -46,15 +46,15 @@ const ATTENTION_PARAMS = [
   ['scale', 'f32'],
   ['headsPerQuad', 'u32'],
   ['quadsPerKvHead', 'u32'],
-  ['pad0', 'u32'],
-  ['pad1', 'u32'],
+  ['softcap', 'f32'],
+  ['window', 'u32'],
 ] as const;
 
 export const KERNELS = {
   embedding: {
     file: 'embedding',
     bindings: [['params', 'uniform'], ['tokens', 'read'], ['table', 'read'], ['out', 'write']],
-    params: [['numTokens', 'u32'], ['hidden', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
+    params: [['numTokens', 'u32'], ['hidden', 'u32'], ['scale', 'f32'], ['pad1', 'u32']],
   },
   rms_norm: {
     file: 'rms_norm',
@@ -70,7 +70,7 @@ export const KERNELS = {
       ['k', 'u32'],
       ['splitA', 'u32'],
       ['splitB', 'u32'],
-      ['pad0', 'u32'],
+      ['softcap', 'f32'],
       ['pad1', 'u32'],
       ['pad2', 'u32'],
     ],
@@ -206,14 +206,24 @@ export function attentionGeometry(numHeads: number, numKvHeads: number): Attenti
   return { headsPerQuad, quadsPerKvHead: Math.ceil(groupSize / headsPerQuad), queriesPerItem: (ATTENTION_SLOTS * ATTENTION_LANES) / headsPerQuad };
 }
 /**
- * Largest headDim paged_attention takes (its MAX_HEAD_DIM const, which sizes per-invocation arrays
- * every active invocation zero-fills: twice the need would cost the short decode steps).
+ * Largest headDim paged_attention takes (its MAX_HEAD_DIM const, which sizes per-invocation
+ * arrays that every invocation zero-fills): 256, Gemma's. The arrays are module-scope
+ * `var<private>`: as function-scope `var`s at 256, SwiftShader's attention took 1.1-2.5x as long
+ * on the embedded model's decode steps; as private ones, the time of function-scope ones at 128.
  */
-export const ATTENTION_MAX_HEAD_DIM = 128;
+export const ATTENTION_MAX_HEAD_DIM = 256;
 
-/** matmul.wgsl's overrides for weights stored as `dtype`. */
-export function matmulOverrides(dtype: DType, options: { hasBias?: boolean; accumulate?: boolean; glu?: boolean; workgroupSize?: number } = {}): Overrides {
+/** The ACTIVATION override of matmul.wgsl (its GLU store) and swiglu.wgsl: the MLP's gate activation. */
+export const ACTIVATION_CODE: Record<MlpActivation, number> = { silu: 0, gelu_tanh: 1 };
+
+/** matmul.wgsl's overrides for weights stored as `dtype` (`activation` only matters with `glu`). */
+export function matmulOverrides(
+  dtype: DType,
+  options: { hasBias?: boolean; accumulate?: boolean; glu?: boolean; activation?: MlpActivation; workgroupSize?: number } = {},
+): Overrides {
   const overrides: Record<string, number> = { DTYPE: DTYPE_CODE[dtype], HAS_BIAS: options.hasBias ? 1 : 0, ACCUMULATE: options.accumulate ? 1 : 0, GLU: options.glu ? 1 : 0 };
+  // only GLU pipelines carry it, so the other matmuls keep one pipeline whatever the model's activation
+  if (options.glu) overrides.ACTIVATION = ACTIVATION_CODE[options.activation ?? 'silu'];
   if (options.workgroupSize !== undefined) overrides.WORKGROUP_SIZE = options.workgroupSize;
   return overrides;
 }

@@ -1,11 +1,12 @@
 // Parity of matmul.wgsl (every stored dtype, one DTYPE override each) with the CPU twin
-// matmulQuant, and its batch invariance. Runs on Node WebGPU (SwiftShader here); says nothing about speed.
+// matmulQuant, its split, GLU (SwiGLU, GeGLU) and soft-capped stores, and its batch invariance.
+// Runs on Node WebGPU (SwiftShader here); says nothing about speed.
 import { describe, expect, it } from 'vitest';
 import { encodeTensor } from '../../tools/models/quantize';
-import type { DType, TensorDesc } from '../model/desc';
-import { matmulQuant, swiglu } from '../reference/ops';
+import type { DType, MlpActivation, TensorDesc } from '../model/desc';
+import { geglu, logitSoftcap, matmulQuant, swiglu } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
-import { matmulGrid, matmulOverrides } from './kernels';
+import { ACTIVATION_CODE, matmulGrid, matmulOverrides } from './kernels';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** Max |gpu - cpu| / max |cpu|: f32 sums in a different order than the twin's f64 sums. */
@@ -36,19 +37,25 @@ interface MatmulRun {
   /** Rows from which outputs go to y2 and y3 (default: none). */
   splits?: [number, number];
   glu?: boolean;
+  /** The GLU store's gate activation (default silu). */
+  activation?: MlpActivation;
+  /** > 0: stores softcap * tanh(value / softcap). */
+  softcap?: number;
 }
 
 /** y, y2 and y3 after one matmul dispatch. */
-async function matmulOutputs({ x, numTokens, w, bias, y0, splits, glu }: MatmulRun): Promise<Float32Array[]> {
+async function matmulOutputs({ x, numTokens, w, bias, y0, splits, glu, activation, softcap = 0 }: MatmulRun): Promise<Float32Array[]> {
   const [n, k] = w.shape as [number, number];
   const [splitA, splitB] = splits ?? [n, n];
   const y = y0 ? Float32Array.from(y0) : new Float32Array(numTokens * (glu ? n / 2 : splitA)); // [numTokens, splitA]
   const grid: [number, number] = [0, 0];
   matmulGrid(n, numTokens, WORKGROUP_SIZE, grid);
+  const params = new Uint32Array([numTokens, n, k, splitA, splitB, 0, 0, 0]);
+  new Float32Array(params.buffer)[5] = softcap;
   const result = await runKernel(
     'matmul',
-    matmulOverrides(w.dtype, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, workgroupSize: WORKGROUP_SIZE }),
-    [new Uint32Array([numTokens, n, k, splitA, splitB, 0, 0, 0]), x, wordBytes(w.data), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB))],
+    matmulOverrides(w.dtype, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, activation, workgroupSize: WORKGROUP_SIZE }),
+    [params, x, wordBytes(w.data), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB))],
     grid,
     [4, 5, 6],
   );
@@ -115,9 +122,10 @@ describe('matmul.wgsl', () => {
     });
   }
 
-  // gate_proj and up_proj interleaved row by row, stored as silu(gate) * up
-  for (const dtype of ['f32', 'q8_0', 'q4_K'] as DType[]) {
-    it(`${dtype}: the GLU store equals gate and up matmuls then SwiGLU`, async () => {
+  // gate_proj and up_proj interleaved row by row, stored as act(gate) * up: SwiGLU, and GeGLU (gemma)
+  const gluCases: Array<[DType, MlpActivation]> = [['f32', 'silu'], ['q8_0', 'silu'], ['q4_K', 'silu'], ['f32', 'gelu_tanh'], ['q4_K', 'gelu_tanh']];
+  for (const [dtype, activation] of gluCases) {
+    it(`${dtype}: the GLU store with ${activation} equals gate and up matmuls then ${activation === 'silu' ? 'SwiGLU' : 'GeGLU'}`, async () => {
       const k = colsFor(dtype);
       const numTokens = 11;
       const intermediate = 19; // odd: the last row group holds one pair
@@ -130,14 +138,30 @@ describe('matmul.wgsl', () => {
         data.set(up.data.subarray(i * stride, (i + 1) * stride), (2 * i + 1) * stride);
       }
       const x = seededFloats(25, numTokens * k);
-      const fused = await matmulOnGpu({ x, numTokens, w: { ...gate, shape: [2 * intermediate, k], data }, glu: true });
+      const fused = await matmulOnGpu({ x, numTokens, w: { ...gate, shape: [2 * intermediate, k], data }, glu: true, activation });
       const g = await matmulOnGpu({ x, numTokens, w: gate });
       const u = await matmulOnGpu({ x, numTokens, w: up });
-      const onGpu = (await runKernel('swiglu', {}, [new Uint32Array([g.length, 0, 0, 0]), g, u, new Float32Array(g.length)], [Math.ceil(g.length / 64)], [3])).get(3)!;
+      const gated = { ACTIVATION: ACTIVATION_CODE[activation] };
+      const onGpu = (await runKernel('swiglu', gated, [new Uint32Array([g.length, 0, 0, 0]), g, u, new Float32Array(g.length)], [Math.ceil(g.length / 64)], [3])).get(3)!;
       expect(bits(fused)).toEqual(bits(new Float32Array(onGpu)));
       const cpu = new Float32Array(g.length);
-      swiglu(matmulOnCpu({ x, numTokens, w: gate }), matmulOnCpu({ x, numTokens, w: up }), g.length, cpu);
+      (activation === 'silu' ? swiglu : geglu)(matmulOnCpu({ x, numTokens, w: gate }), matmulOnCpu({ x, numTokens, w: up }), g.length, cpu);
       expect(scaledError(fused, cpu)).toBeLessThanOrEqual(MATMUL_TOLERANCE);
+    });
+  }
+
+  // gemma2's final logits: lm_head's store soft-capped, as matmulQuant then logitSoftcap
+  for (const dtype of ['f32', 'q8_0'] as DType[]) {
+    it(`${dtype}: the soft-capped store equals matmulQuant then logitSoftcap`, async () => {
+      const k = colsFor(dtype);
+      const numTokens = 11;
+      const w = weightTensor(dtype, 37, k, 27);
+      const x = seededFloats(28, numTokens * k, 40); // values of several caps, out to tanh's flat ends
+      const capped = await matmulOnGpu({ x, numTokens, w, softcap: 3 });
+      const cpu = matmulOnCpu({ x, numTokens, w });
+      expect(Math.max(...cpu.map(Math.abs))).toBeGreaterThan(3 * 3); // the cap bites
+      logitSoftcap(cpu, 3);
+      expect(scaledError(capped, cpu)).toBeLessThanOrEqual(MATMUL_TOLERANCE);
     });
   }
 

@@ -1,12 +1,13 @@
 // Parity of shaders/paged_attention.wgsl with pagedAttention on mixed steps (decode rows and
-// prefill chunks, scattered blocks, GQA, contexts past one decode round, split-KV decode rows),
-// batch invariance and chunking invariance (bitwise), per KV storage type. The cache is filled by
-// the kvWrite twin (rounding to the type) and handed to the GPU in the pool's words.
+// prefill chunks, scattered blocks, GQA, contexts past one decode round, split-KV decode rows,
+// sliding windows with soft-capped scores, headDim 256), batch invariance and chunking invariance
+// (bitwise), per KV storage type. The cache is filled by the kvWrite twin (rounding to the type)
+// and handed to the GPU in the pool's words; keys before a window hold NaN, so a read of one shows.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
 import { KV_CACHE_TYPES, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 import { roundKvValues } from '../reference/kv-rounding';
-import { kvWrite, pagedAttention, slotMapping, type AttentionLayout } from '../reference/ops';
+import { kvWrite, pagedAttention, plainScoring, slotMapping, windowStart, type AttentionLayout, type AttentionScoring } from '../reference/ops';
 import { attentionGeometry, KV_TYPE_CODE } from './kernels';
 import { kvLayerLayout } from './kv-arena';
 import { encodeKvWords } from './testing/kv-words';
@@ -54,19 +55,23 @@ interface Step {
   meta: StepMeta;
   heads: Heads;
   headDim: number;
+  scoring: AttentionScoring;
   q: Float32Array; // [numTokens, numHeads, headDim]
   k: Float32Array; // [numTokens, kvDim]
   v: Float32Array; // [numTokens, kvDim]
 }
 
-/** maxSplitStates: scratch for split-KV decode rows (0: every decode row walks its keys in one workgroup). */
-function makeStep(kvCacheType: KvCacheType, plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, maxSplitStates = 0): Step {
+/**
+ * maxSplitStates: scratch for split-KV decode rows (0: every decode row walks its keys in one
+ * workgroup); scoring: scale, soft-cap and window (default llama's: 1 / sqrt(headDim), none, none).
+ */
+function makeStep(kvCacheType: KvCacheType, plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, maxSplitStates = 0, scoring = plainScoring(headDim)): Step {
   const { queriesPerItem } = attentionGeometry(heads.numHeads, heads.numKvHeads);
   const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1, attentionQueriesPerItem: queriesPerItem, maxSplitStates });
   meta.pack(plan);
   const kvDim = heads.numKvHeads * headDim;
   const T = meta.numTokens;
-  return { kvCacheType, plan, meta, heads, headDim, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
+  return { kvCacheType, plan, meta, heads, headDim, scoring, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
 }
 
 /** The step's K/V written into the cache by the twin kvWrite, then paged_attention on the GPU (and its merge pass if any row is split). */
@@ -83,8 +88,9 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
   const { headsPerQuad, quadsPerKvHead } = attentionGeometry(numHeads, numKvHeads);
   const params = (numItems: number): ArrayBuffer => {
     const bytes = new ArrayBuffer(48);
-    new Uint32Array(bytes).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, headsPerQuad, quadsPerKvHead]);
-    new Float32Array(bytes)[7] = 1 / Math.sqrt(headDim);
+    new Uint32Array(bytes).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, headsPerQuad, quadsPerKvHead, 0, step.scoring.window]);
+    new Float32Array(bytes)[7] = step.scoring.scale;
+    new Float32Array(bytes)[10] = step.scoring.softcap;
     return bytes;
   };
   const numQuads = numKvHeads * quadsPerKvHead;
@@ -102,7 +108,8 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
     params(numMerges), // 8
     meta.mergeItems.slice(0, Math.max(1, numMerges) * ATTENTION_ITEM_WORDS), // 9
   ];
-  const passes: Pass[] = [{ kernel: 'paged_attention', overrides: { KV_TYPE: KV_TYPE_CODE[kvCacheType] }, workgroups: [numQuads, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] }];
+  const overrides = { KV_TYPE: KV_TYPE_CODE[kvCacheType], SOFTCAP: step.scoring.softcap > 0 ? 1 : 0 };
+  const passes: Pass[] = [{ kernel: 'paged_attention', overrides, workgroups: [numQuads, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] }];
   if (numMerges > 0) passes.push({ kernel: 'paged_attention_merge', workgroups: [numQuads, numMerges], bind: [8, 1, 9, 3, 4, 5, 6, 7] });
   const attended = await runPasses(data, passes, [6]);
   return { kv, out: new Float32Array(attended.get(6)!) };
@@ -131,7 +138,7 @@ function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: 
     maxBlocksPerRow,
   };
   const out = new Float32Array(T * numHeads * headDim);
-  pagedAttention(step.q, T, kCache, vCache, layout, out);
+  pagedAttention(step.q, T, kCache, vCache, layout, out, step.scoring);
   const kv = new Float32Array(2 * half);
   kv.set(kCache);
   kv.set(vCache, half);
@@ -207,51 +214,98 @@ describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
     });
   }
 
-  it("gives a row's tokens bitwise the same output in one chunk, in two chunks and one at a time", async () => {
-    const headDim = 16;
-    const kvDim = NUM_KV_HEADS * headDim;
-    const [startPos, n] = [25, 12]; // crosses the split boundary at 32
-    const blockTable = Int32Array.from({ length: Math.ceil((startPos + n) / BLOCK_SIZE) }, (_, b) => 3 + 2 * b);
-    const q = seededFloats(31, n * NUM_HEADS * headDim, 2);
-    const k = seededFloats(32, n * kvDim);
-    const v = seededFloats(33, n * kvDim);
-    const history = historyOf(kvCacheType, 34, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
-    /** The row's tokens as consecutive rows of the given lengths, all on the row's block table. */
-    const chunked = (lengths: number[]): Step => {
-      let at = 0;
-      const rows: StepRow[] = lengths.map((len, r) => {
-        const row = { sessionId: `c${r}`, tokenIds: new Int32Array(len), startPos: startPos + at, blockTable, sampling, sample: true };
-        at += len;
-        return row;
-      });
-      const step = makeStep(kvCacheType, { stepIndex: 0, rows }, headDim, 0);
-      return { ...step, q, k, v };
-    };
-    const whole = (await runOnGpu(chunked([n]), history)).out;
-    expect(bits((await runOnGpu(chunked([5, 7]), history)).out)).toEqual(bits(whole));
-    expect(bits((await runOnGpu(chunked(Array.from({ length: n }, () => 1)), history)).out)).toEqual(bits(whole));
-  });
+  // gemma: sliding windows (24 keys: mid-tile, mid-split; 100: several splits) with soft-capped
+  // scores; MHA puts four queries, so four window starts, in one invocation
+  for (const [window, heads] of [[24, GQA], [100, GQA], [24, { numHeads: 3, numKvHeads: 3 }]] as const) {
+    it(`window ${window}, ${heads.numHeads} heads over ${heads.numKvHeads}, soft-capped: attends like pagedAttention, reading no key before a window`, async () => {
+      const headDim = headDimFor(kvCacheType, heads);
+      const kvDim = heads.numKvHeads * headDim;
+      const history = historyOf(kvCacheType, 95, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
+      const poisoned = poisonBeforeWindows(makePlan([[37, 1], [0, 9], [70, 5], [3, 1], [100, 40], [300, 1]]), window, history, kvDim);
+      const step = makeStep(kvCacheType, poisoned.plan, headDim, 41, heads, 0, windowed(headDim, window));
+      const gpu = await runOnGpu(step, poisoned.history);
+      expect(scaledError(gpu.out, runOnCpu(step, poisoned.history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+    });
+  }
 
-  it('gives a row bitwise the same output alone and in cohorts of 2, 5, 8, 16 rows', async () => {
-    const headDim = 16;
-    const history = historyOf(kvCacheType, 7, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
-    const full = makeStep(kvCacheType, makePlan([[3, 2], [20, 1], [70, 5], [1, 3], [9, 1], [44, 1], [0, 4], [12, 1], [5, 1], [2, 1], [31, 1], [6, 2], [8, 1], [15, 1], [4, 1], [10, 1]]), headDim, 3);
-    const probeRow = 2; // the 5-token chunk at position 70, tokens 3..7 of the step
-    const { kv } = await runOnGpu(full, history);
-    const probeStart = 3;
-    const probeLen = 5 * NUM_HEADS * headDim;
-    const solo = full.plan.rows[probeRow]!;
-    const expected = (await runOnGpu(subStep(full, [probeRow], probeStart), kv)).out;
-    for (const cohort of [2, 5, 8, 16]) {
-      const rowIds = Array.from({ length: cohort }, (_, i) => i).filter((r) => r !== probeRow).slice(0, cohort - 1);
-      rowIds.splice(Math.min(cohort - 1, 1 + (cohort >> 1)), 0, probeRow);
-      const sub = subStep(full, rowIds, probeStart);
-      const at = sub.probeOffset * NUM_HEADS * headDim;
-      const { out } = await runOnGpu(sub, kv);
-      expect(bits(out.slice(at, at + probeLen))).toEqual(bits(expected));
-      expect(sub.plan.rows.includes(solo)).toBe(true);
+  it('headDim 256 (gemma), plain and windowed: attends like pagedAttention', async () => {
+    const headDim = 256;
+    const kvDim = NUM_KV_HEADS * headDim;
+    const history = historyOf(kvCacheType, 94, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
+    for (const scoring of [plainScoring(headDim), windowed(headDim, 50)]) {
+      const poisoned = poisonBeforeWindows(makePlan([[37, 1], [0, 9], [70, 5], [600, 1]]), scoring.window, history, kvDim);
+      const step = makeStep(kvCacheType, poisoned.plan, headDim, 43, GQA, 0, scoring);
+      const gpu = await runOnGpu(step, poisoned.history);
+      expect(scaledError(gpu.out, runOnCpu(step, poisoned.history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
     }
   });
+
+  // a window of 100 leaves the 2,101-key row 4 splits (62..65) of its 66, in the first of 5
+  // partitions; one of 700 leaves it 23 in two
+  for (const window of [100, 700]) {
+    it(`split-KV decode in a window of ${window}: bitwise as one workgroup walking, like pagedAttention`, async () => {
+      const headDim = headDimFor(kvCacheType, GQA);
+      const kvDim = NUM_KV_HEADS * headDim;
+      const history = historyOf(kvCacheType, 93, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
+      const poisoned = poisonBeforeWindows(makePlan([[2100, 1], [30, 70], [511, 1], [600, 1]]), window, history, kvDim);
+      const scoring = windowed(headDim, window);
+      const walked = makeStep(kvCacheType, poisoned.plan, headDim, 23, GQA, 0, scoring);
+      const split = { ...makeStep(kvCacheType, poisoned.plan, headDim, 0, GQA, 1024, scoring), q: walked.q, k: walked.k, v: walked.v };
+      expect(split.meta.numMergeItems).toBe(2);
+      const walkedOut = (await runOnGpu(walked, poisoned.history)).out;
+      expect(scaledError(walkedOut, runOnCpu(walked, poisoned.history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+      expect(bits((await runOnGpu(split, poisoned.history)).out)).toEqual(bits(walkedOut));
+    });
+  }
+
+  // plain, and a window of 9 (lanes of one invocation then start at different keys) with capped scores
+  for (const [name, scoring] of [['plain', plainScoring(16)], ['windowed, capped', windowed(16, 9)]] as const) {
+    it(`${name}: gives a row's tokens bitwise the same output in one chunk, in two chunks and one at a time`, async () => {
+      const headDim = 16;
+      const kvDim = NUM_KV_HEADS * headDim;
+      const [startPos, n] = [25, 12]; // crosses the split boundary at 32
+      const blockTable = Int32Array.from({ length: Math.ceil((startPos + n) / BLOCK_SIZE) }, (_, b) => 3 + 2 * b);
+      const q = seededFloats(31, n * NUM_HEADS * headDim, 2);
+      const k = seededFloats(32, n * kvDim);
+      const v = seededFloats(33, n * kvDim);
+      const history = historyOf(kvCacheType, 34, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
+      /** The row's tokens as consecutive rows of the given lengths, all on the row's block table. */
+      const chunked = (lengths: number[]): Step => {
+        let at = 0;
+        const rows: StepRow[] = lengths.map((len, r) => {
+          const row = { sessionId: `c${r}`, tokenIds: new Int32Array(len), startPos: startPos + at, blockTable, sampling, sample: true };
+          at += len;
+          return row;
+        });
+        const step = makeStep(kvCacheType, { stepIndex: 0, rows }, headDim, 0, GQA, 0, scoring);
+        return { ...step, q, k, v };
+      };
+      const whole = (await runOnGpu(chunked([n]), history)).out;
+      expect(bits((await runOnGpu(chunked([5, 7]), history)).out)).toEqual(bits(whole));
+      expect(bits((await runOnGpu(chunked(Array.from({ length: n }, () => 1)), history)).out)).toEqual(bits(whole));
+    });
+
+    it(`${name}: gives a row bitwise the same output alone and in cohorts of 2, 5, 8, 16 rows`, async () => {
+      const headDim = 16;
+      const history = historyOf(kvCacheType, 7, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
+      const full = makeStep(kvCacheType, makePlan([[3, 2], [20, 1], [70, 5], [1, 3], [9, 1], [44, 1], [0, 4], [12, 1], [5, 1], [2, 1], [31, 1], [6, 2], [8, 1], [15, 1], [4, 1], [10, 1]]), headDim, 3, GQA, 0, scoring);
+      const probeRow = 2; // the 5-token chunk at position 70, tokens 3..7 of the step
+      const { kv } = await runOnGpu(full, history);
+      const probeStart = 3;
+      const probeLen = 5 * NUM_HEADS * headDim;
+      const solo = full.plan.rows[probeRow]!;
+      const expected = (await runOnGpu(subStep(full, [probeRow], probeStart), kv)).out;
+      for (const cohort of [2, 5, 8, 16]) {
+        const rowIds = Array.from({ length: cohort }, (_, i) => i).filter((r) => r !== probeRow).slice(0, cohort - 1);
+        rowIds.splice(Math.min(cohort - 1, 1 + (cohort >> 1)), 0, probeRow);
+        const sub = subStep(full, rowIds, probeStart);
+        const at = sub.probeOffset * NUM_HEADS * headDim;
+        const { out } = await runOnGpu(sub, kv);
+        expect(bits(out.slice(at, at + probeLen))).toEqual(bits(expected));
+        expect(sub.plan.rows.includes(solo)).toBe(true);
+      }
+    });
+  }
 });
 
 /** The step restricted to some rows of `full` (same q/k/v per token), with the probe row's token offset. */
@@ -266,7 +320,7 @@ function subStep(full: Step, rowIds: number[], probeStart: number): Step & { pro
     t += row.tokenIds.length;
   }
   const rows = rowIds.map((r) => plan.rows[r]!);
-  const sub = makeStep(full.kvCacheType, { stepIndex: 0, rows }, headDim, 0, full.heads);
+  const sub = makeStep(full.kvCacheType, { stepIndex: 0, rows }, headDim, 0, full.heads, 0, full.scoring);
   let offset = 0;
   let probeOffset = -1;
   for (const r of rowIds) {
@@ -278,4 +332,35 @@ function subStep(full: Step, rowIds: number[], probeStart: number): Step & { pro
     offset += n;
   }
   return { ...sub, probeOffset };
+}
+
+/** gemma-like scoring that bites at these sizes: another scale, a cap near the scores reached, a window. */
+function windowed(headDim: number, window: number): AttentionScoring {
+  return { scale: 0.7 / Math.sqrt(headDim), softcap: 1.5, window };
+}
+
+/**
+ * The plan with every block wholly before a row's window pointed at one poison block (as a freed
+ * and reused block would be), and the history ([2, NUM_BLOCKS * BLOCK_SIZE, kvDim], K then V) with
+ * NaN in that block and in every slot before a row's window: a kernel that read one gives NaN.
+ */
+function poisonBeforeWindows(plan: StepPlan, window: number, history: Float32Array, kvDim: number): { plan: StepPlan; history: Float32Array } {
+  const used = new Set(plan.rows.flatMap((row) => Array.from(row.blockTable)));
+  let poison = 1;
+  while (used.has(poison)) poison++;
+  const poisoned = Float32Array.from(history);
+  const half = NUM_BLOCKS * BLOCK_SIZE * kvDim;
+  const nanSlot = (slot: number): void => {
+    poisoned.fill(NaN, slot * kvDim, (slot + 1) * kvDim);
+    poisoned.fill(NaN, half + slot * kvDim, half + (slot + 1) * kvDim);
+  };
+  for (let j = 0; j < BLOCK_SIZE; j++) nanSlot(poison * BLOCK_SIZE + j);
+  const rows = plan.rows.map((row) => {
+    const first = windowStart(row.startPos, window); // the row's first query's window
+    const blockTable = Int32Array.from(row.blockTable);
+    for (let j = 0; j < first; j++) nanSlot(blockTable[Math.floor(j / BLOCK_SIZE)]! * BLOCK_SIZE + (j % BLOCK_SIZE));
+    for (let b = 0; (b + 1) * BLOCK_SIZE <= first; b++) blockTable[b] = poison;
+    return { ...row, blockTable };
+  });
+  return { plan: { ...plan, rows }, history: poisoned };
 }

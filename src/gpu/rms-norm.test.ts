@@ -1,7 +1,8 @@
 // Parity of shaders/rms_norm.wgsl with rmsNorm: whole hidden vectors, qwen3's per-head vectors,
-// and the gathered last tokens before lm_head; plus batch invariance. Node WebGPU.
+// the gathered last tokens before lm_head, and gemma's post-norm added into the residual
+// (ADD_TO_OUT, rmsNorm then residualAdd); plus batch invariance. Node WebGPU.
 import { describe, expect, it } from 'vitest';
-import { rmsNorm } from '../reference/ops';
+import { residualAdd, rmsNorm } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
@@ -9,14 +10,15 @@ import { bits, scaledError, seededFloats } from './testing/test-util';
 const RMS_NORM_TOLERANCE = 1e-5;
 const EPS = 1e-5;
 
-async function normOnGpu(x: Float32Array, weight: Float32Array, numVecs: number, rowLen: number, rowIndex?: number[]): Promise<Float32Array> {
+/** out0: the initial out, added to (ADD_TO_OUT) when given. */
+async function normOnGpu(x: Float32Array, weight: Float32Array, numVecs: number, rowLen: number, rowIndex?: number[], out0?: Float32Array): Promise<Float32Array> {
   const params = new ArrayBuffer(16);
   new Uint32Array(params).set([numVecs, rowLen]);
   new Float32Array(params)[2] = EPS;
-  const out = new Float32Array(numVecs * rowLen); // [numVecs, rowLen]
+  const out = out0 ? Float32Array.from(out0) : new Float32Array(numVecs * rowLen); // [numVecs, rowLen]
   const result = await runKernel(
     'rms_norm',
-    { WORKGROUP_SIZE: 64, GATHER_ROWS: rowIndex ? 1 : 0 },
+    { WORKGROUP_SIZE: 64, GATHER_ROWS: rowIndex ? 1 : 0, ADD_TO_OUT: out0 ? 1 : 0 },
     [params, x, weight, Uint32Array.from(rowIndex ?? [0]), out],
     [numVecs],
     [4],
@@ -55,6 +57,20 @@ describe('rms_norm.wgsl', () => {
     picked.forEach((r, i) => gathered.set(x.subarray(r * rowLen, (r + 1) * rowLen), i * rowLen));
     const gpu = await normOnGpu(x, weight, picked.length, rowLen, picked);
     expect(scaledError(gpu, normOnCpu(gathered, weight, picked.length, rowLen))).toBeLessThanOrEqual(RMS_NORM_TOLERANCE);
+  });
+
+  it('adds the normed vectors into out with ADD_TO_OUT: rmsNorm then residualAdd, and bitwise its own plain norm then an f32 add', async () => {
+    const rowLen = 200;
+    const numVecs = 5;
+    const x = seededFloats(10, numVecs * rowLen, 3); // [numVecs, rowLen] a sublayer's output
+    const weight = seededFloats(11, rowLen, 1.5);
+    const residual = seededFloats(12, numVecs * rowLen, 4); // [numVecs, rowLen]
+    const added = await normOnGpu(x, weight, numVecs, rowLen, undefined, residual);
+    const cpu = residualAdd(residual, normOnCpu(x, weight, numVecs, rowLen));
+    expect(scaledError(added, cpu)).toBeLessThanOrEqual(RMS_NORM_TOLERANCE);
+    // the fused add rounds the product first: the same bits as the unfused norm plus an f32 add
+    const plain = await normOnGpu(x, weight, numVecs, rowLen);
+    expect(bits(added)).toEqual(bits(residualAdd(residual, plain)));
   });
 
   it('gives a vector bitwise the same result alone and among 15 others', async () => {

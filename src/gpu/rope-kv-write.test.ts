@@ -77,7 +77,7 @@ describe.each(KV_CACHE_TYPES)('rope_kv_write.wgsl, %s KV', (kvCacheType) => {
       const numKvHeads = 2;
       const kvDim = numKvHeads * headDim;
       const config = configWith(scaling, headDim);
-      const invFreq = ropeInverseFrequencies(config);
+      const invFreq = ropeInverseFrequencies(config, 0);
       const level = ropeTableLevel(MAX_POSITIONS);
       const table = ropeTable(invFreq, level);
 

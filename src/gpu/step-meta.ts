@@ -152,7 +152,9 @@ export class StepMeta {
       this.rowInfo[ri + 3] = entries;
       const numSplits = Math.ceil((row.startPos + 1) / ATTENTION_SPLIT_KEYS);
       if (n === 1 && numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates) {
-        // split-KV: one workgroup per round of splits, then the merge pass
+        // split-KV: one workgroup per round of splits, then the merge pass. A round's first split
+        // counts from the query's first: on a sliding-window layer the kernel starts at its window's,
+        // and rounds past the window's last split do nothing (the items serve every layer)
         for (let split = 0; split < numSplits; split += ATTENTION_SLOTS) writeItem(this.attentionItems, items++, r, 0, 1, ITEM_KIND.partition, split, states);
         writeItem(this.mergeItems, merges++, r, 0, 1, ITEM_KIND.decode, 0, states);
         states += numSplits;

@@ -35,7 +35,12 @@ export interface GpuLayerWeights {
   qNorm: GPUBuffer | null; // [headDim] f32 (qwen3)
   kNorm: GPUBuffer | null; // [headDim] f32 (qwen3)
   o: GpuMatrix; // [hidden, numHeads * headDim]
-  postNorm: GPUBuffer; // [hidden] f32
+  /** [hidden] f32: llama's post_attention_layernorm, gemma's pre_feedforward_layernorm */
+  mlpInputNorm: GPUBuffer;
+  /** [hidden] f32: gemma's norm of the attention output before its residual add (its post_attention_layernorm), or null */
+  attnOutputNorm: GPUBuffer | null;
+  /** [hidden] f32: gemma's norm of the MLP output before its residual add (post_feedforward_layernorm), or null */
+  mlpOutputNorm: GPUBuffer | null;
   /** glu: [2 * intermediate, hidden], rows gate_0, up_0, gate_1, ...; separate: each [intermediate, hidden] */
   mlp: GpuGateUp;
   down: GpuMatrix; // [hidden, intermediate]
@@ -45,7 +50,7 @@ export interface GpuWeights {
   embed: GpuMatrix; // [vocab, hidden]
   layers: GpuLayerWeights[];
   finalNorm: GPUBuffer; // [hidden] f32
-  lmHead: GpuMatrix; // [vocab, hidden]; the embed buffer itself when tied
+  lmHead: GpuMatrix; // [vocab, hidden]; the embed buffer itself when tied (one copy of a large vocabulary)
   bytes: number;
 }
 
@@ -178,24 +183,42 @@ export function uploadWeights(device: GPUDevice, model: ModelDesc): GpuWeights {
       qNorm: c.qkNorm ? vector(`${attn}q_norm.weight`, c.headDim) : null,
       kNorm: c.qkNorm ? vector(`${attn}k_norm.weight`, c.headDim) : null,
       o: matrix(`${attn}o_proj.weight`, c.hiddenSize, qDim),
-      postNorm: vector(`${p}post_attention_layernorm.weight`, c.hiddenSize),
+      // gemma's post_attention_layernorm norms the attention output; llama's is the MLP's input norm
+      mlpInputNorm: vector(`${p}${c.postNorms ? 'pre_feedforward_layernorm' : 'post_attention_layernorm'}.weight`, c.hiddenSize),
+      attnOutputNorm: c.postNorms ? vector(`${p}post_attention_layernorm.weight`, c.hiddenSize) : null,
+      mlpOutputNorm: c.postNorms ? vector(`${p}post_feedforward_layernorm.weight`, c.hiddenSize) : null,
       mlp: gateUp(`${p}mlp.`),
       down: matrix(`${p}mlp.down_proj.weight`, c.hiddenSize, c.intermediateSize),
     });
   }
   const embed = matrix('model.embed_tokens.weight', c.vocabSize, c.hiddenSize);
+  const embedTensor = need('model.embed_tokens.weight');
+  const lmHeadTensor = model.tensors.get('lm_head.weight');
   let lmHead: GpuMatrix;
-  if (model.tensors.has('lm_head.weight')) lmHead = matrix('lm_head.weight', c.vocabSize, c.hiddenSize);
-  else if (c.tieWordEmbeddings) lmHead = embed;
+  // an lm_head that is the embedding's own bytes (a loader that lists tied weights twice) binds the
+  // embedding's buffer rather than a second copy
+  if (lmHeadTensor && !sameBytes(lmHeadTensor, embedTensor)) lmHead = matrix('lm_head.weight', c.vocabSize, c.hiddenSize);
+  else if (lmHeadTensor || c.tieWordEmbeddings) lmHead = embed;
   else throw new Error(`${model.source}: missing lm_head.weight and embeddings are not tied`);
   return { embed, layers, finalNorm: vector('model.norm.weight', c.hiddenSize), lmHead, bytes };
+}
+
+/** Whether a and b are the same stored tensor: one dtype and shape over the same bytes of one buffer. */
+function sameBytes(a: TensorDesc, b: TensorDesc): boolean {
+  return (
+    a.dtype === b.dtype &&
+    a.shape.join() === b.shape.join() &&
+    a.data.buffer === b.data.buffer &&
+    a.data.byteOffset === b.data.byteOffset &&
+    a.data.byteLength === b.data.byteLength
+  );
 }
 
 /** Frees every buffer of w (the tied lm_head only once). */
 export function destroyWeights(w: GpuWeights): void {
   const buffers = new Set<GPUBuffer>([w.embed.buffer, w.lmHead.buffer, w.finalNorm]);
   for (const layer of w.layers) {
-    for (const b of [layer.inputNorm, layer.qNorm, layer.kNorm, layer.o.buffer, layer.postNorm, layer.down.buffer]) if (b) buffers.add(b);
+    for (const b of [layer.inputNorm, layer.qNorm, layer.kNorm, layer.o.buffer, layer.mlpInputNorm, layer.attnOutputNorm, layer.mlpOutputNorm, layer.down.buffer]) if (b) buffers.add(b);
     for (const part of layer.qkv) {
       buffers.add(part.matrix.buffer);
       if (part.bias) buffers.add(part.bias);
