@@ -38,5 +38,8 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheT
     kvBytesPerToken: kvBytesPerToken(c, kvCacheType),
     ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
     ...(c.layerWindows.some((w) => w > 0) ? { layerWindows: [...c.layerWindows] } : {}),
+    ...(runner.windowGroup
+      ? { kvWindowPool: { ...runner.windowGroup, bytesPerToken: kvBytesPerToken({ ...c, numLayers: c.layerWindows.filter((w) => w > 0).length }, kvCacheType) } }
+      : {}),
   };
 }

@@ -58,6 +58,12 @@ export interface ModelInfo {
   templateNote?: string;
   /** [numLayers] each layer's attention window (0: every position), set only when some layer slides (gemma). */
   layerWindows?: number[];
+  /**
+   * The sliding-window layers' own pool, when the runner keeps them apart: its blocks (block 0
+   * included), the window, and those layers' K + V bytes per token (the main pool then holds the
+   * other layers': kvBytesPerToken less this).
+   */
+  kvWindowPool?: { numBlocks: number; window: number; bytesPerToken: number };
   /** Set when a server serves the model: then the fields above it cannot know are 0 or empty. */
   server?: ServerInfo;
 }

@@ -15,11 +15,14 @@ export interface KvCardFigures {
   sessions: { tokens: number; count: number }[];
 }
 
-export function kvCardFigures(model: Pick<ModelInfo, 'kvCacheType' | 'kvBytesPerToken' | 'numBlocks' | 'blockSize'>): KvCardFigures {
+export function kvCardFigures(model: Pick<ModelInfo, 'kvCacheType' | 'kvBytesPerToken' | 'numBlocks' | 'blockSize' | 'kvWindowPool'>): KvCardFigures {
+  // with a window pool the main pool's blocks hold only the global layers
+  const window = model.kvWindowPool;
+  const mainBytesPerToken = model.kvBytesPerToken - (window?.bytesPerToken ?? 0);
   return {
     kvCacheType: model.kvCacheType ?? null,
     bytesPerToken: model.kvBytesPerToken,
-    poolBytes: model.numBlocks * model.blockSize * model.kvBytesPerToken,
+    poolBytes: model.blockSize * (model.numBlocks * mainBytesPerToken + (window ? window.numBlocks * window.bytesPerToken : 0)),
     sessions: CARD_SESSION_TOKENS.map((tokens) => ({ tokens, count: sessionsThatFit(model.numBlocks, model.blockSize, tokens) })),
   };
 }

@@ -72,10 +72,15 @@ function ModelCard() {
 function AttentionFacts({ model }: { model: ModelInfo }) {
   const text = attentionLayersText(model.layerWindows);
   if (!text) return null;
+  const pool = model.kvWindowPool;
   return (
     <>
       <dt>Attention</dt>
       <dd data-testid="attention-layers">{text}</dd>
+      <dt>Window pool</dt>
+      <dd data-testid="kv-window-pool">
+        {pool ? `${pool.numBlocks} blocks for the local layers: positions past the window go back to it` : 'none: every position of every layer kept'}
+      </dd>
     </>
   );
 }
