@@ -2,7 +2,9 @@
 // for the embedded model and random-weight SmolLM2-135M / Qwen2.5-0.5B shapes (Q8_0, Q4_0), in
 // Node on the npm webgpu adapter (SwiftShader unless COHORT_GPU=native), and for the models in
 // COHORT_BENCH_OPCLASS_MODELS (default cohort-tiny) attention's and matmul's achieved GFLOP/s and
-// GB/s in a 512-token prefill chunk at context 1,200 and in decode at NIAH length (context 1,230).
+// GB/s in a 512-token prefill chunk at context 1,200 and in decode at NIAH length (context 1,230);
+// and, for COHORT_BENCH_WINDOW_MODELS (default Gemma-3-1B:q8_0; empty: none), decode at context
+// 4,096 with the sliding layers in their window pool (GpuRunner's windowKv, its default).
 // Writes bench/results/; COHORT_BENCH_NOTE adds a line on the conditions of the run.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -23,7 +25,10 @@ import { attentionWork, matmulWork, opTotals, renderKernelMarkdown, type BatchPo
 
 const BATCHES = (process.env.COHORT_BENCH_BATCHES ?? '1,2,4,8,16').split(',').map(Number);
 const REPEATS = Number(process.env.COHORT_BENCH_REPEATS ?? 3);
-const MODELS = (process.env.COHORT_BENCH_MODELS ?? 'cohort-tiny,SmolLM2-135M:q8_0,SmolLM2-135M:q4_0,Qwen2.5-0.5B:q8_0,Qwen2.5-0.5B:q4_0').split(',');
+const MODELS = (process.env.COHORT_BENCH_MODELS ?? 'cohort-tiny,SmolLM2-135M:q8_0,SmolLM2-135M:q4_0,Qwen2.5-0.5B:q8_0,Qwen2.5-0.5B:q4_0').split(',').filter(Boolean);
+const WINDOW_MODELS = (process.env.COHORT_BENCH_WINDOW_MODELS ?? 'Gemma-3-1B:q8_0').split(',').filter(Boolean);
+/** Where the window-pool decode rows sit: past a sliding window of 512 eight times over. */
+const WINDOW_DECODE_CONTEXT = 4096;
 const OPCLASS_MODELS = (process.env.COHORT_BENCH_OPCLASS_MODELS ?? 'cohort-tiny').split(',');
 const BLOCK_SIZE = 16;
 const PROMPT_TOKENS = 4;
@@ -40,6 +45,64 @@ async function loadModel(spec: string): Promise<ModelDesc> {
   const [shape, dtype] = spec.split(':');
   if (dtype !== 'q8_0' && dtype !== 'q4_0') throw new Error(`${spec}: use SHAPE:q8_0 or SHAPE:q4_0`);
   return publishedShapeModel(shape!, dtype);
+}
+
+/** Median wall and GPU ms of REPEATS runs of `plan` after a warm-up, and one profiled run's per-op totals. */
+async function timeStep(runner: GpuRunner, plan: StepPlan, batch: number): Promise<BatchPoint> {
+  await runner.execute(plan); // warm-up
+  const wall: number[] = [];
+  const gpu: number[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    const t0 = performance.now();
+    const result = await runner.execute({ ...plan, stepIndex: plan.stepIndex + 1 + i });
+    wall.push(performance.now() - t0);
+    if (result.gpuTimeMs !== undefined) gpu.push(result.gpuTimeMs);
+  }
+  const ops = opTotals(await profileStep(runner, { ...plan, stepIndex: plan.stepIndex + 1 + REPEATS }));
+  return { batch, stepMs: median(wall), gpuMs: median(gpu), ops };
+}
+
+/**
+ * Decode at context 4,096 on a model with sliding-window layers, the window pool on: every row's
+ * window table holds only the blocks its window reaches (what the engine leaves), the global layers
+ * read all 256 blocks. As in opClassSweep the cache holds no real history (timing does not depend
+ * on its values) and each row decodes at the same position every step.
+ */
+async function windowSweep(spec: string): Promise<ModelSweep> {
+  const model = await loadModel(spec);
+  const pipelines = await testPipelineCache();
+  const maxBatch = Math.max(...BATCHES);
+  const maxContext = WINDOW_DECODE_CONTEXT + BLOCK_SIZE;
+  const blocksPerRow = Math.ceil(WINDOW_DECODE_CONTEXT / BLOCK_SIZE);
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0 });
+  try {
+    const group = runner.windowGroup;
+    if (!group) throw new Error(`${spec}: no window pool (${runner.kvNote ?? 'no sliding layers'})`);
+    const pos = WINDOW_DECODE_CONTEXT - 1;
+    const firstWindowBlock = Math.floor(Math.max(0, pos - group.window + 1) / BLOCK_SIZE);
+    const windowBlocksPerRow = blocksPerRow - firstWindowBlock;
+    const row = (r: number): StepRow => ({
+      sessionId: `s${r}`,
+      tokenIds: Int32Array.of((r * 13 + 1) % model.config.vocabSize),
+      startPos: pos,
+      blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+      windowBlockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => (b < firstWindowBlock ? 0 : 1 + r * windowBlocksPerRow + b - firstWindowBlock)),
+      sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 },
+      sample: true,
+    });
+    const points: BatchPoint[] = [];
+    let stepIndex = 0;
+    for (const batch of BATCHES) {
+      const point = await timeStep(runner, { stepIndex, rows: Array.from({ length: batch }, (_, r) => row(r)) }, batch);
+      stepIndex += REPEATS + 2;
+      points.push(point);
+      console.log(`${spec} @ ctx ${WINDOW_DECODE_CONTEXT}, window pool B=${batch}: step ${point.stepMs.toFixed(1)} ms, GPU ${point.gpuMs.toFixed(1)} ms`);
+    }
+    const kvMiB = (runner.memory.kv / 2 ** 20).toFixed(0);
+    return { model: `${model.source} @ ctx ${WINDOW_DECODE_CONTEXT}, window pool (${group.numBlocks} blocks; KV ${kvMiB} MiB)`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points };
+  } finally {
+    runner.dispose();
+  }
 }
 
 /** One session per row: its position, next token and block table (blocks handed out in order). */
@@ -177,6 +240,7 @@ async function main(): Promise<void> {
   const { adapter, machine } = await nodeBenchDevice(process.env.COHORT_BENCH_MACHINE);
   const sweeps: ModelSweep[] = [];
   for (const spec of MODELS) sweeps.push(await sweep(spec));
+  for (const spec of WINDOW_MODELS) sweeps.push(await windowSweep(spec));
   const date = new Date().toISOString().slice(0, 10);
   const note = process.env.COHORT_BENCH_NOTE;
   const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps };

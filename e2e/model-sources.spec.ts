@@ -154,6 +154,8 @@ test('a Gemma 3 suggestion loads, shows its local and global layers, and chats',
   await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
   await expect(page.getByTestId('model-info')).toContainText('gemma3');
   await expect(page.getByTestId('attention-layers')).toHaveText(`local (window ${SYNTH_SLIDING_WINDOW}): layers 0; global: 1`);
+  // the local layer's K/V in a pool of its own, whose blocks go back past the window
+  await expect(page.getByTestId('kv-window-pool')).toContainText('blocks for the local layers');
   await page.getByTestId('add-session').click();
   const pane = page.getByTestId('session-pane').first();
   // a prompt longer than the window, so the local layer's keys slide during prefill and decode

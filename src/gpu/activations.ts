@@ -10,6 +10,8 @@ export interface ActivationSizes {
   maxSampled: number;
   /** Entries of the concatenated block tables (maxRows * blocks per row) */
   maxBlockTableEntries: number;
+  /** Whether the sliding-window layers read their own window tables (the runner has a window group) */
+  windowTables: boolean;
   /** Attention work items a step may hold (StepMeta.maxItems) */
   maxAttentionItems: number;
   /** Split states of partitioned decode rows a step may hold (StepMetaLimits.maxSplitStates) */
@@ -41,6 +43,7 @@ export class Activations {
   readonly mergeItems: GPUBuffer; // [maxRows, WorkItem] the merge pass's items (partitioned decode rows)
   readonly attentionStates: GPUBuffer; // [maxSplitStates, numAttentionQuads, 2 + headDim] vec4 split states
   readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
+  readonly windowBlockTables: GPUBuffer | null; // [maxBlockTableEntries] u32 window-pool ids at blockTables' offsets (window group only)
   readonly sampleInfo: GPUBuffer; // [maxSampled, SampleInfo]
   readonly sampleTokens: GPUBuffer; // [maxSampled] u32 index of the token each sampled position follows
   readonly unused: GPUBuffer; // [4] f32 bound where a kernel's optional input is off (no bias)
@@ -86,6 +89,7 @@ export class Activations {
     this.mergeItems = make('mergeItems', s.maxRows * ATTENTION_ITEM_WORDS * 4);
     this.attentionStates = make('attentionStates', s.maxSplitStates * s.numAttentionQuads * (2 + c.headDim) * 16);
     this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
+    this.windowBlockTables = s.windowTables ? make('windowBlockTables', s.maxBlockTableEntries * 4) : null;
     this.sampleInfo = make('sampleInfo', s.maxSampled * SAMPLE_INFO_WORDS * 4);
     this.sampleTokens = make('sampleTokens', s.maxSampled * 4);
     this.unused = f32('unused', 4);

@@ -4,7 +4,7 @@
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
 import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type ParamValues } from './kernels';
-import type { KvArena } from './kv-arena';
+import { layerKv, type KvArena, type KvArenas } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 
@@ -37,7 +37,8 @@ export interface ProgramInputs {
   cache: PipelineCache;
   config: ModelConfig;
   weights: GpuWeights;
-  kv: KvArena;
+  /** The global layers' arena and, with a window group, the sliding layers' (read through act.windowBlockTables) */
+  kv: KvArenas;
   act: Activations;
   /** [numLayers] each layer's cos/sin table (rope-tables.ts): layers whose frequencies agree share one buffer */
   ropeTables: GPUBuffer[];
@@ -129,46 +130,53 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const slotMmDown = mm(tokens(1), c.hiddenSize, c.intermediateSize);
   // gemma2's final soft-cap in lm_head's store: the logits buffer, which sampling and the probe read, holds capped values
   const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize, c.vocabSize, c.vocabSize, c.finalLogitSoftcap);
-  const slotRopeKv = slot('rope_kv_write', (cnt) => ({
-    numTokens: cnt.numTokens,
-    numHeads: c.numHeads,
-    numKvHeads: c.numKvHeads,
-    headDim: c.headDim,
-    tableLevel: p.ropeTableLevel,
-    blockSize: p.blockSize,
-    kvDim,
-    vOffset: kv.vOffsetWords,
-  }));
+  // one rope_kv_write slot per arena: they differ in vOffset (the window arena holds fewer blocks)
+  const ropeKvSlot = (arena: KvArena) =>
+    slot('rope_kv_write', (cnt) => ({
+      numTokens: cnt.numTokens,
+      numHeads: c.numHeads,
+      numKvHeads: c.numKvHeads,
+      headDim: c.headDim,
+      tableLevel: p.ropeTableLevel,
+      blockSize: p.blockSize,
+      kvDim,
+      vOffset: arena.vOffsetWords,
+    }));
+  const ropeKvSlots = new Map<KvArena, Slot>([[kv.full, ropeKvSlot(kv.full)]]);
+  if (kv.window) ropeKvSlots.set(kv.window, ropeKvSlot(kv.window));
   const attention = attentionGeometry(c.numHeads, c.numKvHeads);
-  // the pool's storage type: the writer rounds to it, attention decodes it (the merge pass never reads the pool)
-  const kvType = kv.shape.kvCacheType;
+  // the pool's storage type (both arenas'): the writer rounds to it, attention decodes it (the merge pass never reads the pool)
+  const kvType = kv.full.shape.kvCacheType;
   const kvOverride = { KV_TYPE: KV_TYPE_CODE[kvType] };
   // gemma2's soft-capped scores: an override, so other models' attention carries no branch for it
   const attentionOverrides = { ...kvOverride, SOFTCAP: c.attnLogitSoftcap > 0 ? 1 : 0 };
-  const attentionParams = (numItems: number, window: number) => ({
+  const attentionParams = (numItems: number, window: number, arena: KvArena) => ({
     numItems,
     numHeads: c.numHeads,
     numKvHeads: c.numKvHeads,
     headDim: c.headDim,
     blockSize: p.blockSize,
     kvDim,
-    vOffset: kv.vOffsetWords,
+    vOffset: arena.vOffsetWords,
     scale: c.attentionScale,
     headsPerQuad: attention.headsPerQuad,
     quadsPerKvHead: attention.quadsPerKvHead,
     softcap: c.attnLogitSoftcap,
     window,
   });
-  // one pair of attention slots per distinct layer window (gemma: sliding and global layers); the
-  // work items are the same for both, the kernel limits each query's keys to its window
-  const attentionSlots = new Map<number, { main: Slot; merge: Slot }>();
-  for (const window of c.layerWindows) {
-    if (attentionSlots.has(window)) continue;
-    attentionSlots.set(window, {
-      main: slot('paged_attention', (cnt) => attentionParams(cnt.numAttentionItems, window)),
-      merge: slot('paged_attention_merge', (cnt) => attentionParams(cnt.numMergeItems, window)),
+  // one pair of attention slots per distinct (layer window, arena) (gemma: sliding and global
+  // layers); the work items are the same for all, the kernel limits each query's keys to its window
+  const attentionSlots = new Map<string, { main: Slot; merge: Slot }>();
+  const attentionKey = (l: number) => `${c.layerWindows[l]!}:${layerKv(kv, l).arena === kv.window}`;
+  c.layerWindows.forEach((window, l) => {
+    const key = attentionKey(l);
+    if (attentionSlots.has(key)) return;
+    const { arena } = layerKv(kv, l);
+    attentionSlots.set(key, {
+      main: slot('paged_attention', (cnt) => attentionParams(cnt.numAttentionItems, window, arena)),
+      merge: slot('paged_attention_merge', (cnt) => attentionParams(cnt.numMergeItems, window, arena)),
     });
-  }
+  });
   const slotSwiglu = slot('swiglu', (cnt) => ({ numElements: cnt.numTokens * c.intermediateSize }));
   const slotSample = slot('sample', (cnt) => ({ numRows: cnt.numSampled, vocab: c.vocabSize }));
 
@@ -214,7 +222,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
 
   add(specs, 'embedding', want('embedding', { DTYPE: DTYPE_CODE[w.embed.dtype] }), slotEmbed, { tokens: buf(act.tokens), table: buf(w.embed.buffer), out: buf(act.x) }, perToken(c.hiddenSize));
   w.layers.forEach((L, l) => {
-    const kvLayer = kv.layerBinding(l);
+    // a sliding layer in the window arena reads and writes only through the rows' window tables
+    // (blocks out of the window go back to the engine's pool); the others through blockTables
+    const { arena, binding: kvLayer } = layerKv(kv, l);
+    const tables = arena === kv.window ? act.windowBlockTables! : act.blockTables;
     const qOut = act.qPre ?? act.q;
     const kOut = act.kPre ?? act.k;
     normOp(specs, `L${l}.input_norm`, slotNormHidden, act.x, L.inputNorm, act.h, tokens(1));
@@ -231,9 +242,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     // the layer's own table (gemma3's sliding layers have another base)
     // one invocation per Q rotation pair, then per whole cache words of K and V (a q8_0 block: 32 values)
     const kvWriteInvocations = (c.numHeads * c.headDim) / 2 + kvDim / KV_WRITE_VALUES_PER_INVOCATION[kvType];
-    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write', kvOverride), slotRopeKv, { tokens: buf(act.tokens), table: buf(p.ropeTables[l]!), blockTables: buf(act.blockTables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(kvWriteInvocations));
-    const attentionBuffers = (items: GPUBuffer) => ({ rows: buf(act.rowInfo), items: buf(items), blockTables: buf(act.blockTables), q: buf(act.q), kv: kvLayer, out: buf(act.attn), states: buf(act.attentionStates) });
-    const attentionSlot = attentionSlots.get(c.layerWindows[l]!)!;
+    add(specs, `L${l}.rope_kv_write`, want('rope_kv_write', kvOverride), ropeKvSlots.get(arena)!, { tokens: buf(act.tokens), table: buf(p.ropeTables[l]!), blockTables: buf(tables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(kvWriteInvocations));
+    const attentionBuffers = (items: GPUBuffer) => ({ rows: buf(act.rowInfo), items: buf(items), blockTables: buf(tables), q: buf(act.q), kv: kvLayer, out: buf(act.attn), states: buf(act.attentionStates) });
+    const attentionSlot = attentionSlots.get(attentionKey(l))!;
     add(specs, `L${l}.attention`, want('paged_attention', attentionOverrides), attentionSlot.main, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
     // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
     add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), attentionSlot.merge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);

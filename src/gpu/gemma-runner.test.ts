@@ -43,10 +43,12 @@ function maxAbsDiff(a: Float32Array, b: Float32Array): number {
 
 /** Runs both runners on the same plans (driven by the CPU's tokens); returns the worst logits gap. */
 async function compareRunners(model: ModelDesc, sessions: DrivenSession[], numSteps: number, chunkSize: number, options: Partial<GpuRunnerOptions> = {}): Promise<number> {
-  // GpuRunner keeps every layer's positions in its one pool (the window only masks): the CPU oracle alike
+  // GpuRunner's sliding layers in its window pool (the driver's window tables give blocks back and
+  // reuse them at once), the CPU oracle's in its one pool (the window only masks)
   const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64, windowKv: false });
   const gpu = await gpuRunner(model, options);
-  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize);
+  expect(gpu.windowGroup).toBeDefined();
+  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
   let worst = 0;
   try {
     for (let step = 0; step < numSteps; step++) {
@@ -69,7 +71,7 @@ async function compareRunners(model: ModelDesc, sessions: DrivenSession[], numSt
 async function logitsOf(model: ModelDesc, sessions: DrivenSession[], id: string, numSteps: number, chunkSize: number): Promise<Float32Array[]> {
   const vocab = model.config.vocabSize;
   const gpu = await gpuRunner(model);
-  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize);
+  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
   const logits: Float32Array[] = [];
   try {
     for (let step = 0; step < numSteps; step++) {
@@ -124,7 +126,7 @@ describe('GpuRunner vs CpuRunner on gemma', () => {
     expect(await compareRunners(model, sessions(), 14, 64, split)).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
     const run = async (options: Partial<GpuRunnerOptions>) => {
       const gpu = await gpuRunner(model, options);
-      const driver = new StepDriver(sessions(), BLOCK_SIZE, 64);
+      const driver = new StepDriver(sessions(), BLOCK_SIZE, 64, gpu.windowGroup);
       const logits: Float32Array[] = [];
       try {
         for (let step = 0; step < 12; step++) {

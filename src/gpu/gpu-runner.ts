@@ -1,7 +1,7 @@
 // GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
 // encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
-import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS, windowGroupBlocks } from '../engine/types';
 import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
@@ -9,8 +9,9 @@ import { ropeInverseFrequencies } from '../model/rope';
 import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
-import { KvArena, planKvArena } from './kv-arena';
+import { KvArena, type KvArenas } from './kv-arena';
 import { defaultKvBudgetBytes } from './kv-budget';
+import { planKvGroups } from './kv-groups';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
@@ -26,12 +27,20 @@ export interface GpuRunnerOptions {
   pipelines?: PipelineCache;
   /** Token positions per KV block (default 16). */
   blockSize?: number;
-  /** Most KV blocks, block 0 included (default: as many as kvBudgetBytes pays for). */
+  /** Most KV blocks of the main pool, block 0 included (default: as many as kvBudgetBytes pays for, after the window pool). */
   numBlocks?: number;
   /** How the KV pool stores K and V (default DEFAULT_KV_CACHE_TYPE, f16); rounded once, at the write. */
   kvCacheType?: KvCacheType;
-  /** Bytes the KV pool may take (default defaultKvBudgetBytes: from the device's maxBufferSize), further capped by the device's limits. */
+  /** Bytes the KV pools may take together (default defaultKvBudgetBytes: from the device's maxBufferSize), further capped by the device's limits. */
   kvBudgetBytes?: number;
+  /**
+   * Models with sliding-window layers: keep those layers' K/V in a window pool of their own
+   * (`windowGroup`, windowGroupBlocks blocks, taken from the KV budget first), whose blocks the
+   * engine gives back once out of the window, so the global layers' pool gets the rest (default
+   * true). false, or a budget that cannot pay for it (planKvGroups): every position of every layer
+   * in one pool, the window only masking.
+   */
+  windowKv?: boolean;
   /** Largest KV buffer (default the device's maxBufferSize); layers spread over more buffers. */
   maxKvBufferBytes?: number;
   /** Most tokens per step (default 512). */
@@ -77,7 +86,12 @@ export type StepPasses = (step: StepEncoding) => boolean;
 
 export class GpuRunner implements ModelRunner {
   readonly blockSize: number;
+  /** Blocks of the main pool (the global layers' when there is a window group). */
   readonly numBlocks: number;
+  /** The sliding-window layers' pool (ModelRunner.windowGroup): every row must then carry a windowBlockTable. */
+  readonly windowGroup?: { readonly numBlocks: number; readonly window: number };
+  /** Why a model with sliding layers keeps them in the main pool though windowKv asked otherwise (planKvGroups), for logs. */
+  readonly kvNote?: string;
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
   readonly maxContext: number;
@@ -93,7 +107,7 @@ export class GpuRunner implements ModelRunner {
   get dispatchLabels(): string[] {
     return this.sampledStep.filter((d) => !d.conditional).map((d) => d.label);
   }
-  /** GPU bytes held: weights, KV pool, activations; and how many buffers hold the KV pool. */
+  /** GPU bytes held: weights, KV pools (both arenas), activations; and how many buffers hold the KV pools. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
   private readonly grid = new Uint32Array(2);
   /** The body and the tail: a step in which a position samples. */
@@ -107,22 +121,27 @@ export class GpuRunner implements ModelRunner {
     readonly device: GPUDevice,
     readonly vocabSize: number,
     private readonly weights: GpuWeights,
-    private readonly kv: KvArena,
+    /** The KV arenas (tests reach the window arena's buffers to poison freed blocks). */
+    readonly kv: KvArenas,
     private readonly act: Activations,
     /** The distinct RoPE tables, each layer binding its own (gemma3's sliding layers have another base). */
     private readonly ropeTableBuffers: readonly GPUBuffer[],
     private readonly program: ForwardProgram,
     private readonly meta: StepMeta,
+    kvNote: string | undefined,
   ) {
     this.blockSize = meta.limits.blockSize;
-    this.numBlocks = kv.numBlocks;
+    this.numBlocks = kv.full.numBlocks;
+    if (meta.limits.windowGroup) this.windowGroup = meta.limits.windowGroup;
+    if (kvNote) this.kvNote = kvNote;
     this.maxTokensPerStep = meta.limits.maxTokens;
     this.maxRows = meta.limits.maxRows;
     this.maxContext = meta.limits.maxPositions;
     this.maxDraftTokens = meta.limits.maxDraftTokens ?? 0;
     this.sampledStep = [...program.body, ...program.tail];
-    this.kvCacheType = kv.shape.kvCacheType;
-    this.memory = { weights: weights.bytes, kv: kv.buffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kv.buffers.length };
+    this.kvCacheType = kv.full.shape.kvCacheType;
+    const kvBuffers = [...kv.full.buffers, ...(kv.window?.buffers ?? [])];
+    this.memory = { weights: weights.bytes, kv: kvBuffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kvBuffers.length };
     this.querySet = act.timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
   }
 
@@ -154,19 +173,29 @@ export class GpuRunner implements ModelRunner {
       minStorageBufferOffsetAlignment: device.limits.minStorageBufferOffsetAlignment,
     };
     const kvBudget = options.kvBudgetBytes ?? defaultKvBudgetBytes({ maxBufferSize: device.limits.maxBufferSize, onCpu: runsOnCpu(device), weightBytes: weights.bytes });
-    const kvPlan = planKvArena(kvShape, kvLimits, kvBudget, options.numBlocks);
-    const kv = new KvArena(device, kvShape, kvPlan);
+    // the window pool holds what the engine relies on (windowGroupBlocks over the runner's own
+    // maxRows and maxTokensPerStep, which bound the engine's), paid first; the main pool the rest
+    const maxWindow = Math.max(0, ...c.layerWindows);
+    const windowBlocks = maxWindow > 0 && (options.windowKv ?? true) ? windowGroupBlocks(maxWindow, blockSize, maxRows, maxTokens) : null;
+    const kvPlan = planKvGroups(kvShape, c.layerWindows, kvLimits, kvBudget, windowBlocks, options.numBlocks);
+    const numWindowed = kvPlan.layerWindowed.filter(Boolean).length;
+    const kv: KvArenas = {
+      full: new KvArena(device, { ...kvShape, numLayers: c.numLayers - numWindowed }, kvPlan.full),
+      window: kvPlan.window ? new KvArena(device, { ...kvShape, numLayers: numWindowed }, kvPlan.window, 'kv-window') : null,
+      layerWindowed: kvPlan.layerWindowed,
+    };
+    const windowGroup = kv.window ? { numBlocks: kv.window.numBlocks, window: maxWindow } : null;
     const geometry = attentionGeometry(c.numHeads, c.numKvHeads);
     const numAttentionQuads = c.numKvHeads * geometry.quadsPerKvHead;
     // every row's splits at most, as far as the budget pays (a split state: (2 + headDim) vec4s per quad)
     const splitStateBytes = numAttentionQuads * (2 + c.headDim) * 16;
     const maxSplitStates = Math.min(maxRows * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (runsOnCpu(device) ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
-    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates, maxDraftTokens };
+    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates, maxDraftTokens, windowGroup };
     const meta = new StepMeta(limits);
     const act = new Activations(
       device,
       c,
-      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, maxAttentionItems: StepMeta.maxItems(limits), maxSplitStates, numAttentionQuads },
+      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxSplitStates, numAttentionQuads },
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);
@@ -192,12 +221,13 @@ export class GpuRunner implements ModelRunner {
     const oom = await device.popErrorScope();
     if (validation || oom) {
       destroyWeights(weights);
-      kv.destroy();
+      kv.full.destroy();
+      kv.window?.destroy();
       act.destroy();
       for (const buffer of ropeTableBuffers) buffer.destroy();
       throw new Error(`GpuRunner setup failed: ${(validation ?? oom)!.message}`);
     }
-    return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffers, program, meta);
+    return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffers, program, meta, kvPlan.note);
   }
 
   async execute(plan: StepPlan): Promise<StepResult> {
@@ -249,6 +279,7 @@ export class GpuRunner implements ModelRunner {
     if (counts.numTokens > 0) {
       queue.writeBuffer(act.tokens, 0, meta.tokens.buffer, 0, counts.numTokens * TOKEN_INFO_WORDS * 4);
       queue.writeBuffer(act.blockTables, 0, meta.blockTables.buffer, 0, meta.numBlockTableEntries * 4);
+      if (act.windowBlockTables) queue.writeBuffer(act.windowBlockTables, 0, meta.windowBlockTables!.buffer, 0, meta.numBlockTableEntries * 4);
       queue.writeBuffer(act.rowInfo, 0, meta.rowInfo.buffer, 0, meta.numRows * ROW_INFO_WORDS * 4);
       queue.writeBuffer(act.attentionItems, 0, meta.attentionItems.buffer, 0, meta.numAttentionItems * ATTENTION_ITEM_WORDS * 4);
       if (meta.numMergeItems > 0) queue.writeBuffer(act.mergeItems, 0, meta.mergeItems.buffer, 0, meta.numMergeItems * ATTENTION_ITEM_WORDS * 4);
@@ -329,7 +360,8 @@ export class GpuRunner implements ModelRunner {
     if (this.disposed) return;
     this.disposed = true;
     destroyWeights(this.weights);
-    this.kv.destroy();
+    this.kv.full.destroy();
+    this.kv.window?.destroy();
     this.act.destroy();
     this.program.destroy();
     for (const buffer of this.ropeTableBuffers) buffer.destroy();

@@ -48,6 +48,25 @@ export function planKvArena(shape: KvShape, limits: KvArenaLimits, budgetBytes: 
   return { numBlocks, layerBytes, layerStride, layersPerBuffer, numBuffers: Math.ceil(shape.numLayers / layersPerBuffer) };
 }
 
+/**
+ * A runner's arenas: `full` holds the global layers (every layer when there is no window group),
+ * `window` the sliding-window layers' window pool (kv-groups.ts planKvGroups), each layer in one.
+ */
+export interface KvArenas {
+  full: KvArena;
+  window: KvArena | null;
+  /** [numLayers] whether layer l lives in `window` */
+  layerWindowed: readonly boolean[];
+}
+
+/** Layer l's arena and its binding there (its index among the layers of that arena). */
+export function layerKv(arenas: KvArenas, l: number): { arena: KvArena; binding: { buffer: GPUBuffer; offset: number; size: number } } {
+  const windowed = arenas.layerWindowed[l]!;
+  const arena = windowed ? arenas.window! : arenas.full;
+  const index = arenas.layerWindowed.slice(0, l).filter((w) => w === windowed).length;
+  return { arena, binding: arena.layerBinding(index) };
+}
+
 export class KvArena {
   readonly buffers: GPUBuffer[];
 
@@ -55,13 +74,15 @@ export class KvArena {
     device: GPUDevice,
     readonly shape: KvShape,
     readonly plan: KvArenaPlan,
+    /** Its buffers' label prefix ('kv': `kv-0`, ...; the window arena's 'kv-window'). */
+    label = 'kv',
   ) {
     this.buffers = [];
     for (let b = 0; b < plan.numBuffers; b++) {
       const numLayers = Math.min(plan.layersPerBuffer, shape.numLayers - b * plan.layersPerBuffer);
       this.buffers.push(
         device.createBuffer({
-          label: `kv-${b}`,
+          label: `${label}-${b}`,
           size: (numLayers - 1) * plan.layerStride + plan.layerBytes,
           usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
         }),

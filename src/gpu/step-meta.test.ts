@@ -108,3 +108,33 @@ describe('StepMeta sampled positions', () => {
     expect(maxSampledPositions({ maxTokens: 64, maxRows: 16 })).toBe(16);
   });
 });
+
+describe('StepMeta window tables', () => {
+  const windowGroup = { numBlocks: 20, window: 32 };
+
+  it("packs each row's window table at its block table's offset, 0 before its first token's window", () => {
+    const meta = new StepMeta({ ...limits(0), windowGroup });
+    const p = plan([[0, 20], [70, 1]]); // blocks 0-1; blocks 0-4, of which 0 and 1 are before position 70's window (39..70)
+    p.rows[0] = { ...p.rows[0]!, windowBlockTable: Int32Array.of(3, 4) };
+    p.rows[1] = { ...p.rows[1]!, windowBlockTable: Int32Array.of(0, 0, 5, 6, 7) };
+    meta.pack(p);
+    expect(meta.numBlockTableEntries).toBe(7);
+    expect(Array.from(meta.windowBlockTables!.subarray(0, 7))).toEqual([3, 4, 0, 0, 5, 6, 7]);
+    expect(meta.rowInfo[4 + 3]).toBe(2); // row 1's offset, the same in both tables
+    expect(new StepMeta(limits(0)).windowBlockTables).toBeNull();
+  });
+
+  it('refuses a row without a window table, or with one that is short or holds a block outside the window pool where it is read', () => {
+    const meta = new StepMeta({ ...limits(0), windowGroup });
+    const withWindow = (table?: number[]) => {
+      const p = plan([[70, 1]]);
+      if (table) p.rows[0] = { ...p.rows[0]!, windowBlockTable: Int32Array.from(table) };
+      return p;
+    };
+    expect(() => meta.pack(withWindow())).toThrow(/no windowBlockTable/);
+    expect(() => meta.pack(withWindow([0, 0, 5, 6]))).toThrow(/window table holds 4 blocks/);
+    expect(() => meta.pack(withWindow([0, 0, 0, 6, 7]))).toThrow(/window KV block 0/);
+    expect(() => meta.pack(withWindow([0, 0, 5, 6, 20]))).toThrow(/window KV block 20/);
+    expect(() => meta.pack(withWindow([0, 0, 5, 6, 7]))).not.toThrow();
+  });
+});

@@ -1,6 +1,6 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
 // items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
-import type { StepPlan } from '../engine/types';
+import type { StepPlan, StepRow } from '../engine/types';
 import { ATTENTION_SLOTS, ATTENTION_SPLIT_KEYS } from './kernels';
 
 /** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write). */
@@ -35,6 +35,11 @@ export interface StepMetaLimits {
   maxSplitStates: number;
   /** Drafted tokens one row may carry (StepRow.numDraftTokens; default 0: none). */
   maxDraftTokens?: number;
+  /**
+   * The runner's window group (ModelRunner.windowGroup): every row must then carry a
+   * windowBlockTable, packed into windowBlockTables for the sliding-window layers.
+   */
+  windowGroup?: { numBlocks: number; window: number } | null;
 }
 
 /**
@@ -70,6 +75,13 @@ export class StepMeta {
   /** [maxRows * blocks per row]: every row's block table up to its last position, concatenated */
   readonly blockTables: Uint32Array;
   /**
+   * [maxRows * blocks per row], or null without a window group: every row's window table at the
+   * same offset as its block table (the two have the same length), so RowInfo's and TokenInfo's
+   * blockTableOffset serve both and the sliding layers only bind this buffer instead. Blocks
+   * before the row's first token's window are 0: no kernel reads them.
+   */
+  readonly windowBlockTables: Uint32Array | null;
+  /**
    * [maxSampled, SAMPLE_INFO_WORDS], viewed as u32 and f32: one entry per sampled position, rows in
    * plan order, a row with k drafts taking k + 1 in a run (after its last known token, then after
    * each draft)
@@ -99,6 +111,7 @@ export class StepMeta {
     this.attentionItems = new Uint32Array(StepMeta.maxItems(limits) * ATTENTION_ITEM_WORDS);
     this.mergeItems = new Uint32Array(limits.maxRows * ATTENTION_ITEM_WORDS);
     this.blockTables = new Uint32Array(limits.maxRows * maxBlocksPerRow);
+    this.windowBlockTables = limits.windowGroup ? new Uint32Array(limits.maxRows * maxBlocksPerRow) : null;
     const maxSampled = maxSampledPositions(limits);
     this.sampleInfo = new Uint32Array(maxSampled * SAMPLE_INFO_WORDS);
     this.sampleInfoF32 = new Float32Array(this.sampleInfo.buffer);
@@ -145,6 +158,7 @@ export class StepMeta {
         if (!(id >= 1 && id < numBlocks)) throw new RangeError(`row ${row.sessionId}: KV block ${id} outside 1..${numBlocks - 1}`);
         this.blockTables[entries + b] = id;
       }
+      if (this.windowBlockTables) this.packWindowTable(row, entries, numRowBlocks);
       const ri = r * ROW_INFO_WORDS;
       this.rowInfo[ri] = t;
       this.rowInfo[ri + 1] = n;
@@ -196,5 +210,25 @@ export class StepMeta {
     this.numAttentionItems = items;
     this.numMergeItems = merges;
     this.numSplitStates = states;
+  }
+
+  /**
+   * Row's window table into windowBlockTables at `entries`: from the block its first token's
+   * window starts in (the engine's firstWindowBlock; a layer's own window is never wider) to its
+   * last position, ids of the window pool; earlier entries the engine may have given back, so 0.
+   */
+  private packWindowTable(row: StepRow, entries: number, numRowBlocks: number): void {
+    const { blockSize, windowGroup } = this.limits;
+    const table = row.windowBlockTable;
+    if (!table) throw new RangeError(`row ${row.sessionId}: no windowBlockTable, but the runner keeps its sliding-window layers in a window pool (windowGroup)`);
+    if (table.length < numRowBlocks) throw new RangeError(`row ${row.sessionId}: window table holds ${table.length} blocks, ${numRowBlocks} needed`);
+    const firstSeen = Math.floor(Math.max(0, row.startPos - windowGroup!.window + 1) / blockSize);
+    for (let b = 0; b < numRowBlocks; b++) {
+      const id = b < firstSeen ? 0 : table[b];
+      if (b >= firstSeen && !(id >= 1 && id < windowGroup!.numBlocks)) {
+        throw new RangeError(`row ${row.sessionId}: window KV block ${id} (table entry ${b}) outside 1..${windowGroup!.numBlocks - 1}`);
+      }
+      this.windowBlockTables![entries + b] = id;
+    }
   }
 }

@@ -1,6 +1,8 @@
 // Test-only: drives a ModelRunner the way the engine would (sessions joining at different steps,
 // prompts fed in chunks, decode rows one token each, or with drafts to verify) so two runners can
-// be compared step by step. Not the engine's scheduler: no token budget, no preemption, no prefix sharing.
+// be compared step by step; for a runner with a window group, window tables whose out-of-window
+// blocks go back to a LIFO free list at once (so other sessions overwrite them).
+// Not the engine's scheduler: no token budget, no preemption, no prefix sharing.
 import type { SamplingParams, StepPlan, StepResult, StepRow } from '../../engine/types';
 
 export interface DrivenSession {
@@ -16,6 +18,8 @@ export interface DrivenSession {
   /** Tokens already in the KV cache. */
   fed: number;
   blockTable: number[];
+  /** Window-pool ids at blockTable's indices (0: given back), with a window group. */
+  windowTable: number[];
   /**
    * Tokens a decode row carries after its newest one to verify (none: plain decode), given the
    * session and the step; an accepted draft stays fed, the first sample past them is the output's.
@@ -27,7 +31,7 @@ export interface DrivenSession {
 }
 
 export function drivenSession(id: string, prompt: number[], sampling: SamplingParams, joinStep = 0, leaveStep = Infinity, drafts?: DrivenSession['drafts']): DrivenSession {
-  return { id, prompt, joinStep, leaveStep, sampling, output: [], fed: 0, blockTable: [], numDrafted: 0, numAccepted: 0, ...(drafts ? { drafts } : {}) };
+  return { id, prompt, joinStep, leaveStep, sampling, output: [], fed: 0, blockTable: [], windowTable: [], numDrafted: 0, numAccepted: 0, ...(drafts ? { drafts } : {}) };
 }
 
 export function greedy(seed = 0): SamplingParams {
@@ -37,17 +41,34 @@ export function greedy(seed = 0): SamplingParams {
 export class StepDriver {
   private nextBlock = 1;
   private stepIndex = 0;
+  /** Free window-pool ids, the last freed on top. */
+  private readonly freeWindowBlocks: number[];
 
   constructor(
     readonly sessions: DrivenSession[],
     private readonly blockSize: number,
     private readonly chunkSize: number,
-  ) {}
+    /** The runner's window group (ModelRunner.windowGroup): rows then carry window tables. */
+    private readonly windowGroup?: { readonly numBlocks: number; readonly window: number },
+  ) {
+    this.freeWindowBlocks = windowGroup ? Array.from({ length: windowGroup.numBlocks - 1 }, (_, i) => windowGroup.numBlocks - 1 - i) : [];
+  }
+
+  /** Gives back s's window blocks no query from position `from` on sees (all of them with from = Infinity). */
+  private releaseWindow(s: DrivenSession, from: number): void {
+    if (!this.windowGroup) return;
+    const first = from === Infinity ? s.windowTable.length : Math.floor(Math.max(0, from - this.windowGroup.window + 1) / this.blockSize);
+    for (let b = 0; b < Math.min(first, s.windowTable.length); b++) {
+      if (s.windowTable[b]! > 0) this.freeWindowBlocks.push(s.windowTable[b]!);
+      s.windowTable[b] = 0;
+    }
+  }
 
   /** The next step: every riding session feeds its next prompt chunk or its newest token. */
   nextPlan(): StepPlan {
     const rows: StepRow[] = [];
     for (const s of this.sessions) {
+      if (this.stepIndex > s.leaveStep) this.releaseWindow(s, Infinity);
       if (this.stepIndex < s.joinStep || this.stepIndex > s.leaveStep) continue;
       const all = [...s.prompt, ...s.output];
       const decoding = s.fed >= s.prompt.length;
@@ -55,11 +76,18 @@ export class StepDriver {
       const n = decoding ? 1 : Math.min(this.chunkSize, s.prompt.length - s.fed);
       const tokenIds = [...all.slice(s.fed, s.fed + n), ...drafts];
       while (s.blockTable.length * this.blockSize < s.fed + tokenIds.length) s.blockTable.push(this.nextBlock++);
+      this.releaseWindow(s, s.fed);
+      while (this.windowGroup && s.windowTable.length < s.blockTable.length) {
+        const id = this.freeWindowBlocks.pop();
+        if (id === undefined) throw new Error('StepDriver: window pool exhausted');
+        s.windowTable.push(id);
+      }
       rows.push({
         sessionId: s.id,
         tokenIds: Int32Array.from(tokenIds),
         startPos: s.fed,
         blockTable: Int32Array.from(s.blockTable),
+        ...(this.windowGroup ? { windowBlockTable: Int32Array.from(s.windowTable) } : {}),
         sampling: s.sampling,
         sample: s.fed + n >= s.prompt.length,
         ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),

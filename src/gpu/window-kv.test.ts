@@ -1,0 +1,279 @@
+// GpuRunner's window pool: gemma's sliding layers in an arena of their own, read and written only
+// through each row's window table, whose out-of-window blocks the engine gives back. Held, through
+// EngineCore, to the same runner keeping every position (logits bitwise equal at every position,
+// every free window block poisoned with NaN before each step) and to CpuRunner's window pool.
+// Not the kernels' parity (their own tests) nor the engine's block accounting (src/engine).
+import { describe, expect, it } from 'vitest';
+import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../../tools/models/synth';
+import { EngineCore } from '../engine/engine-core';
+import type { StepEvent } from '../engine/events';
+import { RunnerWrapper } from '../engine/testing/runner-wrapper';
+import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type StepPlan, type StepResult, type Tokenizer } from '../engine/types';
+import type { Arch, ModelDesc } from '../model/desc';
+import type { KvCacheType } from '../model/kv-types';
+import { CpuRunner } from '../reference/cpu-runner';
+import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
+import { kvLayerLayout, KV_VALUES_PER_WORD } from './kv-arena';
+import { testPipelineCache } from './testing/kernel-harness';
+import { loadShader } from './testing/node-gpu';
+import { executeDetailed } from './testing/step-probe';
+
+const VOCAB = 61;
+/** Three layers: sliding, global, sliding (two layers in the window arena, one in the main one); kvDim 32 (q8_0 blocks). */
+const DIMS: Partial<SynthDims> = { hidden: 32, intermediate: 48, layers: 3, heads: 4, kvHeads: 2, headDim: 16, vocab: VOCAB };
+const BLOCK_SIZE = 4;
+const MAX_ROWS = 4;
+const MAX_TOKENS = 40;
+const tokenizer: Tokenizer = { eosTokenIds: [], encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0) % VOCAB), decode: (ids) => Array.from(ids, (id) => String.fromCharCode(48 + id)).join('') };
+const template: ChatTemplate = { render: (messages: ChatMessage[]) => messages.map((m) => m.content).join('') };
+const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => (i * 13 + salt * 7 + ((i * i) % 5)) % VOCAB);
+const gemma = (arch: Arch): ModelDesc => syntheticModelDesc({ arch, seed: 9, tieWordEmbeddings: true, dims: DIMS });
+
+interface RunnerOptions {
+  windowKv: boolean;
+  numBlocks: number;
+  kvCacheType: KvCacheType;
+}
+
+async function gpuRunner(model: ModelDesc, o: Partial<GpuRunnerOptions>): Promise<GpuRunner> {
+  const pipelines = await testPipelineCache();
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, maxTokensPerStep: MAX_TOKENS, maxRows: MAX_ROWS, maxDraftTokens: 0, maxContext: 128, ...o });
+}
+
+/**
+ * Records each sampled position's logits; with `poison`, fills every free window block with NaN
+ * before each step, the prefix cache's too (a step may read no free block, cached or not), and
+ * puts the cached ones' K/V back after it (a later prefix hit may take them again).
+ */
+class RecordingRunner extends RunnerWrapper {
+  readonly logits = new Map<string, Float32Array>();
+  engine?: EngineCore;
+  /** Window-block poisonings so far (the test expects some). */
+  poisoned = 0;
+  /** Copies of the window arena's buffers, taken before each step's poisoning. */
+  private shadows: GPUBuffer[] = [];
+
+  constructor(
+    readonly runner: GpuRunner | CpuRunner,
+    private readonly poison: boolean,
+  ) {
+    super(runner);
+  }
+
+  override async execute(plan: StepPlan): Promise<StepResult> {
+    // before the step: what the engine freed after the last one must never be read again
+    const cached = this.poison ? this.poisonFreeWindowBlocks() : [];
+    const detail = this.runner instanceof GpuRunner ? await executeDetailed(this.runner, plan) : this.runner.executeDetailed(plan);
+    if (cached.length > 0) this.restore(cached);
+    detail.sampleRows.forEach((r, i) => {
+      const row = plan.rows[r]!;
+      this.logits.set(`${row.sessionId}@${row.startPos + row.tokenIds.length}`, detail.logits.slice(i * VOCAB, (i + 1) * VOCAB));
+    });
+    return { sampledIds: detail.sampledIds };
+  }
+
+  override dispose(): void {
+    for (const shadow of this.shadows) shadow.destroy();
+    super.dispose();
+  }
+
+  private get gpu(): GpuRunner {
+    return this.runner as GpuRunner;
+  }
+
+  /** [word offset, words] in a window layer's binding of block id's K, V (and q8_0 scale) words. */
+  private regions(id: number): Array<[number, number]> {
+    const { blockSize, kvDim, kvCacheType: type } = this.gpu.kv.window!.shape;
+    const layout = kvLayerLayout(type, this.gpu.kv.window!.numBlocks * blockSize, kvDim);
+    const valueWords = (blockSize * kvDim) / KV_VALUES_PER_WORD[type]; // one block's K (or V) words
+    const regions: Array<[number, number]> = [
+      [id * valueWords, valueWords],
+      [layout.vOffsetWords + id * valueWords, valueWords],
+    ];
+    if (type === 'q8_0') regions.push([layout.scalesOffsetWords + (id * blockSize * kvDim) / 32, (blockSize * kvDim) / 32]);
+    return regions;
+  }
+
+  /**
+   * NaN bits (all ones: f32 NaN, f16 NaN pairs, q8_0 NaN scales) over every free window block of
+   * every window layer, after copying the arena aside; returns the free blocks the prefix cache holds.
+   */
+  private poisonFreeWindowBlocks(): number[] {
+    const { device } = this.gpu;
+    const arena = this.gpu.kv.window!;
+    const pool = this.engine!.kv.windowGroup!.pool;
+    if (this.shadows.length === 0) this.shadows = arena.buffers.map((b) => device.createBuffer({ label: `${b.label}-shadow`, size: b.size, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST }));
+    const encoder = device.createCommandEncoder();
+    arena.buffers.forEach((b, i) => encoder.copyBufferToBuffer(b, 0, this.shadows[i]!, 0, b.size));
+    device.queue.submit([encoder.finish()]);
+    const nan = new Uint32Array(this.regions(1)[0]![1]).fill(0xffffffff);
+    const cached: number[] = [];
+    for (let id = 1; id < arena.numBlocks; id++) {
+      if (pool.refCount(id) > 0) continue;
+      if (pool.isCached(id)) cached.push(id);
+      for (let l = 0; l < arena.shape.numLayers; l++) {
+        const { buffer, offset } = arena.layerBinding(l);
+        for (const [word, n] of this.regions(id)) device.queue.writeBuffer(buffer, offset + word * 4, nan, 0, n);
+      }
+      this.poisoned++;
+    }
+    return cached;
+  }
+
+  /** The cached blocks' words back from the copy taken before the step (no step writes a free block). */
+  private restore(ids: number[]): void {
+    const arena = this.gpu.kv.window!;
+    const encoder = this.gpu.device.createCommandEncoder();
+    for (const id of ids) {
+      for (let l = 0; l < arena.shape.numLayers; l++) {
+        const { buffer, offset } = arena.layerBinding(l);
+        const shadow = this.shadows[arena.buffers.indexOf(buffer)]!;
+        for (const [word, n] of this.regions(id)) encoder.copyBufferToBuffer(shadow, offset + word * 4, buffer, offset + word * 4, n * 4);
+      }
+    }
+    this.gpu.device.queue.submit([encoder.finish()]);
+  }
+}
+
+interface Run {
+  logits: Map<string, Float32Array>;
+  outputs: number[][];
+  events: StepEvent[];
+  /** Window blocks poisoned over the run. */
+  poisoned: number;
+}
+
+/** Serves `prompts` (arriving at the given steps) through EngineCore on `runner`. */
+async function serve(runner: GpuRunner | CpuRunner, prompts: Array<{ tokens: number[]; arriveAt: number }>, poison: boolean): Promise<Run> {
+  const recording = new RecordingRunner(runner, poison);
+  const engine = new EngineCore({ runner: recording, tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows: MAX_ROWS, manualSteps: true, speculation: 'off' });
+  recording.engine = engine;
+  const ids = prompts.map(() => engine.createSession({ maxNewTokens: 30, sampling: { temperature: 0 } }));
+  const events: StepEvent[] = [];
+  for (let step = 0; step < 2000; step++) {
+    prompts.forEach((p, i) => (p.arriveAt === step ? engine.send(ids[i]!, p.tokens) : undefined));
+    const event = await engine.step();
+    if (event) events.push(event);
+    else if (prompts.every((p) => p.arriveAt < step)) break;
+  }
+  const outputs = await Promise.all(ids.map(async (id) => (await engine.waitForTurn(id)).outputTokenIds));
+  await engine.dispose(); // disposes the runner
+  return { logits: recording.logits, outputs, events, poisoned: recording.poisoned };
+}
+
+async function serveGpu(arch: Arch, prompts: Array<{ tokens: number[]; arriveAt: number }>, o: RunnerOptions): Promise<Run> {
+  const gpu = await gpuRunner(gemma(arch), o);
+  expect(gpu.windowGroup !== undefined).toBe(o.windowKv);
+  return serve(gpu, prompts, o.windowKv);
+}
+
+function expectSameLogits(freed: Run, kept: Run): void {
+  expect([...freed.logits.keys()].sort()).toEqual([...kept.logits.keys()].sort());
+  for (const [key, logits] of kept.logits) {
+    const other = freed.logits.get(key)!;
+    expect(other.every((x) => Number.isFinite(x)), key).toBe(true);
+    expect(Buffer.from(other.buffer).equals(Buffer.from(logits.buffer)), key).toBe(true);
+  }
+  expect(freed.outputs).toEqual(kept.outputs);
+}
+
+/** Rows that started before what their request had computed (recomputes) and first rows past position 0 (prefix hits). */
+function recomputesAndHits(events: StepEvent[]): { recomputes: number; hits: number } {
+  const seen = new Map<string, number>();
+  let recomputes = 0;
+  let hits = 0;
+  for (const e of events) {
+    for (const r of e.rows) {
+      if (r.position < (seen.get(r.requestId) ?? 0)) recomputes++;
+      if (!seen.has(r.requestId) && r.position > 0) hits++;
+      seen.set(r.requestId, r.position + r.numTokens);
+    }
+  }
+  return { recomputes, hits };
+}
+
+const shared = prompt(30, 3);
+/** Four sessions, two sharing a 30-token prefix, arriving at steps 0, 0, 3 and 6. */
+const cohort = [
+  { tokens: prompt(38, 2), arriveAt: 0 },
+  { tokens: [...shared, ...prompt(9, 4)], arriveAt: 0 },
+  { tokens: [...shared, ...prompt(14, 5)], arriveAt: 6 },
+  { tokens: prompt(20, 6), arriveAt: 3 },
+];
+
+describe('GpuRunner window pool', () => {
+  it('sizes the window arena as the engine relies on and the main pool from the rest; refuses rows without a window table', async () => {
+    const gpu = await gpuRunner(gemma('gemma2'), { windowKv: true, numBlocks: 41, kvCacheType: 'f16' });
+    const kept = await gpuRunner(gemma('gemma2'), { windowKv: false, numBlocks: 41, kvCacheType: 'f16' });
+    try {
+      expect(gpu.windowGroup).toEqual({ numBlocks: windowGroupBlocks(SYNTH_SLIDING_WINDOW, BLOCK_SIZE, MAX_ROWS, MAX_TOKENS), window: SYNTH_SLIDING_WINDOW });
+      expect([gpu.numBlocks, gpu.kv.window!.numBlocks, gpu.kv.window!.shape.numLayers, gpu.kv.full.shape.numLayers]).toEqual([41, gpu.windowGroup!.numBlocks, 2, 1]);
+      expect([kept.windowGroup, kept.kv.window, kept.kv.full.shape.numLayers]).toEqual([undefined, null, 3]);
+      expect(gpu.dispatchLabels).toEqual(kept.dispatchLabels);
+      const row = { sessionId: 'a', tokenIds: Int32Array.of(1, 2), startPos: 0, blockTable: Int32Array.of(1), sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, sample: true };
+      await expect(gpu.execute({ stepIndex: 0, rows: [row] })).rejects.toThrow(/row a: no windowBlockTable/);
+      await expect(gpu.execute({ stepIndex: 0, rows: [{ ...row, windowBlockTable: Int32Array.of(gpu.windowGroup!.numBlocks) }] })).rejects.toThrow(/window KV block/);
+      expect((await gpu.execute({ stepIndex: 0, rows: [{ ...row, windowBlockTable: Int32Array.of(1) }] })).sampledIds).toHaveLength(1);
+    } finally {
+      gpu.dispose();
+      kept.dispose();
+    }
+  });
+
+  it('keeps one pool for a model with no sliding layer, and when the KV budget cannot pay for the window pool', async () => {
+    const llama = await gpuRunner(syntheticModelDesc({ arch: 'llama', seed: 9, dims: DIMS }), { numBlocks: 41 });
+    expect([llama.windowGroup, llama.kv.window, llama.kvNote]).toEqual([undefined, null, undefined]);
+    llama.dispose();
+    // f16, kvDim 32, blocks of 4: 512 bytes a block and layer; the window pool alone needs 35 blocks of 2 layers
+    const poor = await gpuRunner(gemma('gemma2'), { kvCacheType: 'f16', kvBudgetBytes: 30_000 });
+    expect([poor.windowGroup, poor.kv.window, poor.numBlocks]).toEqual([undefined, null, Math.floor(30_000 / (3 * 512))]);
+    expect(poor.kvNote).toMatch(/cannot hold the window pool/);
+    poor.dispose();
+  });
+});
+
+describe.each([
+  ['gemma2', 'f32'],
+  ['gemma3', 'f32'],
+  ['gemma2', 'q8_0'],
+] as const)('%s, %s KV: out-of-window blocks freed vs every position kept, through the engine', (arch, kvCacheType) => {
+  it('in cohorts with shared prefixes, and across preemption: every logit bit equal, every freed block poisoned', async () => {
+    // 40 usable main blocks of 4 for four sessions of up to 74 positions: someone is preempted
+    const freed = await serveGpu(arch, cohort, { windowKv: true, numBlocks: 41, kvCacheType });
+    const kept = await serveGpu(arch, cohort, { windowKv: false, numBlocks: 41, kvCacheType });
+    expectSameLogits(freed, kept);
+    expect(freed.poisoned).toBeGreaterThan(100);
+    expect(Math.max(...freed.events.map((e) => e.rows.length))).toBeGreaterThan(1);
+    const { recomputes, hits } = recomputesAndHits(freed.events);
+    expect(recomputes).toBeGreaterThan(0);
+    expect(hits).toBeGreaterThan(0);
+    // the window pool held only windows: at most ceil(15 / 4) + 2 blocks a row between steps
+    const decodes = freed.events.filter((e) => e.rows.every((r) => r.kind === 'decode'));
+    expect(Math.max(...decodes.map((e) => e.kvWindowBlocks!.used / e.rows.length))).toBeLessThanOrEqual(Math.ceil((SYNTH_SLIDING_WINDOW - 1) / BLOCK_SIZE) + 2);
+    expect(kept.events[0]!.kvWindowBlocks).toBeUndefined();
+  }, 600_000);
+});
+
+describe.each(['gemma2', 'gemma3'] as const)('%s: GpuRunner window pool vs CpuRunner window pool, through the engine', (arch) => {
+  it('greedy tokens equal and logits close on sessions crossing the window', async () => {
+    const prompts = [
+      { tokens: prompt(45, 7), arriveAt: 0 },
+      { tokens: prompt(9, 8), arriveAt: 2 },
+      { tokens: [...prompt(45, 7).slice(0, 24), ...prompt(5, 9)], arriveAt: 5 },
+    ];
+    const kvCacheType = 'f16';
+    const gpu = await serveGpu(arch, prompts, { windowKv: true, numBlocks: 64, kvCacheType });
+    const cpuRunner = new CpuRunner(gemma(arch), { blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: MAX_TOKENS, maxRows: MAX_ROWS, maxDraftTokens: 0, kvCacheType, windowKv: true });
+    expect(cpuRunner.windowGroup).toBeDefined();
+    const cpu = await serve(cpuRunner, prompts, false);
+    expect(gpu.outputs).toEqual(cpu.outputs);
+    expect(gpu.outputs.every((o) => o.length === 30)).toBe(true);
+    expect([...gpu.logits.keys()].sort()).toEqual([...cpu.logits.keys()].sort());
+    let worst = 0;
+    for (const [key, expected] of cpu.logits) {
+      const actual = gpu.logits.get(key)!;
+      for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(actual[i]! - expected[i]!));
+    }
+    expect(worst).toBeLessThanOrEqual(1e-3); // gpu-runner.test.ts's bound: f32 sums vs the oracle's
+  }, 600_000);
+});
