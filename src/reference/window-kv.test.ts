@@ -1,6 +1,6 @@
 // Sliding-window layers in a window pool whose out-of-window blocks the engine gives back, against
 // every position kept and masked: bitwise the same logits at every position, alone, in cohorts,
-// across preemption and prefix hits, with every freed block poisoned. CPU reference, gemma models.
+// across preemption and prefix hits, with every freed block poisoned while a step runs. CPU reference, gemma models.
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
 import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, TINY_SYNTH_DIMS } from '../../tools/models/synth';
@@ -15,8 +15,9 @@ const template: ChatTemplate = { render: (messages: ChatMessage[]) => messages.m
 const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => (i * 13 + salt * 7 + ((i * i) % 5)) % VOCAB);
 
 /**
- * Records each sampled position's logits; with `poison`, after each step fills with NaN every window
- * block that is free and not in the prefix cache (a cached one may be hit again: it keeps its K/V).
+ * Records each sampled position's logits. With `poison`, every window block nobody references is
+ * NaN while a step runs: a block read after the engine gave it back turns logits NaN. Blocks the
+ * prefix cache still holds get their K/V back after the step (a later hit may take them again).
  */
 class RecordingRunner extends RunnerWrapper {
   readonly logits = new Map<string, Float32Array>();
@@ -27,29 +28,34 @@ class RecordingRunner extends RunnerWrapper {
   }
 
   override execute(plan: StepPlan): Promise<StepResult> {
+    const restore = this.poison ? this.poisonFreeWindowBlocks() : () => {};
     const detail = this.cpu.executeDetailed(plan);
+    restore();
     const vocab = this.cpu.weights.config.vocabSize;
     detail.sampleRows.forEach((r, i) => {
       const row = plan.rows[r]!;
       this.logits.set(`${row.sessionId}@${row.startPos + row.tokenIds.length}`, detail.logits.slice(i * vocab, (i + 1) * vocab));
     });
-    if (this.poison) this.poisonFreeWindowBlocks();
     return Promise.resolve({ sampledIds: detail.sampledIds });
   }
 
-  /** A freed window block read again would turn logits NaN. */
-  private poisonFreeWindowBlocks(): void {
+  /** NaN in every unreferenced window block of every windowed layer; returns what puts the cached ones back. */
+  private poisonFreeWindowBlocks(): () => void {
     const pool = this.engine!.kv.windowGroup!.pool;
     const kv = this.cpu.kv;
     const floats = kv.floatsPerBlock;
+    const saved: Array<{ array: Float32Array; at: number; values: Float32Array }> = [];
     for (let id = 1; id < kv.numWindowBlocks; id++) {
-      if (pool.refCount(id) > 0 || pool.isCached(id)) continue;
+      if (pool.refCount(id) > 0) continue;
       kv.layerWindowed.forEach((windowed, l) => {
         if (!windowed) return;
-        kv.k[l]!.fill(NaN, id * floats, (id + 1) * floats);
-        kv.v[l]!.fill(NaN, id * floats, (id + 1) * floats);
+        for (const array of [kv.k[l]!, kv.v[l]!]) {
+          if (pool.isCached(id)) saved.push({ array, at: id * floats, values: array.slice(id * floats, (id + 1) * floats) });
+          array.fill(NaN, id * floats, (id + 1) * floats);
+        }
       });
     }
+    return () => saved.forEach(({ array, at, values }) => array.set(values, at));
   }
 }
 
