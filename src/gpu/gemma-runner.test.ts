@@ -7,16 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { SYNTH_SLIDING_WINDOW, syntheticModelDesc, type SynthDims } from '../../tools/models/synth';
 import type { Arch, ModelDesc } from '../model/desc';
 import { CpuRunner } from '../reference/cpu-runner';
-import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
-import { testPipelineCache } from './testing/kernel-harness';
-import { loadShader } from './testing/node-gpu';
+import type { GpuRunnerOptions } from './gpu-runner';
 import { executeDetailed, profileStep } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
+import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, promptOf, testGpuRunner } from './testing/runner-fixtures';
 import { bits } from './testing/test-util';
 
-/** GPU f32 sums vs the CPU oracle's f64 sums through the whole model (gpu-runner.test.ts's bound). */
-const LOGITS_MAX_ABS_DIFF = 1e-3;
-const BLOCK_SIZE = 16;
 /** Three layers: sliding, global, sliding (the synthetic models' period of 2). */
 const DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, layers: 3, heads: 4, kvHeads: 2, headDim: 16, vocab: 97 };
 const GEMMAS: Arch[] = ['gemma2', 'gemma3'];
@@ -25,21 +21,7 @@ function gemmaModel(arch: Arch, dims: Partial<SynthDims> = DIMS, tieWordEmbeddin
   return syntheticModelDesc({ arch, dims, seed: 11, tieWordEmbeddings });
 }
 
-async function gpuRunner(model: ModelDesc, options: Partial<GpuRunnerOptions> = {}): Promise<GpuRunner> {
-  const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 512, ...options });
-}
-
-function promptOf(seed: number, length: number, vocab: number): number[] {
-  return Array.from({ length }, (_, i) => (seed * 31 + i * 17 + ((i * i) % 7)) % vocab);
-}
-
-function maxAbsDiff(a: Float32Array, b: Float32Array): number {
-  expect(a.length).toBe(b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
-  return m;
-}
+const gpuRunner = testGpuRunner;
 
 /** Runs both runners on the same plans (driven by the CPU's tokens); returns the worst logits gap. */
 async function compareRunners(model: ModelDesc, sessions: DrivenSession[], numSteps: number, chunkSize: number, options: Partial<GpuRunnerOptions> = {}): Promise<number> {
@@ -48,23 +30,7 @@ async function compareRunners(model: ModelDesc, sessions: DrivenSession[], numSt
   const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64, windowKv: false });
   const gpu = await gpuRunner(model, options);
   expect(gpu.windowGroup).toBeDefined();
-  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
-  let worst = 0;
-  try {
-    for (let step = 0; step < numSteps; step++) {
-      const plan = driver.nextPlan();
-      const expected = cpu.executeDetailed(plan);
-      const actual = await executeDetailed(gpu, plan);
-      expect(actual.sampleRows).toEqual(expected.sampleRows);
-      expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
-      worst = Math.max(worst, maxAbsDiff(actual.logits, expected.logits));
-      driver.update(plan, expected);
-    }
-  } finally {
-    gpu.dispose();
-  }
-  if (process.env.COHORT_REPORT) console.log(`${model.source}: worst logits gap ${worst}`);
-  return worst;
+  return compareBoth(cpu, gpu, sessions, numSteps, chunkSize);
 }
 
 /** A row's logits at every step it samples, stepping `sessions` on a fresh runner. */

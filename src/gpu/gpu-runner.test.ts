@@ -20,11 +20,9 @@ import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader } from './testing/node-gpu';
 import { executeDetailed, profileStep } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
+import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, promptOf, testGpuRunner } from './testing/runner-fixtures';
 import { bits } from './testing/test-util';
 
-/** GPU f32 sums vs the CPU oracle's f64 sums, through the whole model. */
-const LOGITS_MAX_ABS_DIFF = 1e-3;
-const BLOCK_SIZE = 16;
 const SMALL_DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, heads: 4, kvHeads: 2, headDim: 16, vocab: 97 };
 
 async function hfModel(arch: Arch, dims: Partial<SynthDims>): Promise<ModelDesc> {
@@ -36,44 +34,14 @@ async function ggufModel(arch: Arch, dtype: DType): Promise<ModelDesc> {
   return (await loadGgufModel(bytesSource(`synthetic-${arch}-${dtype}.gguf`, bytes))).desc;
 }
 
-async function gpuRunner(model: ModelDesc, options: Partial<GpuRunnerOptions> = {}): Promise<GpuRunner> {
-  const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 512, ...options });
-}
-
-function promptOf(seed: number, length: number, vocab: number): number[] {
-  return Array.from({ length }, (_, i) => (seed * 31 + i * 17 + ((i * i) % 7)) % vocab);
-}
-
-function maxAbsDiff(a: Float32Array, b: Float32Array): number {
-  expect(a.length).toBe(b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
-  return m;
-}
+const gpuRunner = testGpuRunner;
 
 /** Runs both runners on the same plans (driven by the CPU's tokens); returns the worst logits gap. */
 async function compareRunners(model: ModelDesc, sessions: () => DrivenSession[], numSteps: number, chunkSize: number, options: Partial<GpuRunnerOptions> = {}): Promise<number> {
   const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64, ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}) });
   const gpu = await gpuRunner(model, options);
   expect(gpu.kvCacheType).toBe(cpu.kvCacheType);
-  const driver = new StepDriver(sessions(), BLOCK_SIZE, chunkSize);
-  let worst = 0;
-  try {
-    for (let step = 0; step < numSteps; step++) {
-      const plan = driver.nextPlan();
-      const expected = cpu.executeDetailed(plan);
-      const actual = await executeDetailed(gpu, plan);
-      expect(actual.sampleRows).toEqual(expected.sampleRows);
-      expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
-      worst = Math.max(worst, maxAbsDiff(actual.logits, expected.logits));
-      driver.update(plan, expected);
-    }
-  } finally {
-    gpu.dispose();
-  }
-  if (process.env.COHORT_REPORT) console.log(`${model.source}: worst logits gap ${worst}`);
-  return worst;
+  return compareBoth(cpu, gpu, sessions(), numSteps, chunkSize);
 }
 
 describe('GpuRunner vs CpuRunner', () => {

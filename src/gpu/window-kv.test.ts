@@ -8,6 +8,7 @@ import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../../
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
+import { servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type StepPlan, type StepResult, type Tokenizer } from '../engine/types';
 import type { Arch, ModelDesc } from '../model/desc';
 import type { KvCacheType } from '../model/kv-types';
@@ -144,24 +145,13 @@ interface Run {
 }
 
 /** Serves `prompts` (arriving at the given steps) through EngineCore on `runner`. */
-async function serve(runner: GpuRunner | CpuRunner, prompts: Array<{ tokens: number[]; arriveAt: number }>, poison: boolean): Promise<Run> {
+async function serve(runner: GpuRunner | CpuRunner, prompts: TimedPrompt[], poison: boolean): Promise<Run> {
   const recording = new RecordingRunner(runner, poison);
-  const engine = new EngineCore({ runner: recording, tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows: MAX_ROWS, manualSteps: true, speculation: 'off' });
-  recording.engine = engine;
-  const ids = prompts.map(() => engine.createSession({ maxNewTokens: 30, sampling: { temperature: 0 } }));
-  const events: StepEvent[] = [];
-  for (let step = 0; step < 2000; step++) {
-    prompts.forEach((p, i) => (p.arriveAt === step ? engine.send(ids[i]!, p.tokens) : undefined));
-    const event = await engine.step();
-    if (event) events.push(event);
-    else if (prompts.every((p) => p.arriveAt < step)) break;
-  }
-  const outputs = await Promise.all(ids.map(async (id) => (await engine.waitForTurn(id)).outputTokenIds));
-  await engine.dispose(); // disposes the runner
-  return { logits: recording.logits, outputs, events, poisoned: recording.poisoned };
+  const served = await servePrompts(recording, prompts, { tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows: MAX_ROWS, maxNewTokens: 30, onEngine: (engine) => (recording.engine = engine) });
+  return { logits: recording.logits, ...served, poisoned: recording.poisoned }; // the engine disposed the runner
 }
 
-async function serveGpu(arch: Arch, prompts: Array<{ tokens: number[]; arriveAt: number }>, o: RunnerOptions): Promise<Run> {
+async function serveGpu(arch: Arch, prompts: TimedPrompt[], o: RunnerOptions): Promise<Run> {
   const gpu = await gpuRunner(gemma(arch), o);
   expect(gpu.windowGroup !== undefined).toBe(o.windowKv);
   return serve(gpu, prompts, o.windowKv);

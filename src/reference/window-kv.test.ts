@@ -8,6 +8,7 @@ import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import type { ChatMessage, ChatTemplate, StepPlan, StepResult, Tokenizer } from '../engine/types';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
+import { servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 
 const VOCAB = 61;
 const tokenizer: Tokenizer = { eosTokenIds: [], encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0) % VOCAB), decode: (ids) => Array.from(ids, (id) => String.fromCharCode(48 + id)).join('') };
@@ -66,23 +67,12 @@ interface Run {
 }
 
 /** Serves `prompts` (arriving at the given steps) on arch's synthetic model, the window pool on or off. */
-async function serve(arch: 'gemma2' | 'gemma3', prompts: Array<{ tokens: number[]; arriveAt: number }>, windowKv: boolean, numBlocks: number, maxRows: number): Promise<Run> {
+async function serve(arch: 'gemma2' | 'gemma3', prompts: TimedPrompt[], windowKv: boolean, numBlocks: number, maxRows: number): Promise<Run> {
   const model = syntheticModelDesc({ arch, seed: 9, tieWordEmbeddings: true, dims: { ...TINY_SYNTH_DIMS, vocab: VOCAB } });
   const cpu = new CpuRunner(model, { blockSize: 4, numBlocks, maxTokensPerStep: 40, maxRows, maxDraftTokens: 0, kvCacheType: 'f32', windowKv });
   const runner = new RecordingRunner(cpu, windowKv);
-  const engine = new EngineCore({ runner, tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows, manualSteps: true, speculation: 'off' });
-  runner.engine = engine;
-  const ids = prompts.map(() => engine.createSession({ maxNewTokens: 30, sampling: { temperature: 0 } }));
-  const events: StepEvent[] = [];
-  for (let step = 0; step < 2000; step++) {
-    prompts.forEach((p, i) => (p.arriveAt === step ? engine.send(ids[i]!, p.tokens) : undefined));
-    const event = await engine.step();
-    if (event) events.push(event);
-    else if (prompts.every((p) => p.arriveAt < step)) break;
-  }
-  const outputs = await Promise.all(ids.map(async (id) => (await engine.waitForTurn(id)).outputTokenIds));
-  await engine.dispose();
-  return { logits: runner.logits, outputs, events };
+  const served = await servePrompts(runner, prompts, { tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows, maxNewTokens: 30, onEngine: (engine) => (runner.engine = engine) });
+  return { logits: runner.logits, ...served };
 }
 
 function expectSameLogits(freed: Run, kept: Run): void {

@@ -1,0 +1,55 @@
+// Test scaffolding shared by the runner tests: a small GpuRunner, prompts, and GpuRunner held to
+// CpuRunner on the same driven plans. Never imported by product code.
+import { expect } from 'vitest';
+import type { ModelDesc } from '../../model/desc';
+import type { CpuRunner } from '../../reference/cpu-runner';
+import { GpuRunner, type GpuRunnerOptions } from '../gpu-runner';
+import { testPipelineCache } from './kernel-harness';
+import { loadShader } from './node-gpu';
+import { executeDetailed } from './step-probe';
+import { StepDriver, type DrivenSession } from './step-driver';
+
+/** GPU f32 sums vs the CPU oracle's f64 sums, through the whole model. */
+export const LOGITS_MAX_ABS_DIFF = 1e-3;
+export const BLOCK_SIZE = 16;
+
+/** A GpuRunner on the test device: 64 blocks of 16, 64 tokens and 8 rows a step, 512 positions. */
+export async function testGpuRunner(model: ModelDesc, options: Partial<GpuRunnerOptions> = {}): Promise<GpuRunner> {
+  const pipelines = await testPipelineCache();
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 512, ...options });
+}
+
+export function promptOf(seed: number, length: number, vocab: number): number[] {
+  return Array.from({ length }, (_, i) => (seed * 31 + i * 17 + ((i * i) % 7)) % vocab);
+}
+
+export function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  expect(a.length).toBe(b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+/**
+ * Runs both runners on the same plans (driven by the CPU's tokens; window tables where the GPU
+ * keeps a window pool): sampled ids equal at every step. Disposes `gpu`; returns the worst logits gap.
+ */
+export async function compareRunners(cpu: CpuRunner, gpu: GpuRunner, sessions: DrivenSession[], numSteps: number, chunkSize: number): Promise<number> {
+  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
+  let worst = 0;
+  try {
+    for (let step = 0; step < numSteps; step++) {
+      const plan = driver.nextPlan();
+      const expected = cpu.executeDetailed(plan);
+      const actual = await executeDetailed(gpu, plan);
+      expect(actual.sampleRows).toEqual(expected.sampleRows);
+      expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
+      worst = Math.max(worst, maxAbsDiff(actual.logits, expected.logits));
+      driver.update(plan, expected);
+    }
+  } finally {
+    gpu.dispose();
+  }
+  if (process.env.COHORT_REPORT) console.log(`${cpu.weights.config.arch}: worst logits gap ${worst}`);
+  return worst;
+}
