@@ -74,7 +74,9 @@ async function windowSweep(spec: string): Promise<ModelSweep> {
   const maxBatch = Math.max(...BATCHES);
   const maxContext = WINDOW_DECODE_CONTEXT + BLOCK_SIZE;
   const blocksPerRow = Math.ceil(WINDOW_DECODE_CONTEXT / BLOCK_SIZE);
-  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0 });
+  // the default budget is what a CPU adapter leaves beside 1 GB of weights (its minimum): name one that holds every row
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, kvBudgetBytes: 256 * 2 ** 20, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0 });
+  if (runner.numBlocks < 1 + maxBatch * blocksPerRow) throw new Error(`${spec}: ${runner.numBlocks} main blocks hold fewer than ${maxBatch} rows of ${WINDOW_DECODE_CONTEXT} positions`);
   try {
     const group = runner.windowGroup;
     if (!group) throw new Error(`${spec}: no window pool (${runner.kvNote ?? 'no sliding layers'})`);
