@@ -8,7 +8,7 @@ import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../../
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
-import { servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
+import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type StepPlan, type StepResult, type Tokenizer } from '../engine/types';
 import type { Arch, ModelDesc } from '../model/desc';
 import type { KvCacheType } from '../model/kv-types';
@@ -158,29 +158,10 @@ async function serveGpu(arch: Arch, prompts: TimedPrompt[], o: RunnerOptions): P
 }
 
 function expectSameLogits(freed: Run, kept: Run): void {
-  expect([...freed.logits.keys()].sort()).toEqual([...kept.logits.keys()].sort());
-  for (const [key, logits] of kept.logits) {
-    const other = freed.logits.get(key)!;
-    expect(other.every((x) => Number.isFinite(x)), key).toBe(true);
-    expect(Buffer.from(other.buffer).equals(Buffer.from(logits.buffer)), key).toBe(true);
-  }
+  expect(logitsDifference(freed.logits, kept.logits)).toBeNull();
   expect(freed.outputs).toEqual(kept.outputs);
 }
 
-/** Rows that started before what their request had computed (recomputes) and first rows past position 0 (prefix hits). */
-function recomputesAndHits(events: StepEvent[]): { recomputes: number; hits: number } {
-  const seen = new Map<string, number>();
-  let recomputes = 0;
-  let hits = 0;
-  for (const e of events) {
-    for (const r of e.rows) {
-      if (r.position < (seen.get(r.requestId) ?? 0)) recomputes++;
-      if (!seen.has(r.requestId) && r.position > 0) hits++;
-      seen.set(r.requestId, r.position + r.numTokens);
-    }
-  }
-  return { recomputes, hits };
-}
 
 const shared = prompt(30, 3);
 /** Four sessions, two sharing a 30-token prefix, arriving at steps 0, 0, 3 and 6. */

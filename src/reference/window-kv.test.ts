@@ -8,7 +8,7 @@ import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import type { ChatMessage, ChatTemplate, StepPlan, StepResult, Tokenizer } from '../engine/types';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
-import { servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
+import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 
 const VOCAB = 61;
 const tokenizer: Tokenizer = { eosTokenIds: [], encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0) % VOCAB), decode: (ids) => Array.from(ids, (id) => String.fromCharCode(48 + id)).join('') };
@@ -76,12 +76,7 @@ async function serve(arch: 'gemma2' | 'gemma3', prompts: TimedPrompt[], windowKv
 }
 
 function expectSameLogits(freed: Run, kept: Run): void {
-  expect([...freed.logits.keys()].sort()).toEqual([...kept.logits.keys()].sort());
-  for (const [key, logits] of kept.logits) {
-    const other = freed.logits.get(key)!;
-    expect(other.every((x) => Number.isFinite(x)), key).toBe(true);
-    expect(Buffer.from(other.buffer).equals(Buffer.from(logits.buffer)), key).toBe(true);
-  }
+  expect(logitsDifference(freed.logits, kept.logits)).toBeNull();
   expect(freed.outputs).toEqual(kept.outputs);
 }
 
@@ -113,16 +108,7 @@ describe.each(['gemma2', 'gemma3'] as const)('%s: out-of-window blocks freed vs 
     const rowsPerStep = Math.max(...freed.events.map((e) => e.rows.length));
     expect(rowsPerStep).toBeGreaterThan(1);
     // recomputes (a row starting before what its request computed) and prefix hits both happened
-    const seen = new Map<string, number>();
-    let recomputes = 0;
-    let hits = 0;
-    for (const e of freed.events) {
-      for (const r of e.rows) {
-        if (r.position < (seen.get(r.requestId) ?? 0)) recomputes++;
-        if (!seen.has(r.requestId) && r.position > 0) hits++;
-        seen.set(r.requestId, r.position + r.numTokens);
-      }
-    }
+    const { recomputes, hits } = recomputesAndHits(freed.events);
     expect(recomputes).toBeGreaterThan(0);
     expect(hits).toBeGreaterThan(0);
   }, 240_000);

@@ -36,3 +36,33 @@ export async function servePrompts(runner: ModelRunner, prompts: readonly TimedP
   await engine.dispose();
   return { outputs, events };
 }
+
+/** Where two runs' logits (keyed `session@position`) part: a missing key, a non-finite value or a differing bit; null when bitwise equal. */
+export function logitsDifference(got: ReadonlyMap<string, Float32Array>, want: ReadonlyMap<string, Float32Array>): string | null {
+  const keys = [...want.keys()].sort();
+  if ([...got.keys()].sort().join() !== keys.join()) return `positions differ: ${[...got.keys()].length} vs ${keys.length}`;
+  for (const key of keys) {
+    const a = got.get(key)!;
+    const b = want.get(key)!;
+    if (!a.every((x) => Number.isFinite(x))) return `${key}: non-finite logits`;
+    const aBits = new Uint32Array(a.buffer, a.byteOffset, a.length);
+    const bBits = new Uint32Array(b.buffer, b.byteOffset, b.length);
+    if (aBits.length !== bBits.length || aBits.some((x, i) => x !== bBits[i])) return `${key}: logits differ`;
+  }
+  return null;
+}
+
+/** Rows that started before what their request had computed (recomputes after preemption) and first rows past position 0 (prefix hits). */
+export function recomputesAndHits(events: readonly StepEvent[]): { recomputes: number; hits: number } {
+  const seen = new Map<string, number>();
+  let recomputes = 0;
+  let hits = 0;
+  for (const e of events) {
+    for (const r of e.rows) {
+      if (r.position < (seen.get(r.requestId) ?? 0)) recomputes++;
+      if (!seen.has(r.requestId) && r.position > 0) hits++;
+      seen.set(r.requestId, r.position + r.numTokens);
+    }
+  }
+  return { recomputes, hits };
+}
