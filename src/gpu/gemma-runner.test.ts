@@ -8,9 +8,9 @@ import { SYNTH_SLIDING_WINDOW, syntheticModelDesc, type SynthDims } from '../../
 import type { Arch, ModelDesc } from '../model/desc';
 import { CpuRunner } from '../reference/cpu-runner';
 import type { GpuRunnerOptions } from './gpu-runner';
-import { executeDetailed, profileStep } from './testing/step-probe';
+import { executeDetailed } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
-import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, promptOf, testGpuRunner } from './testing/runner-fixtures';
+import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, promptOf, stepLogitsAndLabels, testGpuRunner } from './testing/runner-fixtures';
 import { bits } from './testing/test-util';
 
 /** Three layers: sliding, global, sliding (the synthetic models' period of 2). */
@@ -90,22 +90,7 @@ describe('GpuRunner vs CpuRunner on gemma', () => {
     const sizes = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128 };
     const split = { ...sizes, splitKvBudgetBytes: 2 ** 20 };
     expect(await compareRunners(model, sessions(), 14, 64, split)).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
-    const run = async (options: Partial<GpuRunnerOptions>) => {
-      const gpu = await gpuRunner(model, options);
-      const driver = new StepDriver(sessions(), BLOCK_SIZE, 64, gpu.windowGroup);
-      const logits: Float32Array[] = [];
-      try {
-        for (let step = 0; step < 12; step++) {
-          const plan = driver.nextPlan();
-          const result = await executeDetailed(gpu, plan);
-          logits.push(result.logits);
-          driver.update(plan, result);
-        }
-        return { logits, labels: (await profileStep(gpu, driver.nextPlan())).map((t) => t.label) };
-      } finally {
-        gpu.dispose();
-      }
-    };
+    const run = async (options: Partial<GpuRunnerOptions>) => stepLogitsAndLabels(await gpuRunner(model, options), sessions(), 12, 64);
     const splitRun = await run(split);
     const walked = await run({ ...sizes, splitKvBudgetBytes: 0 });
     expect(splitRun.labels).toContain('L0.attention_merge');

@@ -20,7 +20,7 @@ import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader } from './testing/node-gpu';
 import { executeDetailed, profileStep } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
-import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, promptOf, testGpuRunner } from './testing/runner-fixtures';
+import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, promptOf, stepLogitsAndLabels, testGpuRunner } from './testing/runner-fixtures';
 import { bits } from './testing/test-util';
 
 const SMALL_DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, heads: 4, kvHeads: 2, headDim: 16, vocab: 97 };
@@ -313,22 +313,8 @@ describe('GpuRunner split-KV decode', () => {
     const sizes = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128 };
     expect(await compareRunners(model, sessions, 16, 64, { ...sizes, splitKvBudgetBytes: 2 ** 20 })).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
     /** Every step's logits, and the labels of the dispatches a last decode step runs. */
-    const run = async (splitKvBudgetBytes?: number) => {
-      const gpu = await gpuRunner(model, { ...sizes, ...(splitKvBudgetBytes === undefined ? {} : { splitKvBudgetBytes }) });
-      const driver = new StepDriver(sessions(), BLOCK_SIZE, 64);
-      const logits: Float32Array[] = [];
-      try {
-        for (let step = 0; step < 16; step++) {
-          const plan = driver.nextPlan();
-          const result = await executeDetailed(gpu, plan);
-          logits.push(result.logits);
-          driver.update(plan, result);
-        }
-        return { logits, labels: (await profileStep(gpu, driver.nextPlan())).map((t) => t.label) };
-      } finally {
-        gpu.dispose();
-      }
-    };
+    const run = async (splitKvBudgetBytes?: number) =>
+      stepLogitsAndLabels(await gpuRunner(model, { ...sizes, ...(splitKvBudgetBytes === undefined ? {} : { splitKvBudgetBytes }) }), sessions(), 16, 64);
     const split = await run(2 ** 20);
     const walked = await run(0);
     expect(split.labels).toContain('L0.attention_merge');
