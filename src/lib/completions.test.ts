@@ -259,7 +259,7 @@ describe('chat.completions over EngineApi', () => {
     // 'auto' drafts only where a fed token costs less than a decode row's share of the step, and
     // every draft stays within the step-time budget: on CpuRunner a fed token costs about a decode
     // step, so the test asks for drafts and lifts the budget
-    await host.api.setStepBudget(null);
+    await engine.setStepBudget(null);
     const right = await complete({ ...params, speculation: { max_draft_tokens: 6 }, prediction: { type: 'content', content: reply } });
     off();
     expect(right.choices[0]!.message.content).toBe(reply); // a prediction never changes the output
@@ -283,7 +283,30 @@ describe('chat.completions over EngineApi', () => {
     expect(usage.completion_tokens_details).toEqual(whole.usage.completion_tokens_details);
     expect(usage.completion_tokens_details.accepted_prediction_tokens).toBe(details.accepted_prediction_tokens);
     expect(usage.completion_tokens_details.rejected_prediction_tokens).toBeGreaterThan(details.rejected_prediction_tokens);
-    await host.api.setStepBudget({ multiple: 1.5 });
+    await engine.setStepBudget({ multiple: 1.5 });
+  });
+
+  it('sets the step-time budget: steps carry it while on and not once off; a bad one is a 400 naming the field', async () => {
+    const budgets = async (): Promise<Array<StepEvent['stepBudget']>> => {
+      const steps: StepEvent[] = [];
+      const off = engine.onStep((e) => steps.push(e));
+      await complete(ask('hello there', { max_tokens: 4, ignore_eos: true }));
+      off();
+      return steps.map((e) => e.stepBudget);
+    };
+    await engine.setStepBudget({ maxStepMs: 40 });
+    const on = await budgets();
+    expect(on.length).toBeGreaterThan(0);
+    for (const budget of on) expect(budget).toBeDefined();
+    expect(on.some((b) => b!.targetMs === 40)).toBe(true);
+    await engine.setStepBudget(null);
+    expect((await budgets()).every((b) => b === undefined)).toBe(true);
+    for (const bad of [{ multiple: 0 }, { maxStepMs: -1 }, 'fast']) {
+      const err = await engine.setStepBudget(bad as never).catch((e: unknown) => e);
+      expect(err, JSON.stringify(bad)).toBeInstanceOf(InvalidRequestError);
+      expect((err as InvalidRequestError).param).toMatch(/^stepBudget/);
+    }
+    await engine.setStepBudget({ multiple: 1.5 });
   });
 
   it('refuses a malformed prediction with a 400 naming the field', async () => {

@@ -13,7 +13,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionStream, Complet
 /** The EngineApi verbs the library uses, with plain callbacks (a comlink wrapper proxies them). */
 export type EngineLink = Pick<
   EngineApi,
-  'loadModel' | 'currentModel' | 'unloadModel' | 'createSession' | 'send' | 'cancel' | 'closeSession' | 'getSession' | 'subscribe' | 'subscribeNotices' | 'unsubscribe' | 'ping'
+  'loadModel' | 'currentModel' | 'unloadModel' | 'createSession' | 'send' | 'cancel' | 'closeSession' | 'getSession' | 'subscribe' | 'subscribeNotices' | 'unsubscribe' | 'ping' | 'setStepBudget'
 >;
 
 /** What a request needs from the engine object that runs it. */

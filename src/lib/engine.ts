@@ -2,6 +2,7 @@
 // chat.completions — over any EngineLink (the worker in a page, an in-process host in tests).
 import type { LoadProgress, ModelSource, SessionId } from '../protocol/api';
 import type { StepEvent } from '../protocol/events';
+import type { StepBudget } from '../protocol/api';
 import { Listeners } from '../engine/listeners';
 import { Channel } from './channel';
 import { fromEngineError, runCompletion, type EngineLink, type RunContext } from './completions';
@@ -80,6 +81,16 @@ export class CohortEngine {
   async unload(): Promise<void> {
     await this.api.unloadModel();
     this.model = null;
+  }
+
+  /**
+   * How long a step may take, which sizes prefill chunks beside decoding rows: a multiple of the
+   * decode-only step and/or `maxStepMs` (default `{ multiple: 1.5 }`), or null for the token budget
+   * alone (throughput over latency, as a batch job wants). One engine serves every tab that shares it,
+   * so this is theirs too. Rejects with an InvalidRequestError naming the option for a bad budget.
+   */
+  async setStepBudget(budget: StepBudget | null): Promise<void> {
+    await this.api.setStepBudget(budget).catch((err: unknown) => Promise.reject(fromEngineError(err)));
   }
 
   /** Calls `onStep` once per engine step (every session's rows, not only this page's); returns unsubscribe. */

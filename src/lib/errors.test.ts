@@ -36,6 +36,7 @@ function scriptedLink(finished: Omit<FinishedEvent, 'sessionId' | 'requestId'>, 
     subscribeNotices: async (cb) => ((onNotice = cb), 2),
     unsubscribe: async () => {},
     ping: async () => true,
+    setStepBudget: async () => {},
   };
 }
 

@@ -30,6 +30,7 @@ export type { ModelLoadErrorCode } from '../protocol/load-errors';
 export type * from './types';
 export type { EngineNotice, KvCacheOptions, KvCacheType, LoadProgress, ModelInfo, ModelSource } from '../protocol/api';
 export type { FinishedEvent, StepEvent, StepRowEvent, WaitingEvent } from '../protocol/events';
+export type { StepBudget } from '../protocol/api';
 
 export interface CreateEngineOptions extends LoadOptions, WorkerOptions {
   /** Load this model before resolving (e.g. `{ kind: 'embedded' }`); none: call engine.load() later. */

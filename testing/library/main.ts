@@ -3,7 +3,7 @@
 import * as Comlink from 'comlink';
 import type { EngineApi } from '../../src/protocol/api';
 import './soak'; // window.cohortSoak, the soak's own helpers on this page
-import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepEvent } from '../../src/lib';
+import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepBudget, type StepEvent } from '../../src/lib';
 
 /** A StepEvent as plain JSON (token ids as arrays), the fields the specs read. */
 export interface PlainStep {
@@ -43,6 +43,8 @@ export interface LibraryPage {
   start(options?: Omit<CreateEngineOptions, 'model' | 'onProgress'>): Promise<{ workerKind: string; model: LoadedModel }>;
   /** Token positions per KV block of the serving model. */
   blockSize(): number;
+  /** The library's engine.setStepBudget. */
+  setStepBudget(budget: StepBudget | null): Promise<void>;
   /** Runs the requests at once; resolves when every one has ended (finished, aborted or failed). */
   run(specs: RequestSpec[]): Promise<RunOutcome>;
   /** Every step since start(). */
@@ -117,6 +119,10 @@ window.cohortLib = {
   blockSize() {
     if (!engine) throw new Error('cohortLib.start() first');
     return engine.models[0]!.blockSize;
+  },
+  setStepBudget(budget) {
+    if (!engine) throw new Error('cohortLib.start() first');
+    return engine.setStepBudget(budget);
   },
   async run(specs) {
     const from = steps.length;
