@@ -1,6 +1,7 @@
-// `npm run bench:preset -- --base=REV [--rounds=2] [--count=8] [--tokens=1200]`: the page's NIAH x N
-// preset in Chromium, timed from the click until every pane is done, on this tree's production
-// build and on REV's (a git worktree), in alternating rounds of one sitting. Asserts nothing.
+// `npm run bench:preset -- --base=REV | --speculation [--rounds=2] [--count=8] [--tokens=1200]`: the
+// page's NIAH x N preset in Chromium, timed from the click until every pane is done, on this tree's
+// production build and on REV's (a git worktree), or on this tree with speculation off and on (the
+// new-session setting the preset follows), in alternating rounds of one sitting. Asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,8 +13,9 @@ import { baseWorktree, git } from './worktree';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const baseRev = args.get('base');
-if (!baseRev) {
-  console.error('Usage: npm run bench:preset -- --base=REV [--rounds=2] [--count=8] [--tokens=1200]');
+const speculation = args.has('speculation');
+if (!baseRev === !speculation) {
+  console.error('Usage: npm run bench:preset -- --base=REV | --speculation [--rounds=2] [--count=8] [--tokens=1200]');
   process.exit(2);
 }
 const rounds = Number(args.get('rounds') ?? 2);
@@ -22,8 +24,11 @@ const tokens = args.get('tokens') ?? '1200';
 /** The preset's whole run on SwiftShader took minutes before the attention rewrite. */
 const RUN_TIMEOUT_MS = 40 * 60_000;
 
+/** base/new: two commits; off/on: this tree with the preset's speculation off, then 'auto'. */
+type Side = 'base' | 'new' | 'off' | 'on';
+
 interface PresetRun {
-  side: 'base' | 'new';
+  side: Side;
   round: number;
   elapsedMs: number;
   /** The page's own recall figure (passing panes / panes). */
@@ -49,8 +54,11 @@ async function serve(dir: string, port: number): Promise<ChildProcess> {
   throw new Error(`vite preview did not answer on port ${port}`);
 }
 
-/** One fresh browser: load the embedded model, click the preset, wait for every pane to finish. */
-async function runPreset(url: string): Promise<Omit<PresetRun, 'side' | 'round'>> {
+/**
+ * One fresh browser: load the embedded model, set the new-session speculation when asked, click the
+ * preset, wait for every pane to finish.
+ */
+async function runPreset(url: string, speculationSetting?: 'off' | 'auto'): Promise<Omit<PresetRun, 'side' | 'round'>> {
   const browser = await chromium.launch({ ...chromiumLaunchOptions(), headless: true });
   try {
     const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
@@ -58,6 +66,11 @@ async function runPreset(url: string): Promise<Omit<PresetRun, 'side' | 'round'>
     await page.locator('[data-testid=model-info][data-state=ready]').waitFor({ timeout: 300_000 });
     await page.getByTestId('niah-count').fill(String(count));
     await page.getByTestId('niah-length').selectOption(tokens);
+    if (speculationSetting) {
+      await page.getByTestId('new-session-settings-toggle').click();
+      await page.getByTestId('new-session-settings').getByTestId('setting-speculation').selectOption(speculationSetting);
+      await page.getByTestId('new-session-settings-toggle').click();
+    }
     const startMs = Date.now();
     await page.getByTestId('niah-preset').click();
     await page.waitForFunction(
@@ -77,17 +90,19 @@ async function runPreset(url: string): Promise<Omit<PresetRun, 'side' | 'round'>
   }
 }
 
-const baseSha = git('rev-parse', baseRev);
 const newSha = git('rev-parse', 'HEAD');
 const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-const sides = { base: { dir: baseWorktree(baseSha), port: 4191 }, new: { dir: repoPath('.'), port: 4192 } };
-const servers = [await serve(sides.base.dir, sides.base.port), await serve(sides.new.dir, sides.new.port)];
+const baseSha = baseRev ? git('rev-parse', baseRev) : null;
+const [first, second]: [Side, Side] = baseSha ? ['base', 'new'] : ['off', 'on'];
+const ports: Record<Side, number> = { base: 4191, new: 4192, off: 4192, on: 4192 };
+const servers = baseSha ? [await serve(baseWorktree(baseSha), ports.base), await serve(repoPath('.'), ports.new)] : [await serve(repoPath('.'), ports.on)];
 const runs: PresetRun[] = [];
 try {
   for (let round = 0; round < rounds; round++) {
     // alternate which side goes first so drift hits both alike
-    for (const side of round % 2 === 0 ? (['base', 'new'] as const) : (['new', 'base'] as const)) {
-      const run = { side, round, ...(await runPreset(`http://127.0.0.1:${sides[side].port}/`)) };
+    for (const side of round % 2 === 0 ? [first, second] : [second, first]) {
+      const setting = side === 'off' ? 'off' : side === 'on' ? 'auto' : undefined;
+      const run = { side, round, ...(await runPreset(`http://127.0.0.1:${ports[side]}/`, setting)) };
       console.log(JSON.stringify(run));
       runs.push(run);
     }
@@ -96,32 +111,37 @@ try {
   for (const server of servers) server.kill();
 }
 
-const medianMs = (side: 'base' | 'new'): number => median(runs.filter((r) => r.side === side).map((r) => r.elapsedMs));
+const medianMs = (side: Side): number => median(runs.filter((r) => r.side === side).map((r) => r.elapsedMs));
 const date = new Date().toISOString().slice(0, 10);
+const newCommit = newSha.slice(0, 7) + (dirty ? '+changes' : '');
+const seconds = (ms: number): string => (ms / 1000).toFixed(1);
+const command = baseSha ? `npm run bench:preset -- --base=${baseSha.slice(0, 7)} --rounds=${rounds}` : `npm run bench:preset -- --speculation --rounds=${rounds}`;
 const report = {
   schema: 1,
   date,
-  baseCommit: baseSha.slice(0, 7),
-  newCommit: newSha.slice(0, 7) + (dirty ? '+changes' : ''),
+  ...(baseSha ? { baseCommit: baseSha.slice(0, 7), newCommit } : { commit: newCommit, compared: 'speculation off vs on (auto)' }),
   preset: { sessions: count, haystackTokens: Number(tokens) },
   ...(process.env.COHORT_BENCH_NOTE ? { note: process.env.COHORT_BENCH_NOTE } : {}),
   runs,
-  medianMs: { base: medianMs('base'), new: medianMs('new') },
-  ratio: medianMs('new') / medianMs('base'),
+  medianMs: { [first]: medianMs(first), [second]: medianMs(second) },
+  /** Time of the second side over the first's (new / base, on / off): below 1 is faster. */
+  ratio: medianMs(second) / medianMs(first),
 };
+const what = baseSha ? `${newCommit} vs ${baseSha.slice(0, 7)}` : `speculation off vs on, ${newCommit}`;
+const builds = baseSha ? 'Production builds of both commits' : "This tree's production build, the preset's speculation set to off or left at auto in the settings for new sessions,";
 const lines = [
-  `# The page's NIAH x ${count} preset, ${report.newCommit} vs ${report.baseCommit}, ${date}`,
+  `# The page's NIAH x ${count} preset, ${what}, ${date}`,
   '',
-  `Production builds of both commits in headless Chromium (SwiftShader), one fresh browser per run, timed from the preset's click until all ${count} panes are done (each prompt ~${tokens} tokens, 24 new tokens, greedy); ${rounds} alternating rounds (\`npm run bench:preset -- --base=${report.baseCommit} --rounds=${rounds}\`).${report.note ? `\n\nConditions: ${report.note}` : ''}`,
+  `${builds} in headless Chromium (SwiftShader), one fresh browser per run, timed from the preset's click until all ${count} panes are done (each prompt ~${tokens} tokens, 24 new tokens, greedy); ${rounds} alternating rounds (\`${command}\`).${report.note ? `\n\nConditions: ${report.note}` : ''}`,
   '',
   '| round | side | seconds | recall |',
   '|---:|---|---:|---:|',
-  ...runs.map((r) => `| ${r.round + 1} | ${r.side} | ${(r.elapsedMs / 1000).toFixed(1)} | ${r.recall} |`),
+  ...runs.map((r) => `| ${r.round + 1} | ${r.side} | ${seconds(r.elapsedMs)} | ${r.recall} |`),
   '',
-  `Median: base ${(report.medianMs.base / 1000).toFixed(1)} s, new ${(report.medianMs.new / 1000).toFixed(1)} s; new / base = ${report.ratio.toFixed(2)}.`,
+  `Median: ${first} ${seconds(medianMs(first))} s, ${second} ${seconds(medianMs(second))} s; ${second} / ${first} = ${report.ratio.toFixed(2)}.`,
   '',
 ];
-const out = repoPath(`bench/results/${date}-preset-vs-${report.baseCommit}`);
+const out = repoPath(`bench/results/${date}-preset-${baseSha ? `vs-${baseSha.slice(0, 7)}` : 'speculation'}`);
 mkdirSync(repoPath('bench/results'), { recursive: true });
 writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + '\n');
 writeFileSync(`${out}.md`, lines.join('\n'));

@@ -142,6 +142,10 @@ test('the NIAH preset opens N staggered greedy sessions and marks each from its 
   await openWithModel(page);
   await page.getByTestId('niah-count').fill('4');
   await page.getByTestId('niah-length').selectOption('600');
+  // the preset's one setting left to the person: speculation, from the settings for new sessions
+  await page.getByTestId('new-session-settings-toggle').click();
+  await page.getByTestId('new-session-settings').getByTestId('setting-speculation').selectOption('off');
+  await page.getByTestId('new-session-settings-toggle').click();
   await page.getByTestId('niah-preset').click();
   const panes = page.getByTestId('session-pane');
   await expect(panes).toHaveCount(4);
@@ -165,6 +169,7 @@ test('the NIAH preset opens N staggered greedy sessions and marks each from its 
   for (const r of results) {
     expect(r.state).toBe('done');
     expect(r.settings).toContain('greedy · max 24');
+    expect(r.settings).toContain('no drafts');
     expect(r.prompt).toContain(`IMPORTANT: the secret code is ${r.code}.`);
     // The mark (judged from the engine's final text) must agree with what the pane streamed.
     const leaks = niahLeaks(r.output, r.code, codes);

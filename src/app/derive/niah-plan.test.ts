@@ -21,6 +21,12 @@ describe('planNiah', () => {
     expect(NIAH_SETTINGS).toMatchObject({ temperature: 0, maxNewTokens: 24 });
   });
 
+  it('takes speculation from its caller and nothing else: the protocol stays greedy', () => {
+    expect(planNiah(2, 1, 800, 100).settings).toEqual(NIAH_SETTINGS);
+    expect(planNiah(2, 1, 800, 100, 'off').settings).toEqual({ ...NIAH_SETTINGS, speculation: 'off' });
+    expect(planNiah(2, 1, 800, 100, { maxDraftTokens: 6 }).settings).toEqual({ ...NIAH_SETTINGS, speculation: { maxDraftTokens: 6 } });
+  });
+
   it('is reproducible from its seed and differs between seeds', () => {
     expect(planNiah(4, 1, 800, 100).allCodes).toEqual(planNiah(4, 1, 800, 100).allCodes);
     expect(planNiah(4, 1, 800, 100).allCodes).not.toEqual(planNiah(4, 2, 800, 100).allCodes);

@@ -2,6 +2,7 @@
 // pass/leak verdict and recall. Prompts and the pass check come from src/protocol/niah.ts.
 import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed } from '../../protocol/niah';
 import type { NiahMark, SessionSettings } from './session-view';
+import type { SpeculationSetting } from './speculation-view';
 
 export interface NiahPlanItem {
   prompt: string;
@@ -21,14 +22,18 @@ export interface NiahPlan {
 /** Greedy decoding, at most 24 new tokens, no system prompt: the protocol of DESIGN.md. */
 export const NIAH_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: NIAH_MAX_NEW_TOKENS, seed: 0, speculation: 'auto' };
 
-/** n sessions, haystacks from maxTokens/2 to maxTokens, each sent staggerMs after the previous. */
-export function planNiah(n: number, seed: number, maxTokens: number, staggerMs: number): NiahPlan {
+/**
+ * n sessions, haystacks from maxTokens/2 to maxTokens, each sent staggerMs after the previous.
+ * Speculation never changes a greedy answer, only how many steps it takes, so it is the one
+ * setting the preset leaves to the person (the settings for new sessions), to compare off and on.
+ */
+export function planNiah(n: number, seed: number, maxTokens: number, staggerMs: number, speculation: SpeculationSetting = NIAH_SETTINGS.speculation): NiahPlan {
   if (!Number.isInteger(n) || n < 1) throw new Error(`NIAH needs at least one session, not ${n}`);
   const minTokens = Math.min(maxTokens, Math.max(300, Math.floor(maxTokens / 2)));
   const cases = makeNiahSuite(seed, n, minTokens, maxTokens);
   return {
     seed,
-    settings: NIAH_SETTINGS,
+    settings: { ...NIAH_SETTINGS, speculation },
     items: cases.map((c, i) => ({ prompt: c.prompt, code: c.code, numLines: c.numLines, delayMs: i * staggerMs })),
     allCodes: cases.map((c) => c.code),
   };

@@ -80,7 +80,7 @@ export function SessionsToolbar() {
       </div>
       <div className="group">
         <span className="joined">
-          <button type="button" data-testid="niah-preset" disabled={!hasModel} title="Needle-in-a-haystack: one greedy session per needle, staggered starts" onClick={() => void runNiah(niahCount, niahTokens)}>
+          <button type="button" data-testid="niah-preset" disabled={!hasModel} title="Needle-in-a-haystack: one greedy session per needle, staggered starts; speculation as in the settings for new sessions" onClick={() => void runNiah(niahCount, niahTokens)}>
             NIAH × {niahCount}
           </button>
           <input type="number" aria-label="NIAH sessions" data-testid="niah-count" min={1} max={32} value={niahCount} onChange={(e) => setNiahCount(Math.max(1, Math.min(32, e.target.valueAsNumber || 1)))} />

@@ -10,9 +10,10 @@ export const NIAH_STAGGER_MS = 300;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The preset with the new-session settings' speculation (its other settings are the protocol's). */
 export async function runNiah(n: number, maxTokens: number): Promise<void> {
   const seed = Math.floor(Math.random() * 0x7fffffff);
-  const plan = planNiah(n, seed, maxTokens, NIAH_STAGGER_MS);
+  const plan = planNiah(n, seed, maxTokens, NIAH_STAGGER_MS, useSessionsStore.getState().newSettings.speculation);
   const marks = plan.items.map((item) => ({ code: item.code, numLines: item.numLines, allCodes: plan.allCodes }));
   const paneIds = addSessions(n, plan.settings, { labelPrefix: 'N', niah: marks });
   useRunsStore.getState().setNiah({ seed, maxTokens, paneIds });
