@@ -1,12 +1,14 @@
 // GpuRunner's window pool: gemma's sliding layers in an arena of their own, read and written only
 // through each row's window table, whose out-of-window blocks the engine gives back. Held, through
 // EngineCore, to the same runner keeping every position (logits bitwise equal at every position,
-// every free window block poisoned with NaN before each step) and to CpuRunner's window pool.
+// every free window block poisoned with NaN before each step) and to CpuRunner's window pool, and
+// verify rows over it to plain decode.
 // Not the kernels' parity (their own tests) nor the engine's block accounting (src/engine).
 import { describe, expect, it } from 'vitest';
 import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../../tools/models/synth';
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
+import type { Speculation } from '../engine/speculation';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
 import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type StepPlan, type StepResult, type Tokenizer } from '../engine/types';
@@ -66,11 +68,16 @@ class RecordingRunner extends RunnerWrapper {
     const cached = this.poison ? this.poisonFreeWindowBlocks() : [];
     const detail = this.runner instanceof GpuRunner ? await executeDetailed(this.runner, plan) : this.runner.executeDetailed(plan);
     if (cached.length > 0) this.restore(cached);
+    // a row with k drafts samples k + 1 times, after its last known token and after each draft
+    let previous = -1;
+    let j = 0;
     detail.sampleRows.forEach((r, i) => {
+      j = r === previous ? j + 1 : 0;
+      previous = r;
       const row = plan.rows[r]!;
-      this.logits.set(`${row.sessionId}@${row.startPos + row.tokenIds.length}`, detail.logits.slice(i * VOCAB, (i + 1) * VOCAB));
+      this.logits.set(`${row.sessionId}@${row.startPos + row.tokenIds.length - (row.numDraftTokens ?? 0) + j}`, detail.logits.slice(i * VOCAB, (i + 1) * VOCAB));
     });
-    return { sampledIds: detail.sampledIds };
+    return { sampledIds: detail.sampledIds, ...(detail.draftSampledIds ? { draftSampledIds: detail.draftSampledIds } : {}) };
   }
 
   override dispose(): void {
@@ -145,9 +152,9 @@ interface Run {
 }
 
 /** Serves `prompts` (arriving at the given steps) through EngineCore on `runner`. */
-async function serve(runner: GpuRunner | CpuRunner, prompts: TimedPrompt[], poison: boolean): Promise<Run> {
+async function serve(runner: GpuRunner | CpuRunner, prompts: TimedPrompt[], poison: boolean, speculation?: Speculation): Promise<Run> {
   const recording = new RecordingRunner(runner, poison);
-  const served = await servePrompts(recording, prompts, { tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows: MAX_ROWS, maxNewTokens: 30, onEngine: (engine) => (recording.engine = engine) });
+  const served = await servePrompts(recording, prompts, { tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows: MAX_ROWS, maxNewTokens: 30, speculation, onEngine: (engine) => (recording.engine = engine) });
   return { logits: recording.logits, ...served, poisoned: recording.poisoned }; // the engine disposed the runner
 }
 
@@ -246,5 +253,25 @@ describe.each(['gemma2', 'gemma3'] as const)('%s: GpuRunner window pool vs CpuRu
       for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(actual[i]! - expected[i]!));
     }
     expect(worst).toBeLessThanOrEqual(1e-3); // gpu-runner.test.ts's bound: f32 sums vs the oracle's
+  }, 600_000);
+});
+
+describe.each(['gemma2', 'gemma3'] as const)('%s: verify rows over the window pool, through the engine', (arch) => {
+  it('drafts accepted and rejected across the window and through preemption: plain greedy tokens, no freed block read', async () => {
+    const o: RunnerOptions = { windowKv: true, numBlocks: 41, kvCacheType: 'f16' };
+    const plain = await serveGpu(arch, cohort, o);
+    // each prediction is the plain output with one token wrong: the drafts after it are rejected
+    const predictions = plain.outputs.map((out, i) => out.map((t, k) => (k === 8 + 3 * i ? (t + 1) % VOCAB : t)));
+    const runner = await gpuRunner(gemma(arch), { ...o, maxDraftTokens: 6 });
+    const drafted = await serve(runner, cohort.map((p, i) => ({ ...p, prediction: predictions[i] })), true, { maxDraftTokens: 6 });
+    expect(drafted.outputs).toEqual(plain.outputs);
+    const rows = drafted.events.flatMap((e) => e.rows);
+    const numDrafted = rows.reduce((n, r) => n + (r.numDrafted ?? 0), 0);
+    const numAccepted = rows.reduce((n, r) => n + (r.numAccepted ?? 0), 0);
+    expect(numAccepted).toBeGreaterThan(40);
+    expect(numDrafted).toBeGreaterThan(numAccepted);
+    expect(drafted.events.length).toBeLessThan(plain.events.length);
+    expect(drafted.poisoned).toBeGreaterThan(50);
+    expect(recomputesAndHits(drafted.events).recomputes).toBeGreaterThan(0);
   }, 600_000);
 });

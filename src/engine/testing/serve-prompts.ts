@@ -2,12 +2,15 @@
 // any runner until all are done; the runners' tests compare what two such runs computed.
 import { EngineCore } from '../engine-core';
 import type { StepEvent } from '../events';
+import type { Speculation } from '../speculation';
 import type { ChatTemplate, ModelRunner, Tokenizer } from '../types';
 
 export interface TimedPrompt {
   tokens: number[];
   /** The step at which it is sent. */
   arriveAt: number;
+  /** The session's predictionTokenIds: drafts, where `speculation` is on. */
+  prediction?: number[];
 }
 
 export interface ServeOptions {
@@ -16,15 +19,17 @@ export interface ServeOptions {
   maxTokensPerStep: number;
   maxRows: number;
   maxNewTokens: number;
+  /** The engine's speculation (default 'off': one token a row-step). */
+  speculation?: Speculation;
   /** Called with the engine before its first step (a wrapping runner that inspects its pools). */
   onEngine?: (engine: EngineCore) => void;
 }
 
 /** Each prompt's greedy output and every step's event; disposes the engine and with it the runner. */
 export async function servePrompts(runner: ModelRunner, prompts: readonly TimedPrompt[], o: ServeOptions): Promise<{ outputs: number[][]; events: StepEvent[] }> {
-  const engine = new EngineCore({ runner, tokenizer: o.tokenizer, chatTemplate: o.chatTemplate, maxTokensPerStep: o.maxTokensPerStep, maxRows: o.maxRows, manualSteps: true, speculation: 'off' });
+  const engine = new EngineCore({ runner, tokenizer: o.tokenizer, chatTemplate: o.chatTemplate, maxTokensPerStep: o.maxTokensPerStep, maxRows: o.maxRows, manualSteps: true, speculation: o.speculation ?? 'off' });
   o.onEngine?.(engine);
-  const ids = prompts.map(() => engine.createSession({ maxNewTokens: o.maxNewTokens, sampling: { temperature: 0 } }));
+  const ids = prompts.map((p) => engine.createSession({ maxNewTokens: o.maxNewTokens, sampling: { temperature: 0 }, ...(p.prediction ? { predictionTokenIds: p.prediction } : {}) }));
   const events: StepEvent[] = [];
   for (let step = 0; step < 10_000; step++) {
     prompts.forEach((p, i) => (p.arriveAt === step ? engine.send(ids[i]!, p.tokens) : undefined));
