@@ -8,9 +8,9 @@
 // heads) in vec4s, so each K/V element loaded serves four lanes. Work items (step-meta):
 // - prefill: queriesPerItem consecutive queries, lane L = lid * 4 + i holding query
 //   L / headsPerQuad and head L % headsPerQuad; each invocation walks its lanes' keys;
-// - decode: the lanes are the quad's heads of the one query, its window's splits f, f + 1, ...
-//   spread so invocation s takes f + s, f + s + SLOTS, ...; the workgroup merges their (max, sum,
-//   acc) in ascending order;
+// - decode: the lanes are the quad's heads of one query (a decode row's, or one of a verify row's),
+//   its window's splits f, f + 1, ... spread so invocation s takes f + s, f + s + SLOTS, ...; the
+//   workgroup merges their (max, sum, acc) in ascending order;
 // - decode partition (split-KV): each item computes one round of splits into `states` (rounds past
 //   a windowed row's splits do nothing); `merge` merges a row's splits in ascending order, bitwise
 //   the one-workgroup decode item's output.

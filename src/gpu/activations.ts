@@ -14,6 +14,8 @@ export interface ActivationSizes {
   windowTables: boolean;
   /** Attention work items a step may hold (StepMeta.maxItems) */
   maxAttentionItems: number;
+  /** Merge items a step may hold (StepMeta.maxMergeItems) */
+  maxMergeItems: number;
   /** Split states of partitioned decode rows a step may hold (StepMetaLimits.maxSplitStates) */
   maxSplitStates: number;
   /** Attention head quads (numKvHeads * quadsPerKvHead): a split state's slices */
@@ -40,7 +42,7 @@ export class Activations {
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
   readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
   readonly attentionItems: GPUBuffer; // [maxAttentionItems, WorkItem] paged attention's work items
-  readonly mergeItems: GPUBuffer; // [maxRows, WorkItem] the merge pass's items (partitioned decode rows)
+  readonly mergeItems: GPUBuffer; // [maxMergeItems, WorkItem] the merge pass's items (partitioned decode queries)
   readonly attentionStates: GPUBuffer; // [maxSplitStates, numAttentionQuads, 2 + headDim] vec4 split states
   readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
   readonly windowBlockTables: GPUBuffer | null; // [maxBlockTableEntries] u32 window-pool ids at blockTables' offsets (window group only)
@@ -86,7 +88,7 @@ export class Activations {
     this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
     this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);
     this.attentionItems = make('attentionItems', s.maxAttentionItems * ATTENTION_ITEM_WORDS * 4);
-    this.mergeItems = make('mergeItems', s.maxRows * ATTENTION_ITEM_WORDS * 4);
+    this.mergeItems = make('mergeItems', s.maxMergeItems * ATTENTION_ITEM_WORDS * 4);
     this.attentionStates = make('attentionStates', s.maxSplitStates * s.numAttentionQuads * (2 + c.headDim) * 16);
     this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
     this.windowBlockTables = s.windowTables ? make('windowBlockTables', s.maxBlockTableEntries * 4) : null;

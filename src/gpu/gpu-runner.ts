@@ -195,7 +195,7 @@ export class GpuRunner implements ModelRunner {
     const act = new Activations(
       device,
       c,
-      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxSplitStates, numAttentionQuads },
+      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxSplitStates, numAttentionQuads },
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);

@@ -8,11 +8,11 @@ import { mapOpener } from '../model/byte-source';
 import type { ModelDesc } from '../model/desc';
 import { loadHfModel } from '../model/hf-loader';
 import { CpuRunner } from '../reference/cpu-runner';
-import { GpuRunner } from './gpu-runner';
+import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader } from './testing/node-gpu';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
-import { executeDetailed } from './testing/step-probe';
+import { executeDetailed, profileStep } from './testing/step-probe';
 import { bits } from './testing/test-util';
 
 /** As gpu-runner.test.ts: GPU f32 sums vs the CPU oracle's f64 sums. */
@@ -26,9 +26,9 @@ function model(): Promise<ModelDesc> {
   return loadHfModel(mapOpener(hfFiles(syntheticModel({ arch: 'llama', dims: SMALL_DIMS, seed: 3 }), 'f32')), { source: 'synthetic-llama' });
 }
 
-async function gpuRunner(m: ModelDesc): Promise<GpuRunner> {
+async function gpuRunner(m: ModelDesc, o: Partial<GpuRunnerOptions> = {}): Promise<GpuRunner> {
   const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model: m, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 256, maxDraftTokens: 4 });
+  return GpuRunner.create({ device: pipelines.device, pipelines, model: m, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 256, maxDraftTokens: 4, ...o });
 }
 
 function promptOf(seed: number, length: number): number[] {
@@ -58,16 +58,20 @@ interface Run {
   /** Per session: the logits (bits) at each generated position whose context was the sequence's own. */
   logits: Map<string, Map<number, Uint32Array>>;
   numAccepted: number;
+  /** The dispatches of the last step. */
+  labels: string[];
 }
 
 /** Steps sessions on a fresh GpuRunner; keeps the logits of every sampled position not past a rejected draft. */
-async function run(m: ModelDesc, sessions: DrivenSession[], numSteps: number): Promise<Run> {
-  const gpu = await gpuRunner(m);
-  const driver = new StepDriver(sessions, BLOCK_SIZE, 8);
+async function run(m: ModelDesc, sessions: DrivenSession[], numSteps: number, o: Partial<GpuRunnerOptions> = {}, chunkSize = 8): Promise<Run> {
+  const gpu = await gpuRunner(m, o);
+  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize);
+  let labels: string[] = [];
   const logits = new Map(sessions.map((s) => [s.id, new Map<number, Uint32Array>()]));
   try {
     for (let step = 0; step < numSteps; step++) {
       const plan = driver.nextPlan();
+      if (step === numSteps - 1) labels = (await profileStep(gpu, plan)).map((t) => t.label);
       const result = await executeDetailed(gpu, plan);
       let i = 0; // the row's first sampled position in result.logits
       let draftAt = 0;
@@ -91,7 +95,7 @@ async function run(m: ModelDesc, sessions: DrivenSession[], numSteps: number): P
   } finally {
     gpu.dispose();
   }
-  return { outputs: new Map(sessions.map((s) => [s.id, s.output])), logits, numAccepted: sessions.reduce((n, s) => n + s.numAccepted, 0) };
+  return { outputs: new Map(sessions.map((s) => [s.id, s.output])), logits, numAccepted: sessions.reduce((n, s) => n + s.numAccepted, 0), labels };
 }
 
 /** The other rows of a cohort: a sampling row, verify rows always and sometimes rejected, a late prefill, one leaving. */
@@ -133,6 +137,22 @@ describe('GpuRunner verifying drafts', () => {
     // drafts were accepted: fewer steps than tokens
     expect(alone.outputs.get('probe')!.length).toBeGreaterThan(14);
     expect(cohort.outputs.get('probe')!).toEqual(alone.outputs.get('probe')!);
+  });
+
+  it('past 512 keys with split scratch: each verify query its own split-KV partitions, every verified position bitwise plain decode', async () => {
+    const m = await model();
+    const sizes: Partial<GpuRunnerOptions> = { maxContext: 1024, numBlocks: 80, maxTokensPerStep: 128 };
+    const prompt = promptOf(5, 530); // 5 prefill steps of 128, then positions past 512 keys
+    const plain = await run(m, [drivenSession('probe', prompt, greedy())], 5 + 24, { ...sizes, splitKvBudgetBytes: 0 }, 128);
+    const oracle = oracleDrafts(plain.outputs.get('probe')!);
+    const split = await run(m, [drivenSession('probe', prompt, greedy(), 0, Infinity, oracle)], 5 + 10, { ...sizes, splitKvBudgetBytes: 2 ** 20 }, 128);
+    const walked = await run(m, [drivenSession('probe', prompt, greedy(), 0, Infinity, oracle)], 5 + 10, { ...sizes, splitKvBudgetBytes: 0 }, 128);
+    expect(split.labels).toContain('L0.attention_merge');
+    expect(walked.labels).not.toContain('L0.attention_merge');
+    expect(split.numAccepted).toBeGreaterThan(5);
+    expectPlainDecodes(split, plain, 'probe');
+    expectPlainDecodes(walked, plain, 'probe');
+    expect(split.outputs.get('probe')!).toEqual(walked.outputs.get('probe')!);
   });
 
   it('seeded sampling with the same drafts: the same tokens every run, and plain sampling’s', async () => {

@@ -1,6 +1,7 @@
-// StepMeta's attention work items: prefill rows cut into query items, decode rows as one item or,
-// past one round of splits and while split-state space lasts, one partition per round and a merge;
-// the sampled positions of verify rows (after the last known token and after each draft).
+// StepMeta's attention work items: prefill rows cut into query items, decode rows (and each query
+// of a verify row) as one item or, past one round of splits and while split-state space lasts, one
+// partition per round and a merge; the sampled positions of verify rows (after the last known
+// token and after each draft).
 import { describe, expect, it } from 'vitest';
 import type { StepPlan } from '../engine/types';
 import { ATTENTION_ITEM_WORDS, ITEM_KIND, SAMPLE_INFO_WORDS, StepMeta, maxSampledPositions } from './step-meta';
@@ -63,6 +64,37 @@ describe('StepMeta attention items', () => {
     expect(items(meta.attentionItems, meta.numAttentionItems).at(-1)).toEqual([2, 0, 1, decode, 0, 0, 0, 0]);
   });
 
+  it('partitions each query of a verify row past one round, each with its own states, while they last', () => {
+    const meta = new StepMeta({ ...limits(100), maxDraftTokens: 2 });
+    const p = plan([[1200, 3]]); // queries at 1,201, 1,202 and 1,203 keys: 38 splits each, room for two
+    p.rows[0] = { ...p.rows[0]!, numDraftTokens: 2 };
+    meta.pack(p);
+    expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
+      [0, 0, 1, partition, 0, 0, 0, 0],
+      [0, 0, 1, partition, 16, 0, 0, 0],
+      [0, 0, 1, partition, 32, 0, 0, 0],
+      [0, 1, 1, partition, 0, 38, 0, 0],
+      [0, 1, 1, partition, 16, 38, 0, 0],
+      [0, 1, 1, partition, 32, 38, 0, 0],
+      [0, 2, 1, decode, 0, 0, 0, 0],
+    ]);
+    expect(items(meta.mergeItems, meta.numMergeItems)).toEqual([
+      [0, 0, 1, decode, 0, 0, 0, 0],
+      [0, 1, 1, decode, 0, 38, 0, 0],
+    ]);
+  });
+
+  it('has merge-item space for every verify query of a full step, past one per row', () => {
+    const lim = { ...limits(8 * 128), maxTokens: 16, maxRows: 2, numBlocks: 8 * 256 + 1, maxDraftTokens: 3 };
+    const meta = new StepMeta(lim);
+    const p = plan([[2000, 4], [3000, 4]]);
+    p.rows = p.rows.map((row) => ({ ...row, numDraftTokens: 3 }));
+    meta.pack(p);
+    expect(meta.numMergeItems).toBe(8);
+    expect(meta.mergeItems.length).toBeGreaterThanOrEqual(8 * ATTENTION_ITEM_WORDS);
+    expect(meta.attentionItems.length).toBeGreaterThanOrEqual(meta.numAttentionItems * ATTENTION_ITEM_WORDS);
+  });
+
   it('has item space for a step of partitioned rows', () => {
     const lim = { ...limits(8 * 128), maxTokens: 8, maxRows: 8, numBlocks: 8 * 256 + 1 };
     const meta = new StepMeta(lim);
@@ -84,8 +116,16 @@ describe('StepMeta sampled positions', () => {
     expect(Array.from(meta.sampleTokens.subarray(0, 6))).toEqual([4, 5, 6, 7, 8, 9]); // the token each position follows
     const positions = Array.from({ length: 6 }, (_, i) => meta.sampleInfo[i * SAMPLE_INFO_WORDS + 4]);
     expect(positions).toEqual([5, 41, 42, 43, 44, 10]);
-    // one attention chunk for the verify row, like a prefill chunk
-    expect(items(meta.attentionItems, meta.numAttentionItems)[1]).toEqual([1, 0, 4, ITEM_KIND.prefill, 0, 0, 0, 0]);
+    // the verify row's queries attend as decode rows do, one item each; the chunk as one prefill item
+    const { prefill, decode } = ITEM_KIND;
+    expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
+      [0, 0, 5, prefill, 0, 0, 0, 0],
+      [1, 0, 1, decode, 0, 0, 0, 0],
+      [1, 1, 1, decode, 0, 0, 0, 0],
+      [1, 2, 1, decode, 0, 0, 0, 0],
+      [1, 3, 1, decode, 0, 0, 0, 0],
+      [2, 0, 1, decode, 0, 0, 0, 0],
+    ]);
   });
 
   it('rejects drafts past maxDraftTokens, without a leading known token, or on a row that does not sample', () => {

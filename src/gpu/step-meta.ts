@@ -9,10 +9,13 @@ export const TOKEN_INFO_WORDS = 4;
 export const ROW_INFO_WORDS = 4;
 /**
  * u32 words of one attention WorkItem { row, firstQuery, numQueries, kind, firstSplit, stateBase,
- * pad x2 } (paged_attention): a row feeding one token is one decode item, or, past one round of
- * splits and while split-state space lasts, one partition item per round plus a merge item; a
- * longer row is cut into items of attentionQueriesPerItem queries. Which of the two a decode row
- * gets changes no bit of its output (paged_attention.wgsl says why).
+ * pad x2 } (paged_attention): a query of a decode row, and each query of a verify row (one with
+ * drafts), is one decode item, or, past one round of splits and while split-state space lasts,
+ * one partition item per round plus a merge item; a prefill chunk is cut into items of
+ * attentionQueriesPerItem queries. Which of these a query gets changes no bit of its output
+ * (paged_attention.wgsl says why). A verify row's few queries at a long context would each be one
+ * invocation walking every key in a prefill item; as decode items their splits spread over a
+ * workgroup (or several), as a decode row's do.
  */
 export const ATTENTION_ITEM_WORDS = 8;
 /** paged_attention's WorkItem kinds (its ITEM_* consts). */
@@ -70,7 +73,7 @@ export class StepMeta {
   readonly rowInfo: Uint32Array;
   /** [maxItems, ATTENTION_ITEM_WORDS]: at most one item per token, or per round of a partitioned row */
   readonly attentionItems: Uint32Array;
-  /** [maxRows, ATTENTION_ITEM_WORDS]: one merge item per partitioned decode row */
+  /** [maxMergeItems, ATTENTION_ITEM_WORDS]: one merge item per partitioned decode query */
   readonly mergeItems: Uint32Array;
   /** [maxRows * blocks per row]: every row's block table up to its last position, concatenated */
   readonly blockTables: Uint32Array;
@@ -109,7 +112,7 @@ export class StepMeta {
     this.tokens = new Uint32Array(limits.maxTokens * TOKEN_INFO_WORDS);
     this.rowInfo = new Uint32Array(limits.maxRows * ROW_INFO_WORDS);
     this.attentionItems = new Uint32Array(StepMeta.maxItems(limits) * ATTENTION_ITEM_WORDS);
-    this.mergeItems = new Uint32Array(limits.maxRows * ATTENTION_ITEM_WORDS);
+    this.mergeItems = new Uint32Array(StepMeta.maxMergeItems(limits) * ATTENTION_ITEM_WORDS);
     this.blockTables = new Uint32Array(limits.maxRows * maxBlocksPerRow);
     this.windowBlockTables = limits.windowGroup ? new Uint32Array(limits.maxRows * maxBlocksPerRow) : null;
     const maxSampled = maxSampledPositions(limits);
@@ -123,6 +126,11 @@ export class StepMeta {
   static maxItems(limits: StepMetaLimits): number {
     const extraRounds = Math.ceil(limits.maxSplitStates / ATTENTION_SLOTS);
     return limits.maxTokens + extraRounds;
+  }
+
+  /** Most merge items a step can hold: one per decode query, and those are sampled positions. */
+  static maxMergeItems(limits: StepMetaLimits): number {
+    return maxSampledPositions(limits);
   }
 
   /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
@@ -164,17 +172,23 @@ export class StepMeta {
       this.rowInfo[ri + 1] = n;
       this.rowInfo[ri + 2] = row.startPos;
       this.rowInfo[ri + 3] = entries;
-      const numSplits = Math.ceil((row.startPos + 1) / ATTENTION_SPLIT_KEYS);
-      if (n === 1 && numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates) {
-        // split-KV: one workgroup per round of splits, then the merge pass. A round's first split
-        // counts from the query's first: on a sliding-window layer the kernel starts at its window's,
-        // and rounds past the window's last split do nothing (the items serve every layer)
-        for (let split = 0; split < numSplits; split += ATTENTION_SLOTS) writeItem(this.attentionItems, items++, r, 0, 1, ITEM_KIND.partition, split, states);
-        writeItem(this.mergeItems, merges++, r, 0, 1, ITEM_KIND.decode, 0, states);
-        states += numSplits;
+      if (n === 1 || k > 0) {
+        for (let q = 0; q < n; q++) {
+          const numSplits = Math.ceil((row.startPos + q + 1) / ATTENTION_SPLIT_KEYS);
+          if (numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates) {
+            // split-KV: one workgroup per round of splits, then the merge pass. A round's first split
+            // counts from the query's first: on a sliding-window layer the kernel starts at its window's,
+            // and rounds past the window's last split do nothing (the items serve every layer)
+            for (let split = 0; split < numSplits; split += ATTENTION_SLOTS) writeItem(this.attentionItems, items++, r, q, 1, ITEM_KIND.partition, split, states);
+            writeItem(this.mergeItems, merges++, r, q, 1, ITEM_KIND.decode, 0, states);
+            states += numSplits;
+          } else {
+            writeItem(this.attentionItems, items++, r, q, 1, ITEM_KIND.decode, 0, 0);
+          }
+        }
       } else {
         for (let first = 0; first < n; first += attentionQueriesPerItem) {
-          writeItem(this.attentionItems, items++, r, first, Math.min(attentionQueriesPerItem, n - first), n === 1 ? ITEM_KIND.decode : ITEM_KIND.prefill, 0, 0);
+          writeItem(this.attentionItems, items++, r, first, Math.min(attentionQueriesPerItem, n - first), ITEM_KIND.prefill, 0, 0);
         }
       }
       for (let j = 0; j < n; j++, t++) {
