@@ -50,6 +50,15 @@ describe('compareGridReports', () => {
     expect(renderGridBaselineMarkdown(r)).toContain('| niah | 8 | batched | 42.0 | 110.0 | 2.62x |');
   });
 
+  it('sets each speculation case side by side: on / off per commit, and the speculating side new / base', () => {
+    const side = (tokensPerSec: number) => ({ medianTokensPerSec: tokensPerSec, runs: [], acceptanceRate: 0.9, tokensPerRowStep: 2 });
+    const withSpeculation = (off: number, on: number): BenchReport => ({ ...grid(40, 30, null), speculation: [{ name: 'NIAH x1', workload: 'niah', sessions: 1, prediction: false, off: side(off), on: side(on), ratio: on / off, outputsMatch: true }] }) as BenchReport;
+    const r = compareGridReports([withSpeculation(60, 60), withSpeculation(62, 54), grid(40, 30, null)], [withSpeculation(61, 70), withSpeculation(59, 72)], { date: 'd', machine: 'm', baseCommit: 'aaa', newCommit: 'bbb' });
+    expect(r.speculation).toEqual([{ name: 'NIAH x1', baseOff: 61, baseOn: 57, newOff: 60, newOn: 71, baseRatio: 57 / 61, newRatio: 71 / 60, onRatio: 71 / 57 }]);
+    expect(renderGridBaselineMarkdown(r)).toContain('| NIAH x1 | 61.0 | 57.0 | 0.93x | 60.0 | 71.0 | 1.18x | 1.25x |');
+    expect(compareGridReports([grid(40, 30, null)], [grid(40, 30, null)], { date: 'd', machine: 'm', baseCommit: 'a', newCommit: 'b' }).speculation).toBeUndefined();
+  });
+
   it('leaves the join out when a side has none', () => {
     expect(compareGridReports([grid(1, 1, null)], [grid(2, 1, 100)], { date: 'd', machine: 'm', baseCommit: 'a', newCommit: 'b' }).join).toEqual([]);
   });

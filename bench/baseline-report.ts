@@ -107,11 +107,27 @@ export interface JoinBaseline {
   next: number;
 }
 
+/** One speculation case on both commits: medians over rounds of each round's medians. */
+export interface SpeculationBaseline {
+  name: string;
+  /** Decode tok/s with speculation off and on ('auto'), per commit. */
+  baseOff: number;
+  baseOn: number;
+  newOff: number;
+  newOn: number;
+  /** on / off within each commit, and new / base of the speculating side. */
+  baseRatio: number;
+  newRatio: number;
+  onRatio: number;
+}
+
 export interface GridBaselineReport extends BaselineMeta {
   schema: 1;
   rounds: number;
   points: GridBaselinePoint[];
   join: JoinBaseline[];
+  /** Absent when neither side ran the speculation grid. */
+  speculation?: SpeculationBaseline[];
 }
 
 const JOIN_FIGURES: JoinBaseline['figure'][] = ['timeToFirstTokenMs', 'maxGapDuringJoinMs', 'medianGapBeforeJoinMs', 'longestJoinStepMs', 'maxChunkTokens'];
@@ -136,23 +152,45 @@ export function compareGridReports(base: BenchReport[], next: BenchReport[], met
   const bj = joins(base);
   const nj = joins(next);
   const join = bj.length > 0 && nj.length > 0 ? JOIN_FIGURES.map((figure) => ({ figure, base: median(bj.map((j) => j[figure])), next: median(nj.map((j) => j[figure])) })) : [];
-  return { schema: 1, ...meta, rounds: Math.min(base.length, next.length), points, join };
+  const speculation = compareSpeculation(base, next);
+  return { schema: 1, ...meta, rounds: Math.min(base.length, next.length), points, join, ...(speculation.length > 0 ? { speculation } : {}) };
+}
+
+/** The speculation cases both sides ran, by name. */
+function compareSpeculation(base: BenchReport[], next: BenchReport[]): SpeculationBaseline[] {
+  const sides = (rs: BenchReport[], name: string, side: 'off' | 'on') =>
+    rs.flatMap((r) => r.speculation ?? []).filter((p) => p.name === name).map((p) => p[side].medianTokensPerSec);
+  const names = [...new Set(next.flatMap((r) => (r.speculation ?? []).map((p) => p.name)))];
+  return names.flatMap((name) => {
+    const [baseOff, baseOn, newOff, newOn] = [sides(base, name, 'off'), sides(base, name, 'on'), sides(next, name, 'off'), sides(next, name, 'on')];
+    if (baseOn.length === 0 || newOn.length === 0) return [];
+    const b = { off: median(baseOff), on: median(baseOn) };
+    const n = { off: median(newOff), on: median(newOn) };
+    return [{ name, baseOff: b.off, baseOn: b.on, newOff: n.off, newOn: n.on, baseRatio: b.on / b.off, newRatio: n.on / n.off, onRatio: n.on / b.on }];
+  });
 }
 
 export function renderGridBaselineMarkdown(r: GridBaselineReport): string {
   const lines = [
-    `# Batching grid, ${r.newCommit} vs ${r.baseCommit}, ${r.date}, ${r.machine}`,
+    `# ${r.points.length > 0 ? 'Batching grid' : 'Speculation grid'}, ${r.newCommit} vs ${r.baseCommit}, ${r.date}, ${r.machine}`,
     '',
-    `Both commits' grid (\`npm run bench:headless\`, decode tok/s over decode-only steps, src/protocol/metrics.ts) in ${r.rounds} alternating rounds of one sitting; each cell is the median over rounds of a round's median. Ratio = ${r.newCommit} / ${r.baseCommit} (above 1: the new commit is faster).`,
+    `Both commits' \`npm run bench:headless\` (decode tok/s over decode-only steps, src/protocol/metrics.ts) in ${r.rounds} alternating rounds of one sitting; each cell is the median over rounds of a round's median. Ratio = ${r.newCommit} / ${r.baseCommit} (above 1: the new commit is faster).`,
     ...(r.note ? ['', `Conditions: ${r.note}`] : []),
-    '',
-    '| workload | sessions | mode | tok/s (base) | tok/s (new) | ratio |',
-    '|---|---:|---|---:|---:|---:|',
-    ...r.points.map((p) => `| ${p.workload} | ${p.sessions} | ${p.mode} | ${fmt(p.baseTokensPerSec)} | ${fmt(p.newTokensPerSec)} | ${fmt(p.ratio, 2)}x |`),
   ];
+  if (r.points.length > 0) {
+    lines.push('', '| workload | sessions | mode | tok/s (base) | tok/s (new) | ratio |', '|---|---:|---|---:|---:|---:|');
+    for (const p of r.points) lines.push(`| ${p.workload} | ${p.sessions} | ${p.mode} | ${fmt(p.baseTokensPerSec)} | ${fmt(p.newTokensPerSec)} | ${fmt(p.ratio, 2)}x |`);
+  }
   if (r.join.length > 0) {
     lines.push('', 'A long prompt joining decoding sessions (batched; medians):', '', '| figure | base | new | new / base |', '|---|---:|---:|---:|');
     for (const j of r.join) lines.push(`| ${j.figure} | ${fmt(j.base)} | ${fmt(j.next)} | ${fmt(j.next / j.base, 2)} |`);
+  }
+  if (r.speculation) {
+    lines.push('', "Speculation off vs on ('auto'), batched (`--speculation`; decode tok/s, medians over rounds):", '');
+    lines.push('| case | base off | base on | base on / off | new off | new on | new on / off | on: new / base |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const c of r.speculation) {
+      lines.push(`| ${c.name} | ${fmt(c.baseOff)} | ${fmt(c.baseOn)} | ${fmt(c.baseRatio, 2)}x | ${fmt(c.newOff)} | ${fmt(c.newOn)} | ${fmt(c.newRatio, 2)}x | ${fmt(c.onRatio, 2)}x |`);
+    }
   }
   return lines.join('\n') + '\n';
 }
