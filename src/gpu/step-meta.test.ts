@@ -1,7 +1,6 @@
 // StepMeta's attention work items: prefill rows cut into query items, decode rows (and each query
-// of a verify row) as one item or, past one round of splits and while split-state space lasts, one
-// partition per round and a merge; the sampled positions of verify rows (after the last known
-// token and after each draft).
+// of a verify row past 512 keys) as one item or, past one round of splits and while split-state
+// space lasts, one partition per round and a merge; the sampled positions of verify rows.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan } from '../engine/types';
 import { ATTENTION_ITEM_WORDS, ITEM_KIND, SAMPLE_INFO_WORDS, StepMeta, maxSampledPositions } from './step-meta';
@@ -116,16 +115,26 @@ describe('StepMeta sampled positions', () => {
     expect(Array.from(meta.sampleTokens.subarray(0, 6))).toEqual([4, 5, 6, 7, 8, 9]); // the token each position follows
     const positions = Array.from({ length: 6 }, (_, i) => meta.sampleInfo[i * SAMPLE_INFO_WORDS + 4]);
     expect(positions).toEqual([5, 41, 42, 43, 44, 10]);
-    // the verify row's queries attend as decode rows do, one item each; the chunk as one prefill item
+    // within one round of splits, the verify row attends as one prefill item
     const { prefill, decode } = ITEM_KIND;
     expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
       [0, 0, 5, prefill, 0, 0, 0, 0],
-      [1, 0, 1, decode, 0, 0, 0, 0],
-      [1, 1, 1, decode, 0, 0, 0, 0],
-      [1, 2, 1, decode, 0, 0, 0, 0],
-      [1, 3, 1, decode, 0, 0, 0, 0],
+      [1, 0, 4, prefill, 0, 0, 0, 0],
       [2, 0, 1, decode, 0, 0, 0, 0],
     ]);
+    // past one round (512 keys), its queries attend as decode rows do, one item each
+    const long = plan([[512, 3]]);
+    long.rows[0] = { ...long.rows[0]!, numDraftTokens: 2 };
+    meta.pack(long);
+    expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
+      [0, 0, 1, decode, 0, 0, 0, 0],
+      [0, 1, 1, decode, 0, 0, 0, 0],
+      [0, 2, 1, decode, 0, 0, 0, 0],
+    ]);
+    const short = plan([[511, 3]]);
+    short.rows[0] = { ...short.rows[0]!, numDraftTokens: 2 };
+    meta.pack(short);
+    expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([[0, 0, 3, prefill, 0, 0, 0, 0]]);
   });
 
   it('rejects drafts past maxDraftTokens, without a leading known token, or on a row that does not sample', () => {

@@ -10,12 +10,13 @@ export const ROW_INFO_WORDS = 4;
 /**
  * u32 words of one attention WorkItem { row, firstQuery, numQueries, kind, firstSplit, stateBase,
  * pad x2 } (paged_attention): a query of a decode row, and each query of a verify row (one with
- * drafts), is one decode item, or, past one round of splits and while split-state space lasts,
- * one partition item per round plus a merge item; a prefill chunk is cut into items of
- * attentionQueriesPerItem queries. Which of these a query gets changes no bit of its output
- * (paged_attention.wgsl says why). A verify row's few queries at a long context would each be one
- * invocation walking every key in a prefill item; as decode items their splits spread over a
- * workgroup (or several), as a decode row's do.
+ * drafts) past one round of splits (512 keys), is one decode item, or, past one round and while
+ * split-state space lasts, one partition item per round plus a merge item; a prefill chunk, and a
+ * shorter verify row, is cut into items of attentionQueriesPerItem queries. Which of these a query
+ * gets changes no bit of its output (paged_attention.wgsl says why). In a prefill item each of a
+ * verify row's few queries is one invocation walking every key alone; as decode items their
+ * splits spread over a workgroup (or several), as a decode row's do. Below one round that walk is
+ * short, and one workgroup without barriers costs less than a workgroup per query.
  */
 export const ATTENTION_ITEM_WORDS = 8;
 /** paged_attention's WorkItem kinds (its ITEM_* consts). */
@@ -172,7 +173,8 @@ export class StepMeta {
       this.rowInfo[ri + 1] = n;
       this.rowInfo[ri + 2] = row.startPos;
       this.rowInfo[ri + 3] = entries;
-      if (n === 1 || k > 0) {
+      // a verify row past one round of splits: its queries as decode items (see ATTENTION_ITEM_WORDS)
+      if (n === 1 || (k > 0 && Math.ceil((row.startPos + 1) / ATTENTION_SPLIT_KEYS) > ATTENTION_SLOTS)) {
         for (let q = 0; q < n; q++) {
           const numSplits = Math.ceil((row.startPos + q + 1) / ATTENTION_SPLIT_KEYS);
           if (numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates) {
