@@ -18,6 +18,13 @@ function plan(shapes: Array<[number, number]>): StepPlan {
   return { stepIndex: 0, rows };
 }
 
+/** One row, feeding n tokens from startPos, the last k of them drafts. */
+function verifyPlan(startPos: number, n: number, k: number): StepPlan {
+  const p = plan([[startPos, n]]);
+  p.rows[0] = { ...p.rows[0]!, numDraftTokens: k };
+  return p;
+}
+
 function items(words: Uint32Array, count: number): number[][] {
   return Array.from({ length: count }, (_, i) => Array.from(words.subarray(i * ATTENTION_ITEM_WORDS, (i + 1) * ATTENTION_ITEM_WORDS)));
 }
@@ -65,9 +72,7 @@ describe('StepMeta attention items', () => {
 
   it('partitions each query of a verify row past one round, each with its own states, while they last', () => {
     const meta = new StepMeta({ ...limits(100), maxDraftTokens: 2 });
-    const p = plan([[1200, 3]]); // queries at 1,201, 1,202 and 1,203 keys: 38 splits each, room for two
-    p.rows[0] = { ...p.rows[0]!, numDraftTokens: 2 };
-    meta.pack(p);
+    meta.pack(verifyPlan(1200, 3, 2)); // queries at 1,201, 1,202 and 1,203 keys: 38 splits each, room for two
     expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
       [0, 0, 1, partition, 0, 0, 0, 0],
       [0, 0, 1, partition, 16, 0, 0, 0],
@@ -123,17 +128,13 @@ describe('StepMeta sampled positions', () => {
       [2, 0, 1, decode, 0, 0, 0, 0],
     ]);
     // past one round (512 keys), its queries attend as decode rows do, one item each
-    const long = plan([[512, 3]]);
-    long.rows[0] = { ...long.rows[0]!, numDraftTokens: 2 };
-    meta.pack(long);
+    meta.pack(verifyPlan(512, 3, 2));
     expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
       [0, 0, 1, decode, 0, 0, 0, 0],
       [0, 1, 1, decode, 0, 0, 0, 0],
       [0, 2, 1, decode, 0, 0, 0, 0],
     ]);
-    const short = plan([[511, 3]]);
-    short.rows[0] = { ...short.rows[0]!, numDraftTokens: 2 };
-    meta.pack(short);
+    meta.pack(verifyPlan(511, 3, 2));
     expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([[0, 0, 3, prefill, 0, 0, 0, 0]]);
   });
 
