@@ -187,9 +187,10 @@ export class GpuRunner implements ModelRunner {
     const windowGroup = kv.window ? { numBlocks: kv.window.numBlocks, window: maxWindow } : null;
     const geometry = attentionGeometry(c.numHeads, c.numKvHeads);
     const numAttentionQuads = c.numKvHeads * geometry.quadsPerKvHead;
-    // every row's splits at most, as far as the budget pays (a split state: (2 + headDim) vec4s per quad)
+    // every decode query's splits at most (a row's, and each of a verify row's), as far as the budget
+    // pays (a split state: (2 + headDim) vec4s per quad)
     const splitStateBytes = numAttentionQuads * (2 + c.headDim) * 16;
-    const maxSplitStates = Math.min(maxRows * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (runsOnCpu(device) ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
+    const maxSplitStates = Math.min(maxSampledPositions({ maxTokens, maxRows, maxDraftTokens }) * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (runsOnCpu(device) ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
     const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates, maxDraftTokens, windowGroup };
     const meta = new StepMeta(limits);
     const act = new Activations(

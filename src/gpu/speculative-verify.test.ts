@@ -58,7 +58,7 @@ interface Run {
   /** Per session: the logits (bits) at each generated position whose context was the sequence's own. */
   logits: Map<string, Map<number, Uint32Array>>;
   numAccepted: number;
-  /** The dispatches of the last step. */
+  /** The dispatches of the last step that verified drafts (none: empty). */
   labels: string[];
 }
 
@@ -71,7 +71,7 @@ async function run(m: ModelDesc, sessions: DrivenSession[], numSteps: number, o:
   try {
     for (let step = 0; step < numSteps; step++) {
       const plan = driver.nextPlan();
-      if (step === numSteps - 1) labels = (await profileStep(gpu, plan)).map((t) => t.label);
+      if (o.splitKvBudgetBytes !== undefined && plan.rows.some((row) => (row.numDraftTokens ?? 0) > 0)) labels = (await profileStep(gpu, plan)).map((t) => t.label);
       const result = await executeDetailed(gpu, plan);
       let i = 0; // the row's first sampled position in result.logits
       let draftAt = 0;
@@ -147,7 +147,9 @@ describe('GpuRunner verifying drafts', () => {
     const oracle = oracleDrafts(plain.outputs.get('probe')!);
     const split = await run(m, [drivenSession('probe', prompt, greedy(), 0, Infinity, oracle)], 5 + 10, { ...sizes, splitKvBudgetBytes: 2 ** 20 }, 128);
     const walked = await run(m, [drivenSession('probe', prompt, greedy(), 0, Infinity, oracle)], 5 + 10, { ...sizes, splitKvBudgetBytes: 0 }, 128);
+    // the verify steps (the probe their one row) merged split states: its queries were partitioned
     expect(split.labels).toContain('L0.attention_merge');
+    expect(walked.labels.length).toBeGreaterThan(0);
     expect(walked.labels).not.toContain('L0.attention_merge');
     expect(split.numAccepted).toBeGreaterThan(5);
     expectPlainDecodes(split, plain, 'probe');

@@ -99,6 +99,13 @@ describe('StepMeta attention items', () => {
     expect(meta.attentionItems.length).toBeGreaterThanOrEqual(meta.numAttentionItems * ATTENTION_ITEM_WORDS);
   });
 
+  it('partitions no more queries than it has merge items for: a verify row feeding more tokens than its drafts', () => {
+    const meta = new StepMeta({ ...limits(1024), maxTokens: 64, maxRows: 1, maxDraftTokens: 1 });
+    meta.pack(verifyPlan(600, 10, 1)); // 10 queries past 512 keys, 2 merge items
+    expect(meta.numMergeItems).toBe(2);
+    expect(items(meta.attentionItems, meta.numAttentionItems).filter((item) => item[3] === ITEM_KIND.decode).map((item) => item[1])).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
   it('has item space for a step of partitioned rows', () => {
     const lim = { ...limits(8 * 128), maxTokens: 8, maxRows: 8, numBlocks: 8 * 256 + 1 };
     const meta = new StepMeta(lim);

@@ -138,6 +138,9 @@ export class StepMeta {
   pack(plan: StepPlan): void {
     const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize, attentionQueriesPerItem } = this.limits;
     const maxDraftTokens = this.limits.maxDraftTokens ?? 0;
+    // a row may feed more tokens than its drafts plus one (a chunk ending in drafts): more decode
+    // queries than sampled positions, so the merge items' own capacity bounds partitioning too
+    const maxMerges = this.mergeItems.length / ATTENTION_ITEM_WORDS;
     if (plan.rows.length > maxRows) throw new RangeError(`${plan.rows.length} rows exceed maxRows ${maxRows}`);
     let t = 0;
     let entries = 0;
@@ -177,7 +180,7 @@ export class StepMeta {
       if (n === 1 || (k > 0 && Math.ceil((row.startPos + 1) / ATTENTION_SPLIT_KEYS) > ATTENTION_SLOTS)) {
         for (let q = 0; q < n; q++) {
           const numSplits = Math.ceil((row.startPos + q + 1) / ATTENTION_SPLIT_KEYS);
-          if (numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates) {
+          if (numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates && merges < maxMerges) {
             // split-KV: one workgroup per round of splits, then the merge pass. A round's first split
             // counts from the query's first: on a sliding-window layer the kernel starts at its window's,
             // and rounds past the window's last split do nothing (the items serve every layer)

@@ -87,7 +87,8 @@ export class CohortEngine {
    * How long a step may take, which sizes prefill chunks beside decoding rows: a multiple of the
    * decode-only step and/or `maxStepMs` (default `{ multiple: 1.5 }`), or null for the token budget
    * alone (throughput over latency, as a batch job wants). One engine serves every tab that shares it,
-   * so this is theirs too. Rejects with an InvalidRequestError naming the option for a bad budget.
+   * so this is theirs too; a server backend checks the budget and ignores it (the server sizes its
+   * own steps). Rejects with an InvalidRequestError naming the option for a bad budget.
    */
   async setStepBudget(budget: StepBudget | null): Promise<void> {
     await this.api.setStepBudget(budget).catch((err: unknown) => Promise.reject(fromEngineError(err)));
