@@ -44,6 +44,10 @@ export async function setStepMultiple(multiple: number | null): Promise<void> {
   await getEngineClient().setStepBudget(multiple === null ? null : { multiple });
 }
 
+/** How long a side waits for its steps to arrive after its turns ended. */
+const STEPS_GRACE_MS = 10_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Runs the prompts in fresh panes under one mode (and speculation setting); returns the steps and its sessions' ids. */
 async function runSide(mode: EngineMode, prompts: string[], speculation?: SpeculationSetting): Promise<CompareSide> {
   await setMode(mode);
@@ -51,12 +55,19 @@ async function runSide(mode: EngineMode, prompts: string[], speculation?: Specul
   const side = speculation === undefined ? { labelPrefix: mode === 'batched' ? 'B' : 'S', tag: `compare-${mode}` } : speculation === 'off' ? { labelPrefix: 'O', tag: 'compare-speculation-off' } : { labelPrefix: 'D', tag: 'compare-speculation-on' };
   const paneIds = addSessions(prompts.length, { ...COMPARE_SETTINGS, ...(speculation !== undefined ? { speculation } : {}) }, side);
   const steps: StepEvent[] = [];
-  const untap = tapSteps((event) => steps.push(event));
+  const finished = new Set<string>();
+  const untap = tapSteps((event) => {
+    steps.push(event);
+    for (const done of event.finished) finished.add(done.sessionId);
+  });
   try {
     const sent = await Promise.all(paneIds.map((id, i) => sendMessage(id, prompts[i])));
     if (sent.some((ok) => !ok)) throw new Error(`a ${mode} session could not start (see its pane)`);
     await Promise.all(paneIds.map(waitForTurn));
     const engineIds = new Set(paneIds.map((id) => useSessionsStore.getState().views.get(id)?.engineId).filter((id): id is string => !!id));
+    // a turn's end and its steps reach the page over different channels, either first: the
+    // side's rate needs its last steps, so wait until each session's finish has come through
+    for (let waitedMs = 0; [...engineIds].some((id) => !finished.has(id)) && waitedMs < STEPS_GRACE_MS; waitedMs += 20) await sleep(20);
     return { steps, sessionIds: engineIds };
   } finally {
     untap();
