@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type ParamValues } from './kernels';
+import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
 import { layerKv, type KvArena, type KvArenas } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
@@ -44,6 +44,8 @@ export interface ProgramInputs {
   ropeTables: GPUBuffer[];
   ropeTableLevel: number;
   blockSize: number;
+  /** The kernels' override values: shaped for a GPU or for a CPU adapter. */
+  setting: KernelSetting;
 }
 
 const SLOT_BYTES = 256; // minUniformBufferOffsetAlignment's largest allowed value

@@ -12,7 +12,7 @@ import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } 
 import { KvArena, type KvArenas } from './kv-arena';
 import { defaultKvBudgetBytes } from './kv-budget';
 import { planKvGroups } from './kv-groups';
-import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry, type KernelSetting } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
 import { ATTENTION_ITEM_WORDS, maxSampledPositions, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
@@ -57,12 +57,17 @@ export interface GpuRunnerOptions {
   /** Positions a session may reach (default the model's maxPositionEmbeddings). */
   maxContext?: number;
   /**
-   * Bytes of scratch for split-KV decode (0: off; default 16 MiB on a GPU, 0 on a CPU adapter, whose
+   * Bytes of scratch for split-KV decode (0: off; default 16 MiB in the 'gpu' kernel setting, 0 in 'cpu', for a CPU adapter's
    * few cores the extra workgroups and merge pass only cost): a decode row past 512 keys then spreads its keys
    * over one workgroup per 512 and a merge pass, rather than walking them in one workgroup. Either
    * way gives the same bits; rows that find no scratch left walk.
    */
   splitKvBudgetBytes?: number;
+  /**
+   * The kernels' override values (kernels.ts KernelSetting; default 'cpu' on a CPU adapter, 'gpu'
+   * elsewhere). Either runs on any adapter and gives the same tokens; tests and benches force each.
+   */
+  kernels?: KernelSetting;
 }
 
 const DEFAULT_SPLIT_KV_BUDGET_BYTES = 16 * 2 ** 20;
@@ -99,6 +104,8 @@ export class GpuRunner implements ModelRunner {
   readonly maxDraftTokens: number;
   /** The KV pool's storage type (what its bytes per token are counted in). */
   readonly kvCacheType: KvCacheType;
+  /** The kernels' override values: shaped for a GPU or for a CPU adapter. */
+  readonly kernelSetting: KernelSetting;
   /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
   get dispatchesPerStep(): number {
     return this.dispatchLabels.length;
@@ -129,7 +136,9 @@ export class GpuRunner implements ModelRunner {
     private readonly program: ForwardProgram,
     private readonly meta: StepMeta,
     kvNote: string | undefined,
+    kernelSetting: KernelSetting,
   ) {
+    this.kernelSetting = kernelSetting;
     this.blockSize = meta.limits.blockSize;
     this.numBlocks = kv.full.numBlocks;
     if (meta.limits.windowGroup) this.windowGroup = meta.limits.windowGroup;
@@ -158,6 +167,7 @@ export class GpuRunner implements ModelRunner {
     if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
     if (maxTokens > 65535 || maxRows > 65535) throw new Error('maxTokensPerStep and maxRows must stay below 65536 (one grid dimension)');
 
+    const setting = options.kernels ?? (runsOnCpu(device) ? 'cpu' : 'gpu');
     const kvCacheType = options.kvCacheType ?? DEFAULT_KV_CACHE_TYPE;
     const kvDim = c.numKvHeads * c.headDim;
     const kvProblem = kvCacheTypeProblem(kvCacheType, kvDim);
@@ -190,7 +200,7 @@ export class GpuRunner implements ModelRunner {
     // every decode query's splits at most (a row's, and each of a verify row's), as far as the budget
     // pays (a split state: (2 + headDim) vec4s per quad)
     const splitStateBytes = numAttentionQuads * (2 + c.headDim) * 16;
-    const maxSplitStates = Math.min(maxSampledPositions({ maxTokens, maxRows, maxDraftTokens }) * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (runsOnCpu(device) ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
+    const maxSplitStates = Math.min(maxSampledPositions({ maxTokens, maxRows, maxDraftTokens }) * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (setting === 'cpu' ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
     const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates, maxDraftTokens, windowGroup };
     const meta = new StepMeta(limits);
     const act = new Activations(
@@ -217,7 +227,7 @@ export class GpuRunner implements ModelRunner {
     const ropeTableBuffers = [...tablesByFreqs.values()];
     if (options.pipelines && options.pipelines.device !== device) throw new Error('pipelines belong to another GPUDevice');
     const cache = options.pipelines ?? new PipelineCache(device, options.shaderSource);
-    const program = await buildForwardProgram({ device, cache, config: c, weights, kv, act, ropeTables, ropeTableLevel: level, blockSize });
+    const program = await buildForwardProgram({ device, cache, config: c, weights, kv, act, ropeTables, ropeTableLevel: level, blockSize, setting });
     const validation = await device.popErrorScope();
     const oom = await device.popErrorScope();
     if (validation || oom) {
@@ -228,7 +238,7 @@ export class GpuRunner implements ModelRunner {
       for (const buffer of ropeTableBuffers) buffer.destroy();
       throw new Error(`GpuRunner setup failed: ${(validation ?? oom)!.message}`);
     }
-    return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffers, program, meta, kvPlan.note);
+    return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffers, program, meta, kvPlan.note, setting);
   }
 
   async execute(plan: StepPlan): Promise<StepResult> {

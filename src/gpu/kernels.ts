@@ -5,6 +5,15 @@ import type { DType, MlpActivation } from '../model/desc';
 import type { KvCacheType } from '../model/kv-types';
 import type { Overrides } from './pipeline-cache';
 
+/**
+ * Which override values the kernels run with, chosen per adapter (runsOnCpu), never per step:
+ * 'gpu' the shapes for real GPUs (lanes along K and along head_dim, hundreds of workgroups, split
+ * reductions in a fixed order); 'cpu' the shapes measured fastest on CPU adapters (SwiftShader),
+ * where every invocation and workgroup costs a fixed few microseconds. One kernel set either way:
+ * a setting is override values, never another file. GpuRunnerOptions.kernels forces either.
+ */
+export type KernelSetting = 'gpu' | 'cpu';
+
 /** uniform = params struct; read = read-only storage; write = read_write storage. */
 export type BindingKind = 'uniform' | 'read' | 'write';
 

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, globals } from 'webgpu';
 import { runnerDeviceDescriptor } from '../device';
+import type { KernelSetting } from '../kernels';
 
 /**
  * The nearest folder at or above this module that holds shaders/: the repository, whether this
@@ -102,4 +103,15 @@ export function getNodeDevice(): Promise<GPUDevice> {
 /** WGSL source of shaders/<name>.wgsl, read from disk (the browser uses ?raw imports instead). */
 export function loadShader(name: string): string {
   return readFileSync(repoPath('shaders', `${name}.wgsl`), 'utf8');
+}
+
+/**
+ * The kernel setting asked for by COHORT_KERNELS ('gpu' or 'cpu'), for benches and tests that run
+ * one setting on any adapter; undefined (the adapter's default) when unset. Anything else throws.
+ */
+export function kernelSettingFromEnv(): KernelSetting | undefined {
+  const value = process.env.COHORT_KERNELS;
+  if (value === undefined || value === '') return undefined;
+  if (value === 'gpu' || value === 'cpu') return value;
+  throw new Error(`COHORT_KERNELS=${value}: 'gpu' or 'cpu'`);
 }
