@@ -8,14 +8,27 @@
 // With Params.softcap > 0 every stored value is softcap * tanh(value / softcap) (gemma2's final
 // logits: lm_head's store, so sampling and the logits read back both see the capped values).
 //
-// Why this shape: one invocation owns ROWS weight rows x up to TILE tokens, so every weight
-// element is read once per TILE tokens (once per step for decode cohorts of up to TILE rows),
-// which bounds decode on real GPUs; on SwiftShader it beat one-invocation-per-output by ~4x and
-// a workgroup-reduction GEMV by ~15x.
-// Batch invariance: every output element sums its k steps in one fixed order whatever the token
-// count, so a token's outputs never depend on the other tokens of the step.
+// Why this shape: a workgroup holds WORKGROUP_SIZE / LANES row groups of ROWS weight rows, and
+// the LANES invocations of a row group split K between them, unit by unit (a unit is 4 weights of
+// f32/f16/bf16, a q8_0/q4_0 block, a q4_K group of 64, a quarter-row of 16 of a q6_K half block):
+// adjacent lanes read adjacent units of one row, so on a GPU a warp's loads cover contiguous bytes,
+// and a Llama-3.2-1B projection launches hundreds of workgroups at batch 1. Each weight is still
+// read once per TILE tokens (once per step for decode cohorts of up to TILE rows). The lanes'
+// partial sums meet in a workgroup-memory tree whose order LANES alone fixes. LANES = 1 is the
+// shape CPU adapters run fastest (one invocation walks all of K; no barriers), kernels.ts
+// MATMUL_SHAPE holds each setting's values.
+// Batch invariance: every output element sums its units in one fixed order (each lane's units in
+// ascending order, then the tree) whatever the token count, so a token's outputs never depend on
+// the other tokens of the step; one pipeline serves every token count.
 
 override WORKGROUP_SIZE: u32 = 64u;
+// Invocations along K per row group: a power of two dividing WORKGROUP_SIZE.
+override LANES: u32 = 1u;
+// true: the token loops run to TILE with each iteration guarded, so indices into the tile are
+// constants and GPU compilers keep its accumulators in registers. false: they run to the tile's
+// own count: SwiftShader walked all TILE masked iterations, which made a one-token decode step
+// cost most of a full tile (B=1 steps ~1.6x faster this way; full tiles the same within noise).
+override GUARDED_TILE: bool = false;
 // Stored dtype of w (codes shared with embedding.wgsl): 0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0,
 // 5 q4_K, 6 q6_K. Picks the weight loop once per invocation; the compiler folds the rest away.
 override DTYPE: u32 = 0u;
@@ -35,8 +48,8 @@ const TANH_CLAMP: f32 = 15.0;
 
 // const, not override: TILE sizes a private array and ROWS is the 4 lanes of every accumulator,
 // which WGSL only allows for const-expressions. The host's copies are checked against these.
-const ROWS: u32 = 4u;  // weight rows per invocation
-const TILE: u32 = 8u;  // tokens per invocation (grid y covers numTokens / TILE)
+const ROWS: u32 = 4u;  // weight rows per row group
+const TILE: u32 = 8u;  // tokens per workgroup (grid y covers numTokens / TILE)
 
 struct Params {
   numTokens: u32,
@@ -57,17 +70,27 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> y2: array<f32>;      // [numTokens, splitB - splitA]
 @group(0) @binding(6) var<storage, read_write> y3: array<f32>;      // [numTokens, n - splitB]
 
-// acc[t][r]: token t0 + t against weight row row0 + r.
+// [WORKGROUP_SIZE, TILE] the lanes' partial sums, invocation-major, so a row group's lanes are
+// adjacent (LANES > 1 only)
+var<workgroup> partials: array<vec4<f32>, WORKGROUP_SIZE * TILE>;
+
+// acc[t][r]: token t0 + t against weight row row0 + r, this lane's units only.
 var<private> acc: array<vec4<f32>, TILE>;
-var<private> numT: u32;   // tokens of this invocation's tile (1..TILE)
+var<private> numT: u32;   // tokens of this workgroup's tile (1..TILE); 0 for a row group past n
 var<private> xBase: u32;  // first x vec4 of token t0
 var<private> xStride: u32;  // vec4s per token (k / 4)
 
 // One 4-element step of k for all 4 rows and every token of the tile, always in this order.
-// The loop runs to numT, not TILE with a guard: SwiftShader walked all TILE masked iterations,
-// which made a one-token decode step cost most of a full tile (B=1 steps ~1.6x faster this way;
-// full tiles measured the same within noise).
 fn accumulate(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, i: u32) {
+  if (GUARDED_TILE) {
+    for (var t = 0u; t < TILE; t++) {
+      if (t < numT) {
+        let xv = x[xBase + t * xStride + i];
+        acc[t] += vec4<f32>(dot(w0, xv), dot(w1, xv), dot(w2, xv), dot(w3, xv));
+      }
+    }
+    return;
+  }
   for (var t = 0u; t < numT; t++) {
     let xv = x[xBase + t * xStride + i];
     acc[t] += vec4<f32>(dot(w0, xv), dot(w1, xv), dot(w2, xv), dot(w3, xv));
@@ -82,57 +105,65 @@ fn activate(g: f32) -> f32 {
   return g / (1.0 + exp(-g));
 }
 
-fn store(t0: u32, row0: u32) {
+// Sums each output over the row group's lanes: lane j adds lane j + stride's partials for strides
+// LANES / 2 .. 1, so every output's order is fixed by LANES. Leaves the totals at the group's first
+// invocation. Called by the whole workgroup (barriers).
+fn reduceLanes(lid: u32, lane: u32) {
+  let at = lid * TILE;
+  for (var t = 0u; t < TILE; t++) { partials[at + t] = acc[t]; }
+  workgroupBarrier();
+  for (var stride = LANES / 2u; stride > 0u; stride /= 2u) {
+    if (lane < stride) {
+      for (var t = 0u; t < numT; t++) { partials[at + t] += partials[at + stride * TILE + t]; }
+    }
+    workgroupBarrier();
+  }
+}
+
+// Output (token t0 + t, row row0 + r) summed over every unit: the group's first invocation's
+// partials after reduceLanes (at = its index * TILE), or this invocation's own with one lane.
+fn total(at: u32, t: u32, r: u32) -> f32 {
+  if (LANES == 1u) { return acc[t][r]; }
+  return partials[at + t][r];
+}
+
+// The tile's outputs, spread over the row group's lanes (one lane stores them all when LANES = 1).
+fn store(t0: u32, row0: u32, lane: u32, at: u32) {
   let splitA = params.splitA;
   let splitB = params.splitB;
-  for (var t = 0u; t < numT; t++) {
+  for (var o = lane; o < numT * ROWS; o += LANES) {
+    let t = o / ROWS;
+    let r = o % ROWS;
+    let n = row0 + r;
     let token = t0 + t;
     if (GLU) {
-      // rows (gate_i, up_i) pairs; row0 is even, so pairs never straddle invocations
-      for (var r = 0u; r < ROWS; r += 2u) {
-        if (row0 + r + 1u < params.n) {
-          let g = acc[t][r];
-          y[token * (params.n / 2u) + (row0 + r) / 2u] = activate(g) * acc[t][r + 1u];
-        }
+      // rows (gate_i, up_i) pairs; row0 is even, so pairs never straddle row groups
+      if (r % 2u == 0u && n + 1u < params.n) {
+        y[token * (params.n / 2u) + n / 2u] = activate(total(at, t, r)) * total(at, t, r + 1u);
       }
       continue;
     }
-    for (var r = 0u; r < ROWS; r++) {
-      let n = row0 + r;
-      if (n < params.n) {
-        var value = acc[t][r];
-        if (HAS_BIAS) { value += bias[n]; }
-        if (params.softcap > 0.0) { value = params.softcap * tanh(clamp(value / params.softcap, -TANH_CLAMP, TANH_CLAMP)); }
-        if (n < splitA) {
-          let at = token * splitA + n;
-          if (ACCUMULATE) { value = y[at] + value; }
-          y[at] = value;
-        } else if (n < splitB) {
-          y2[token * (splitB - splitA) + n - splitA] = value;
-        } else {
-          y3[token * (params.n - splitB) + n - splitB] = value;
-        }
+    if (n < params.n) {
+      var value = total(at, t, r);
+      if (HAS_BIAS) { value += bias[n]; }
+      if (params.softcap > 0.0) { value = params.softcap * tanh(clamp(value / params.softcap, -TANH_CLAMP, TANH_CLAMP)); }
+      if (n < splitA) {
+        let i = token * splitA + n;
+        if (ACCUMULATE) { value = y[i] + value; }
+        y[i] = value;
+      } else if (n < splitB) {
+        y2[token * (splitB - splitA) + n - splitA] = value;
+      } else {
+        y3[token * (params.n - splitB) + n - splitB] = value;
       }
     }
   }
 }
 
-// Sets up the tile; false when this invocation has no rows or tokens to compute.
-fn begin(gid: vec3<u32>) -> bool {
-  let row0 = gid.x * ROWS;
-  let t0 = gid.y * TILE;
-  if (row0 >= params.n || t0 >= params.numTokens) { return false; }
-  numT = min(TILE, params.numTokens - t0);
-  xStride = params.k / 4u;
-  xBase = t0 * xStride;
-  for (var t = 0u; t < TILE; t++) { acc[t] = vec4<f32>(0.0); }
-  return true;
-}
-
-// Where this invocation's 4 weight rows start, in units of `stride` (a row's words or bytes).
+// Where the row group's 4 weight rows start, in units of `stride` (a row's words or bytes).
 // Rows past n read the last row; their results are never stored.
-fn rowStarts(gid: vec3<u32>, stride: u32) -> vec4<u32> {
-  return min(vec4<u32>(gid.x * ROWS) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(params.n - 1u)) * stride;
+fn rowStarts(row0: u32, stride: u32) -> vec4<u32> {
+  return min(vec4<u32>(row0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(params.n - 1u)) * stride;
 }
 
 // --- Stored bytes as u32 words. Blocks of 34, 18 and 210 bytes leave rows and blocks 2-byte
@@ -159,11 +190,10 @@ fn bytes4(q: u32) -> vec4<u32> {
 
 // --- f32, f16, bf16: 4 weights per k step, read straight from their words.
 
-fn rowsPlain(gid: vec3<u32>) {
-  let kv = params.k / 4u;
+fn rowsPlain(row0: u32, lane: u32, units: u32) {
   let words = select(2u, 4u, DTYPE == 0u);  // u32 words per 4 weights
-  let rows = rowStarts(gid, kv * words);
-  for (var i = 0u; i < kv; i++) {
+  let rows = rowStarts(row0, (params.k / 4u) * words);
+  for (var i = lane; i < units; i += LANES) {
     let at = rows + i * words;
     accumulate(plain4(at.x), plain4(at.y), plain4(at.z), plain4(at.w), i);
   }
@@ -195,11 +225,10 @@ fn q4High(q: u32, d: f32) -> vec4<f32> {
   return vec4<f32>(vec4<i32>(bytes4(q) >> vec4<u32>(4u)) - vec4<i32>(8)) * d;
 }
 
-fn rowsBlocks32(gid: vec3<u32>) {
+fn rowsBlocks32(row0: u32, lane: u32, units: u32) {
   let blockBytes = select(18u, 34u, DTYPE == 3u);
-  let numBlocks = params.k / 32u;
-  let rows = rowStarts(gid, numBlocks * blockBytes);
-  for (var b = 0u; b < numBlocks; b++) {
+  let rows = rowStarts(row0, (params.k / 32u) * blockBytes);
+  for (var b = lane; b < units; b += LANES) {
     let o = rows + b * blockBytes;
     let d = vec4<f32>(halfAt(o.x), halfAt(o.y), halfAt(o.z), halfAt(o.w));
     if (DTYPE == 3u) {
@@ -256,22 +285,22 @@ fn q4kHigh(q: u32, s: vec4<f32>) -> vec4<f32> {
   return s.z * vec4<f32>(bytes4(q) >> vec4<u32>(4u)) - s.w;
 }
 
-fn rowsQ4K(gid: vec3<u32>) {
-  let numBlocks = params.k / 256u;
-  let rows = rowStarts(gid, numBlocks * 36u);  // in words
-  for (var b = 0u; b < numBlocks; b++) {
+// A unit is one group of 64 elements (4 per block): 32 low nibbles (scale 2g) then the same
+// bytes' high nibbles (2g + 1).
+fn rowsQ4K(row0: u32, lane: u32, units: u32) {
+  let rows = rowStarts(row0, (params.k / 256u) * 36u);  // in words
+  for (var u = lane; u < units; u += LANES) {
+    let b = u / 4u;
+    let g = u % 4u;
     let o = rows + b * 36u;
-    // 4 groups of 64 elements: 32 low nibbles (scale 2g) then the same bytes' high nibbles (2g + 1)
-    for (var g = 0u; g < 4u; g++) {
-      let s0 = groupScales(o.x, 2u * g); let s1 = groupScales(o.y, 2u * g);
-      let s2 = groupScales(o.z, 2u * g); let s3 = groupScales(o.w, 2u * g);
-      let xi = b * 64u + g * 16u;
-      for (var l = 0u; l < 8u; l++) {
-        let at = o + 4u + 8u * g + l;
-        let q = vec4<u32>(w[at.x], w[at.y], w[at.z], w[at.w]);
-        accumulate(q4kLow(q.x, s0), q4kLow(q.y, s1), q4kLow(q.z, s2), q4kLow(q.w, s3), xi + l);
-        accumulate(q4kHigh(q.x, s0), q4kHigh(q.y, s1), q4kHigh(q.z, s2), q4kHigh(q.w, s3), xi + 8u + l);
-      }
+    let s0 = groupScales(o.x, 2u * g); let s1 = groupScales(o.y, 2u * g);
+    let s2 = groupScales(o.z, 2u * g); let s3 = groupScales(o.w, 2u * g);
+    let xi = u * 16u;
+    for (var l = 0u; l < 8u; l++) {
+      let at = o + 4u + 8u * g + l;
+      let q = vec4<u32>(w[at.x], w[at.y], w[at.z], w[at.w]);
+      accumulate(q4kLow(q.x, s0), q4kLow(q.y, s1), q4kLow(q.z, s2), q4kLow(q.w, s3), xi + l);
+      accumulate(q4kHigh(q.x, s0), q4kHigh(q.y, s1), q4kHigh(q.z, s2), q4kHigh(q.w, s3), xi + 8u + l);
     }
   }
 }
@@ -307,33 +336,54 @@ fn quarters(o: u32, h: u32, l: u32) -> Quarter {
   return out;
 }
 
-fn rowsQ6K(gid: vec3<u32>) {
-  let numBlocks = params.k / 256u;
-  let rows = rowStarts(gid, numBlocks * 210u);
-  for (var b = 0u; b < numBlocks; b++) {
-    let o = rows + b * 210u;
-    for (var h = 0u; h < 2u; h++) {
-      for (var l = 0u; l < 32u; l += 4u) {
-        let a0 = quarters(o.x, h, l); let a1 = quarters(o.y, h, l);
-        let a2 = quarters(o.z, h, l); let a3 = quarters(o.w, h, l);
-        let xi = b * 64u + h * 32u + l / 4u;
-        for (var s = 0u; s < 4u; s++) {
-          accumulate(six4(a0.q[s], a0.ds[s]), six4(a1.q[s], a1.ds[s]),
-                     six4(a2.q[s], a2.ds[s]), six4(a3.q[s], a3.ds[s]), xi + 8u * s);
-        }
-      }
+// A unit is 16 elements: the 4 quarters of one (half h, 4 bytes from l) of a block, 16 per block.
+fn rowsQ6K(row0: u32, lane: u32, units: u32) {
+  let rows = rowStarts(row0, (params.k / 256u) * 210u);
+  for (var u = lane; u < units; u += LANES) {
+    let o = rows + (u / 16u) * 210u;
+    let h = (u / 8u) % 2u;
+    let l = (u % 8u) * 4u;
+    let a0 = quarters(o.x, h, l); let a1 = quarters(o.y, h, l);
+    let a2 = quarters(o.z, h, l); let a3 = quarters(o.w, h, l);
+    let xi = (u / 8u) * 32u + l / 4u;
+    for (var s = 0u; s < 4u; s++) {
+      accumulate(six4(a0.q[s], a0.ds[s]), six4(a1.q[s], a1.ds[s]),
+                 six4(a2.q[s], a2.ds[s]), six4(a3.q[s], a3.ds[s]), xi + 8u * s);
     }
   }
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  if (!begin(gid)) { return; }
+// Units of one row: 4 weights (f32, f16, bf16), a 32-weight block (q8_0, q4_0), a q4_K group of
+// 64, a q6_K quarter-row of 16.
+fn unitsPerRow() -> u32 {
   switch DTYPE {
-    case 0u, 1u, 2u: { rowsPlain(gid); }
-    case 3u, 4u: { rowsBlocks32(gid); }
-    case 5u: { rowsQ4K(gid); }
-    default: { rowsQ6K(gid); }
+    case 0u, 1u, 2u: { return params.k / 4u; }
+    case 3u, 4u: { return params.k / 32u; }
+    case 5u: { return params.k / 64u; }
+    default: { return params.k / 16u; }
   }
-  store(gid.y * TILE, gid.x * ROWS);
+}
+
+// Grid: x (and, past 65535 workgroups, y's upper part) over row groups, y over token tiles.
+// No invocation returns early: the lanes meet at barriers, so a row group past n runs no units.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let tiles = max(1u, (params.numTokens + TILE - 1u) / TILE);
+  let t0 = (wg.y % tiles) * TILE;
+  let lane = lid % LANES;
+  let row0 = ((wg.x + groups.x * (wg.y / tiles)) * (WORKGROUP_SIZE / LANES) + lid / LANES) * ROWS;
+  let live = row0 < params.n && t0 < params.numTokens;
+  numT = select(0u, min(TILE, params.numTokens - t0), live);
+  xStride = params.k / 4u;
+  xBase = t0 * xStride;
+  let units = select(0u, unitsPerRow(), live);
+  switch DTYPE {
+    case 0u, 1u, 2u: { rowsPlain(row0, lane, units); }
+    case 3u, 4u: { rowsBlocks32(row0, lane, units); }
+    case 5u: { rowsQ4K(row0, lane, units); }
+    default: { rowsQ6K(row0, lane, units); }
+  }
+  if (LANES > 1u) { reduceLanes(lid, lane); }
+  store(t0, row0, lane, (lid - lane) * TILE);
 }

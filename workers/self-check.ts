@@ -1,7 +1,8 @@
 // Runs the model's own matmul kernel (shaders/matmul.wgsl, f32 weights, the ACCUMULATE store
 // that fuses the residual add into o_proj/down_proj) on fixed inputs and compares it with its CPU
 // twins, so the page can prove the worker's device computes. Not a benchmark, not a model step.
-import { KERNELS, matmulGrid, matmulOverrides, packParams } from '../src/gpu/kernels';
+import { runsOnCpu } from '../src/gpu/device';
+import { KERNELS, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams } from '../src/gpu/kernels';
 import { PipelineCache, type ShaderSource } from '../src/gpu/pipeline-cache';
 import { bundledShaderSource } from '../src/gpu/shader-sources';
 import type { SelfCheckResult } from '../src/protocol/api';
@@ -9,7 +10,6 @@ import { matmul, residualAdd } from '../src/reference/ops';
 
 const numElements = 1029; // tokens; not a multiple of the kernel's token tile: exercises its guard
 const k = 4; // one vec4 step of the weight loop
-const workgroupSize = 64;
 const numPadding = 3;
 const sentinel = -4242.5;
 
@@ -35,7 +35,8 @@ export async function runSelfCheck(device: GPUDevice, shaderSource: ShaderSource
   const startMs = performance.now();
   const { a, b, x, w } = selfCheckInputs();
   const cache = new PipelineCache(device, shaderSource);
-  const overrides = matmulOverrides('f32', { accumulate: true, workgroupSize });
+  const shape = MATMUL_SHAPE[runsOnCpu(device) ? 'cpu' : 'gpu']; // the shape the runner takes on this device
+  const overrides = matmulOverrides('f32', shape, { accumulate: true });
   const pipeline = await cache.prepare('matmul', overrides);
 
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
@@ -60,7 +61,7 @@ export async function runSelfCheck(device: GPUDevice, shaderSource: ShaderSource
   const buffers = [paramsBuffer, xBuffer, wBuffer, biasBuffer, yBuffer, ...unusedOut];
   const bindGroup = cache.bindGroup('matmul', buffers.map((buffer) => ({ buffer })));
   const grid = [0, 0];
-  matmulGrid(1, numElements, workgroupSize, grid);
+  matmulGrid(1, numElements, shape, grid);
   const encoder = device.createCommandEncoder();
   const pass = encoder.beginComputePass();
   pass.setPipeline(pipeline);

@@ -14,7 +14,7 @@ import { loadHfModel } from '../model/hf-loader';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
-import { loadShader } from './testing/node-gpu';
+import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
 
 const NUM_TURNS = Number(process.env.LOOP_TURNS ?? 2000);
 const BLOCK_SIZE = 4;
@@ -36,7 +36,7 @@ type RunnerKind = 'GpuRunner' | 'CpuRunner';
 async function makeRunner(kind: RunnerKind, model: ModelDesc): Promise<ModelRunner> {
   if (kind === 'CpuRunner') return new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8 });
   const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8, maxContext: 160 });
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8, maxContext: 160, kernels: kernelSettingFromEnv() });
 }
 
 

@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
+import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
 import { layerKv, type KvArena, type KvArenas } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
@@ -193,7 +193,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     wanted.set(JSON.stringify([kernel, overrides]), [kernel, overrides]);
     return [kernel, overrides];
   };
-  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu = false) => want('matmul', matmulOverrides(m.dtype, { hasBias, accumulate, glu, activation: c.mlpActivation }));
+  const matmulShape = MATMUL_SHAPE[p.setting];
+  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu = false) => want('matmul', matmulOverrides(m.dtype, matmulShape, { hasBias, accumulate, glu, activation: c.mlpActivation }));
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
   /** A dispatch of pipe's kernel: binding 0 is its params slot, every other binding by its WGSL name. */
@@ -205,7 +206,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
   const matmulOp = (list: Array<() => Dispatch>, label: string, { params, x, m, y, bias = null, accumulate = false, count = tokens(1), ys = [], glu = false }: MatmulOp) =>
     add(list, label, matmulPipe(m, bias !== null, accumulate, glu), params, { x: buf(x), w: buf(m.buffer), bias: buf(bias ?? act.unused), y: buf(y), y2: buf(ys[0] ?? act.unusedOut[0]), y3: buf(ys[1] ?? act.unusedOut[1]) }, (cnt, out) =>
-      matmulGrid(m.rows, count(cnt), ELEMENTWISE_WORKGROUP, out),
+      matmulGrid(m.rows, count(cnt), matmulShape, out),
     );
   /** out = rmsnorm(x) (gather: of the sampling rows' last tokens), or out += rmsnorm(x) with addToOut. */
   const normOp = (list: Array<() => Dispatch>, label: string, slotB: Slot, x: GPUBuffer, weight: GPUBuffer, out: GPUBuffer, count: (cnt: Counts) => number, gather = false, addToOut = false) =>

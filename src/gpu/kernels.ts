@@ -182,10 +182,28 @@ export const KV_TYPE_CODE: Record<KvCacheType, number> = { f32: DTYPE_CODE.f32, 
 /** K/V values one rope_kv_write invocation writes: whole words of the cache (a q8_0 block shares one amax). */
 export const KV_WRITE_VALUES_PER_INVOCATION: Record<KvCacheType, number> = { f32: 1, f16: 2, q8_0: 32 };
 
-/** Tokens one matmul invocation covers (the TILE const of matmul.wgsl). */
+/** Tokens one matmul workgroup covers (the TILE const of matmul.wgsl). */
 export const MATMUL_TOKENS_PER_INVOCATION = 8;
-/** Weight rows one matmul invocation covers (the ROWS const of matmul.wgsl). */
+/** Weight rows one matmul row group covers (the ROWS const of matmul.wgsl). */
 export const MATMUL_ROWS_PER_INVOCATION = 4;
+
+/** matmul.wgsl's launch shape: invocations per workgroup, lanes along K per row group, guarded token tile. */
+export interface MatmulShape {
+  workgroupSize: number;
+  lanes: number;
+  guardedTile: boolean;
+}
+
+/**
+ * Each setting's matmul shape. 'gpu': 32 lanes along K per row group (a warp's loads cover
+ * contiguous bytes of one row), 2 row groups per 64-invocation workgroup, so every Llama-3.2-1B
+ * projection at batch 1 launches 256 workgroups or more. 'cpu': one lane walks all of K and a
+ * workgroup holds 64 row groups (256 rows): on SwiftShader a lane reduction measured ~15x slower.
+ */
+export const MATMUL_SHAPE: Record<KernelSetting, MatmulShape> = {
+  gpu: { workgroupSize: 64, lanes: 32, guardedTile: true },
+  cpu: { workgroupSize: 64, lanes: 1, guardedTile: false },
+};
 
 /**
  * Invocations of a paged_attention workgroup (its SLOTS const): the lane quads of one prefill work
@@ -228,17 +246,34 @@ export const ACTIVATION_CODE: Record<MlpActivation, number> = { silu: 0, gelu_ta
 /** matmul.wgsl's overrides for weights stored as `dtype` (`activation` only matters with `glu`). */
 export function matmulOverrides(
   dtype: DType,
-  options: { hasBias?: boolean; accumulate?: boolean; glu?: boolean; activation?: MlpActivation; workgroupSize?: number } = {},
+  shape: MatmulShape,
+  options: { hasBias?: boolean; accumulate?: boolean; glu?: boolean; activation?: MlpActivation } = {},
 ): Overrides {
-  const overrides: Record<string, number> = { DTYPE: DTYPE_CODE[dtype], HAS_BIAS: options.hasBias ? 1 : 0, ACCUMULATE: options.accumulate ? 1 : 0, GLU: options.glu ? 1 : 0 };
+  const overrides: Record<string, number> = {
+    DTYPE: DTYPE_CODE[dtype],
+    HAS_BIAS: options.hasBias ? 1 : 0,
+    ACCUMULATE: options.accumulate ? 1 : 0,
+    GLU: options.glu ? 1 : 0,
+    WORKGROUP_SIZE: shape.workgroupSize,
+    LANES: shape.lanes,
+    GUARDED_TILE: shape.guardedTile ? 1 : 0,
+  };
   // only GLU pipelines carry it, so the other matmuls keep one pipeline whatever the model's activation
   if (options.glu) overrides.ACTIVATION = ACTIVATION_CODE[options.activation ?? 'silu'];
-  if (options.workgroupSize !== undefined) overrides.WORKGROUP_SIZE = options.workgroupSize;
   return overrides;
 }
 
-/** Workgroups of a matmul of `rows` weight rows over `numTokens` tokens. */
-export function matmulGrid(rows: number, numTokens: number, workgroupSize: number, out: Uint32Array | number[]): void {
-  out[0] = Math.ceil(rows / (MATMUL_ROWS_PER_INVOCATION * workgroupSize));
-  out[1] = Math.ceil(numTokens / MATMUL_TOKENS_PER_INVOCATION);
+/** The most workgroups one grid dimension takes (WebGPU's default maxComputeWorkgroupsPerDimension). */
+const MAX_GROUPS_PER_DIMENSION = 65535;
+
+/**
+ * Workgroups of a matmul of `rows` weight rows over `numTokens` tokens: x over row groups, y over
+ * token tiles; past 65535 row-group workgroups (a 262k vocabulary's lm_head on the GPU shape) y
+ * also counts chunks of x, which the kernel folds back.
+ */
+export function matmulGrid(rows: number, numTokens: number, shape: MatmulShape, out: Uint32Array | number[]): void {
+  const groups = Math.ceil(rows / ((MATMUL_ROWS_PER_INVOCATION * shape.workgroupSize) / shape.lanes));
+  const tiles = Math.ceil(numTokens / MATMUL_TOKENS_PER_INVOCATION);
+  out[0] = Math.min(groups, MAX_GROUPS_PER_DIMENSION);
+  out[1] = tiles === 0 ? 0 : tiles * Math.ceil(groups / out[0]);
 }

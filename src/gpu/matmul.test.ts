@@ -1,19 +1,18 @@
 // Parity of matmul.wgsl (every stored dtype, one DTYPE override each) with the CPU twin
-// matmulQuant, its split, GLU (SwiGLU, GeGLU) and soft-capped stores, and its batch invariance.
-// Runs on Node WebGPU (SwiftShader here); says nothing about speed.
+// matmulQuant, its split, GLU (SwiGLU, GeGLU) and soft-capped stores, and its batch invariance,
+// in both kernel settings' shapes. Runs on Node WebGPU (SwiftShader here); says nothing about speed.
 import { describe, expect, it } from 'vitest';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, MlpActivation, TensorDesc } from '../model/desc';
 import { geglu, logitSoftcap, matmulQuant, swiglu } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
-import { ACTIVATION_CODE, matmulGrid, matmulOverrides } from './kernels';
+import { ACTIVATION_CODE, MATMUL_SHAPE, matmulGrid, matmulOverrides, type KernelSetting, type MatmulShape } from './kernels';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** Max |gpu - cpu| / max |cpu|: f32 sums in a different order than the twin's f64 sums. */
 const MATMUL_TOLERANCE = 1e-5;
 
 const DTYPES: DType[] = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_K', 'q6_K'];
-const WORKGROUP_SIZE = 64;
 
 function weightTensor(dtype: DType, rows: number, cols: number, seed: number): TensorDesc {
   const values = seededFloats(seed, rows * cols, 1 / Math.sqrt(cols));
@@ -41,30 +40,30 @@ interface MatmulRun {
   activation?: MlpActivation;
   /** > 0: stores softcap * tanh(value / softcap). */
   softcap?: number;
+  /** Workgroups launched (default matmulGrid's): another grid over the same row groups must give the same bits. */
+  grid?: [number, number];
 }
 
 /** y, y2 and y3 after one matmul dispatch. */
-async function matmulOutputs({ x, numTokens, w, bias, y0, splits, glu, activation, softcap = 0 }: MatmulRun): Promise<Float32Array[]> {
+async function matmulOutputs(shape: MatmulShape, { x, numTokens, w, bias, y0, splits, glu, activation, softcap = 0, grid: forced }: MatmulRun): Promise<Float32Array[]> {
   const [n, k] = w.shape as [number, number];
   const [splitA, splitB] = splits ?? [n, n];
   const y = y0 ? Float32Array.from(y0) : new Float32Array(numTokens * (glu ? n / 2 : splitA)); // [numTokens, splitA]
   const grid: [number, number] = [0, 0];
-  matmulGrid(n, numTokens, WORKGROUP_SIZE, grid);
+  matmulGrid(n, numTokens, shape, grid);
   const params = new Uint32Array([numTokens, n, k, splitA, splitB, 0, 0, 0]);
   new Float32Array(params.buffer)[5] = softcap;
   const result = await runKernel(
     'matmul',
-    matmulOverrides(w.dtype, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, activation, workgroupSize: WORKGROUP_SIZE }),
+    matmulOverrides(w.dtype, shape, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, activation }),
     [params, x, wordBytes(w.data), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB))],
-    grid,
+    forced ?? grid,
     [4, 5, 6],
   );
   return [4, 5, 6].map((b) => new Float32Array(result.get(b)!));
 }
 
-async function matmulOnGpu(run: MatmulRun): Promise<Float32Array> {
-  return (await matmulOutputs(run))[0]!;
-}
+
 
 /** Rows [from, to) of w as a tensor of their own. */
 function rowsOf(w: TensorDesc, from: number, to: number): TensorDesc {
@@ -86,7 +85,10 @@ function colsFor(dtype: DType): number {
   return 100;
 }
 
-describe('matmul.wgsl', () => {
+describe.each(['gpu', 'cpu'] as KernelSetting[])('matmul.wgsl, %s shape', (setting) => {
+  const shape = MATMUL_SHAPE[setting];
+  const matmulOnGpu = async (run: MatmulRun) => (await matmulOutputs(shape, run))[0]!;
+
   for (const dtype of DTYPES) {
     it(`${dtype}: matches matmulQuant on ragged shapes`, async () => {
       const k = colsFor(dtype);
@@ -113,7 +115,7 @@ describe('matmul.wgsl', () => {
       const w = weightTensor(dtype, 37, k, 17);
       const bias = seededFloats(18, 37);
       const x = seededFloats(19, numTokens * k);
-      const [y, y2, y3] = await matmulOutputs({ x, numTokens, w, bias, splits: [20, 28] });
+      const [y, y2, y3] = await matmulOutputs(shape, { x, numTokens, w, bias, splits: [20, 28] });
       const parts: Array<[number, number, Float32Array]> = [[0, 20, y!], [20, 28, y2!], [28, 37, y3!]];
       for (const [from, to, got] of parts) {
         const alone = await matmulOnGpu({ x, numTokens, w: rowsOf(w, from, to), bias: bias.slice(from, to) });
@@ -181,4 +183,41 @@ describe('matmul.wgsl', () => {
       }
     });
   }
+
+  // K long enough that every lane of a row group takes several units, in each unit size
+  for (const [dtype, k] of [['f32', 1032], ['q8_0', 2080], ['q4_K', 4352], ['q6_K', 2304]] as Array<[DType, number]>) {
+    it(`${dtype}: matches matmulQuant over K = ${k}`, async () => {
+      const numTokens = 3;
+      const w = weightTensor(dtype, 9, k, 41);
+      const run = { x: seededFloats(42, numTokens * k), numTokens, w };
+      expect(scaledError(await matmulOnGpu(run), matmulOnCpu(run))).toBeLessThanOrEqual(MATMUL_TOLERANCE);
+    });
+  }
+
+  it('row groups folded from x into y (a grid past 65535 workgroups) give the same bits', async () => {
+    const k = 64;
+    const numTokens = 11; // two token tiles
+    const n = 203;
+    const w = weightTensor('f32', n, k, 43);
+    const x = seededFloats(44, numTokens * k);
+    const grid: [number, number] = [0, 0];
+    matmulGrid(n, numTokens, shape, grid);
+    const folded: [number, number] = [Math.ceil(grid[0] / 3), 2 * 3]; // 3 chunks of x per token tile
+    expect(folded[0] * 3).toBeGreaterThanOrEqual(grid[0]);
+    expect(bits(await matmulOnGpu({ x, numTokens, w, grid: folded }))).toEqual(bits(await matmulOnGpu({ x, numTokens, w })));
+  });
+});
+
+describe('matmulGrid', () => {
+  it('launches every row group once, folding x into y past 65535 workgroups', () => {
+    const out = [0, 0];
+    matmulGrid(3072, 1, MATMUL_SHAPE.gpu, out);
+    expect(out).toEqual([384, 1]); // 8 rows a workgroup
+    matmulGrid(3072, 9, MATMUL_SHAPE.cpu, out);
+    expect(out).toEqual([12, 2]); // 256 rows a workgroup
+    matmulGrid(4 * 64 * 70000, 17, MATMUL_SHAPE.cpu, out);
+    expect(out).toEqual([65535, 3 * 2]);
+    matmulGrid(100, 0, MATMUL_SHAPE.gpu, out);
+    expect(out[1]).toBe(0); // nothing to run
+  });
 });

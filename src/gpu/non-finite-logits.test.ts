@@ -11,7 +11,7 @@ import { loadHfModel } from '../model/hf-loader';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
-import { loadShader } from './testing/node-gpu';
+import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
 
 const DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, heads: 4, kvHeads: 2, headDim: 16, vocab: 97, layers: 1 };
 const BLOCK_SIZE = 16;
@@ -31,7 +31,7 @@ const runners: Array<[string, (m: ModelDesc) => Promise<ModelRunner>]> = [
     'GpuRunner',
     async (m) => {
       const pipelines = await testPipelineCache();
-      return GpuRunner.create({ device: pipelines.device, pipelines, model: m, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 16, maxTokensPerStep: 64, maxRows: 4, maxContext: 256 });
+      return GpuRunner.create({ device: pipelines.device, pipelines, model: m, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 16, maxTokensPerStep: 64, maxRows: 4, maxContext: 256, kernels: kernelSettingFromEnv() });
     },
   ],
 ];

@@ -6,7 +6,7 @@ import type { ModelDesc } from '../model/desc';
 import { answer as answerOn, chatTokens, loadCohortTiny, niahPrompt, report } from '../reference/testing/speculative-niah.node';
 import { GpuRunner } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
-import { loadShader } from './testing/node-gpu';
+import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
 
 let model: ModelDesc;
 beforeAll(async () => {
@@ -15,7 +15,7 @@ beforeAll(async () => {
 
 async function makeRunner(): Promise<GpuRunner> {
   const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, numBlocks: 257, maxContext: 1024, maxDraftTokens: 8 });
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, numBlocks: 257, maxContext: 1024, maxDraftTokens: 8, kernels: kernelSettingFromEnv() });
 }
 
 const answer = (prompts: number[][], speculation: Speculation, temperature = 0) => answerOn(makeRunner, prompts, speculation, temperature);

@@ -10,7 +10,7 @@ import { loadHfModel } from '../model/hf-loader';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
-import { loadShader } from './testing/node-gpu';
+import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
 import { executeDetailed, profileStep } from './testing/step-probe';
 import { bits } from './testing/test-util';
@@ -28,7 +28,7 @@ function model(): Promise<ModelDesc> {
 
 async function gpuRunner(m: ModelDesc, o: Partial<GpuRunnerOptions> = {}): Promise<GpuRunner> {
   const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model: m, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 256, maxDraftTokens: 4, ...o });
+  return GpuRunner.create({ device: pipelines.device, pipelines, model: m, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 256, maxDraftTokens: 4, kernels: kernelSettingFromEnv(), ...o });
 }
 
 function promptOf(seed: number, length: number): number[] {

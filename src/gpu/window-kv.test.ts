@@ -18,7 +18,7 @@ import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { kvLayerLayout, KV_VALUES_PER_WORD } from './kv-arena';
 import { testPipelineCache } from './testing/kernel-harness';
-import { loadShader } from './testing/node-gpu';
+import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
 import { executeDetailed } from './testing/step-probe';
 
 const VOCAB = 61;
@@ -40,7 +40,7 @@ interface RunnerOptions {
 
 async function gpuRunner(model: ModelDesc, o: Partial<GpuRunnerOptions>): Promise<GpuRunner> {
   const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, maxTokensPerStep: MAX_TOKENS, maxRows: MAX_ROWS, maxDraftTokens: 0, maxContext: 128, ...o });
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, maxTokensPerStep: MAX_TOKENS, maxRows: MAX_ROWS, maxDraftTokens: 0, maxContext: 128, kernels: kernelSettingFromEnv(), ...o });
 }
 
 /**

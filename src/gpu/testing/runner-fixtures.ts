@@ -5,7 +5,7 @@ import type { ModelDesc } from '../../model/desc';
 import type { CpuRunner } from '../../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from '../gpu-runner';
 import { testPipelineCache } from './kernel-harness';
-import { loadShader } from './node-gpu';
+import { loadShader, kernelSettingFromEnv } from './node-gpu';
 import { executeDetailed, profileStep } from './step-probe';
 import { StepDriver, type DrivenSession } from './step-driver';
 
@@ -16,7 +16,7 @@ export const BLOCK_SIZE = 16;
 /** A GpuRunner on the test device: 64 blocks of 16, 64 tokens and 8 rows a step, 512 positions. */
 export async function testGpuRunner(model: ModelDesc, options: Partial<GpuRunnerOptions> = {}): Promise<GpuRunner> {
   const pipelines = await testPipelineCache();
-  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 512, ...options });
+  return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: 64, maxRows: 8, maxContext: 512, kernels: kernelSettingFromEnv(), ...options });
 }
 
 export function promptOf(seed: number, length: number, vocab: number): number[] {
