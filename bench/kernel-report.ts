@@ -1,5 +1,6 @@
 // The per-kernel benchmark's report: what one model's B sweep measured, the derived figures the
 // GPU runner is judged by, and the markdown table. Arithmetic and formatting only.
+import type { ProjectionPoint, RooflineReport } from './roofline';
 
 export interface BatchPoint {
   batch: number;
@@ -92,6 +93,13 @@ export interface KernelBenchReport {
   /** Conditions worth knowing when reading the numbers (e.g. other load on the machine). */
   note?: string;
   sweeps: ModelSweep[];
+  /** Each projection's matmul against the device's copy bandwidth, both kernel settings (roofline.ts). */
+  roofline?: RooflineSection;
+}
+
+export interface RooflineSection extends RooflineReport {
+  /** Per model: the 'gpu' setting's batch-1 matmuls below 128 workgroups of 64 invocations (none: it holds). */
+  launchShortfalls: Record<string, string[]>;
 }
 
 /** 'L12.q_proj' -> 'q_proj': one entry per op, summed over layers. */
@@ -114,6 +122,33 @@ export function batchRatio(sweep: ModelSweep, batch = 8): number {
   const one = sweep.points.find((p) => p.batch === 1);
   const many = sweep.points.find((p) => p.batch === batch);
   return one && many ? (batch * one.stepMs) / many.stepMs : NaN;
+}
+
+/** The roofline table: one line per (model, projection, dtype, tokens), both settings side by side. */
+export function renderRoofline(r: RooflineSection): string[] {
+  const out = [
+    '',
+    `Matmul per projection against a plain copy kernel's ${f(r.copy.gbs, 2)} GB/s (${f(r.copy.bytes / 2 ** 20, 0)} MiB moved, same run): workgroups x invocations, GPU ms (median), GB/s of the weights, x and y, and that as % of copy.`,
+    '',
+    ...Object.entries(r.launchShortfalls).map(([model, short]) =>
+      short.length === 0 ? `- ${model}, 'gpu' setting, batch 1: every matmul launches >= 128 workgroups of >= 64 invocations.` : `- ${model}, 'gpu' setting, batch 1: below 128 x 64: ${short.join('; ')}.`,
+    ),
+    '',
+    '| model | projection | dtype | T | gpu: launch | gpu ms | gpu GB/s | gpu % copy | cpu: launch | cpu ms | cpu GB/s | cpu % copy |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  const key = (p: ProjectionPoint) => `${p.model}|${p.projection}|${p.dtype}|${p.tokens}`;
+  const seen = new Set<string>();
+  for (const p of r.points) {
+    if (seen.has(key(p))) continue;
+    seen.add(key(p));
+    const cells = (['gpu', 'cpu'] as const).map((setting) => {
+      const q = r.points.find((o) => key(o) === key(p) && o.setting === setting);
+      return q ? `${q.workgroups} x ${q.invocationsPerWorkgroup} | ${f(q.ms, 3)} | ${f(q.gbs, 2)} | ${f(100 * q.ofCopy, 0)}%` : '| | |';
+    });
+    out.push(`| ${p.model} | ${p.projection} | ${p.dtype} | ${p.tokens} | ${cells.join(' | ')} |`);
+  }
+  return out;
 }
 
 const f = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
@@ -153,5 +188,6 @@ export function renderKernelMarkdown(r: KernelBenchReport): string {
       }
     }
   }
+  if (r.roofline) out.push(...renderRoofline(r.roofline));
   return out.join('\n') + '\n';
 }

@@ -4,7 +4,9 @@
 // COHORT_BENCH_OPCLASS_MODELS (default cohort-tiny) attention's and matmul's achieved GFLOP/s and
 // GB/s in a 512-token prefill chunk at context 1,200 and in decode at NIAH length (context 1,230);
 // and, for COHORT_BENCH_WINDOW_MODELS (default Gemma-3-1B:q8_0; empty: none), decode at context
-// 4,096 with the sliding layers in their window pool (GpuRunner's windowKv, its default).
+// 4,096 with the sliding layers in their window pool (GpuRunner's windowKv, its default); and first,
+// each projection's matmul of published shapes per stored type in both kernel settings against a
+// copy kernel's bandwidth (roofline.ts; COHORT_BENCH_ROOFLINE_MODELS / _DTYPES).
 // Writes bench/results/; COHORT_BENCH_NOTE adds a line on the conditions of the run.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -21,7 +23,11 @@ import { median } from '../src/protocol/metrics';
 import { nodeBenchDevice } from './node-device';
 import { attentionGeometry } from '../src/gpu/kernels';
 import { tensorBytes } from '../src/model/quant-layout';
-import { attentionWork, matmulWork, opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep, type OpClassPoint, type WorkShape } from './kernel-report';
+import { attentionWork, matmulWork, opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep, type OpClassPoint, type RooflineSection, type WorkShape } from './kernel-report';
+import { launchShortfalls, rooflineSweep } from './roofline';
+import { runsOnCpu } from '../src/gpu/device';
+import { MODEL_SHAPES } from '../tools/models/published-shapes';
+import type { DType } from '../src/model/desc';
 
 const BATCHES = (process.env.COHORT_BENCH_BATCHES ?? '1,2,4,8,16').split(',').map(Number);
 const REPEATS = Number(process.env.COHORT_BENCH_REPEATS ?? 3);
@@ -29,6 +35,14 @@ const MODELS = (process.env.COHORT_BENCH_MODELS ?? 'cohort-tiny,SmolLM2-135M:q8_
 const WINDOW_MODELS = (process.env.COHORT_BENCH_WINDOW_MODELS ?? 'Gemma-3-1B:q8_0').split(',').filter(Boolean);
 /** Where the window-pool decode rows sit: past a sliding window of 512 eight times over. */
 const WINDOW_DECODE_CONTEXT = 4096;
+/**
+ * Shapes whose projections roofline.ts times per stored type, both kernel settings (empty: none).
+ * A CPU adapter takes one shape and type by default: the 'gpu' setting's lane reductions run ~5x
+ * slower there, and every type at every shape would take a quarter of an hour.
+ */
+const rooflineList = (name: string, onGpu: string, onCpu: string, cpu: boolean) => (process.env[name] ?? (cpu ? onCpu : onGpu)).split(',').filter(Boolean);
+const rooflineModels = (cpu: boolean) => rooflineList('COHORT_BENCH_ROOFLINE_MODELS', 'Llama-3.2-1B,Qwen2.5-0.5B,Gemma-3-1B', 'Llama-3.2-1B', cpu);
+const rooflineDtypes = (cpu: boolean) => rooflineList('COHORT_BENCH_ROOFLINE_DTYPES', 'f16,q8_0,q4_0,q4_K,q6_K', 'q4_K', cpu) as DType[];
 const OPCLASS_MODELS = (process.env.COHORT_BENCH_OPCLASS_MODELS ?? 'cohort-tiny').split(',');
 const BLOCK_SIZE = 16;
 const PROMPT_TOKENS = 4;
@@ -239,13 +253,28 @@ async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
 }
 
 async function main(): Promise<void> {
-  const { adapter, machine } = await nodeBenchDevice(process.env.COHORT_BENCH_MACHINE);
+  const { adapter, machine, device } = await nodeBenchDevice(process.env.COHORT_BENCH_MACHINE);
+  let roofline: RooflineSection | undefined;
+  const onCpu = runsOnCpu(device);
+  const models = rooflineModels(onCpu);
+  if (models.length > 0) {
+    const measured = await rooflineSweep(await testPipelineCache(), {
+      models,
+      dtypes: rooflineDtypes(onCpu),
+      tokens: [1, 8],
+      settings: ['gpu', 'cpu'],
+      repeats: REPEATS,
+      copyBytes: (onCpu ? 64 : 512) * 2 ** 20,
+      log: console.log,
+    });
+    roofline = { ...measured, launchShortfalls: Object.fromEntries(models.map((m) => [m, launchShortfalls(MODEL_SHAPES[m]!)])) };
+  }
   const sweeps: ModelSweep[] = [];
   for (const spec of MODELS) sweeps.push(await sweep(spec));
   for (const spec of WINDOW_MODELS) sweeps.push(await windowSweep(spec));
   const date = new Date().toISOString().slice(0, 10);
   const note = process.env.COHORT_BENCH_NOTE;
-  const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps };
+  const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps, ...(roofline ? { roofline } : {}) };
   const dir = process.env.COHORT_BENCH_RESULTS_DIR ?? repoPath('bench/results');
   mkdirSync(dir, { recursive: true });
   const base = `${dir}/${date}-${machine}-kernels`;
