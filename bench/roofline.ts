@@ -181,12 +181,12 @@ export async function rooflineSweep(cache: PipelineCache, o: RooflineOptions): P
         const w = storage(device, tensorBytes(dtype, [p.n, p.k]) + 16, 'w', randomWeights(dtype, p.n, p.k, seed++));
         const x = storage(device, 4 * maxTokens * p.k, 'x', new Uint8Array(new Float32Array(maxTokens * p.k).fill(0.25).buffer));
         const y = storage(device, 4 * maxTokens * outputs, 'y');
-        const unused = [storage(device, 16, 'bias'), storage(device, 16, 'y2'), storage(device, 16, 'y3')];
+        const unused = [storage(device, 16, 'bias'), storage(device, 16, 'y2'), storage(device, 16, 'y3'), storage(device, 16, 'normWeight')];
         try {
           for (const setting of o.settings) {
             const shape = MATMUL_SHAPE[setting];
             const pipeline = await cache.prepare('matmul', matmulOverrides(dtype, shape, { accumulate: p.accumulate, glu: p.glu }));
-            const bindGroup = cache.bindGroup('matmul', [params, x, w, unused[0]!, y, unused[1]!, unused[2]!].map((buffer) => ({ buffer })));
+            const bindGroup = cache.bindGroup('matmul', [params, x, w, unused[0]!, y, unused[1]!, unused[2]!, unused[3]!].map((buffer) => ({ buffer })));
             for (const tokens of o.tokens) {
               const values = new Uint32Array([tokens, p.n, p.k, p.n, p.n, 0, 0, 0]);
               device.queue.writeBuffer(params, 0, values);

@@ -7,6 +7,9 @@
 //   (gate_proj, up_proj and SwiGLU or GeGLU as one dispatch; twin: matmulQuant then swiglu/geglu).
 // With Params.softcap > 0 every stored value is softcap * tanh(value / softcap) (gemma2's final
 // logits: lm_head's store, so sampling and the logits read back both see the capped values).
+// With NORM_INPUT, x is the residual stream and the kernel multiplies by RMSNorm(x) instead: each
+// workgroup computes its tokens' 1 / rms in rms_norm.wgsl's order, so the product sees bitwise
+// what rms_norm would have written (twin: rmsNorm then matmulQuant), one dispatch fewer.
 //
 // Why this shape: a workgroup holds WORKGROUP_SIZE / LANES row groups of ROWS weight rows, and
 // the LANES invocations of a row group split K between them, unit by unit (a unit is 4 weights of
@@ -32,6 +35,8 @@ override GUARDED_TILE: bool = false;
 // Stored dtype of w (codes shared with embedding.wgsl): 0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0,
 // 5 q4_K, 6 q6_K. Picks the weight loop once per invocation; the compiler folds the rest away.
 override DTYPE: u32 = 0u;
+// x is normalized on the fly: x[t, i] * invRms[t] * normWeight[i] (see the top).
+override NORM_INPUT: bool = false;
 // Adds a bias vector after the sum (qwen2's q/k/v projections).
 override HAS_BIAS: bool = false;
 // Adds the result into y instead of overwriting it: the residual add fused into o_proj/down_proj.
@@ -58,7 +63,7 @@ struct Params {
   splitA: u32,  // first row stored to y2 (n: none)
   splitB: u32,  // first row stored to y3 (n: none)
   softcap: f32, // > 0: stores softcap * tanh(value / softcap) (not with GLU); 0: the values as they are
-  pad1: u32,
+  eps: f32,     // NORM_INPUT's epsilon
   pad2: u32,
 }
 
@@ -69,6 +74,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;       // [numTokens, splitA] (GLU: [numTokens, n / 2])
 @group(0) @binding(5) var<storage, read_write> y2: array<f32>;      // [numTokens, splitB - splitA]
 @group(0) @binding(6) var<storage, read_write> y3: array<f32>;      // [numTokens, n - splitB]
+@group(0) @binding(7) var<storage, read> normWeight: array<vec4<f32>>; // [k / 4] (NORM_INPUT)
 
 // [WORKGROUP_SIZE, TILE] the lanes' partial sums, invocation-major, so a row group's lanes are
 // adjacent (LANES > 1 only)
@@ -79,22 +85,57 @@ var<private> acc: array<vec4<f32>, TILE>;
 var<private> numT: u32;   // tokens of this workgroup's tile (1..TILE); 0 for a row group past n
 var<private> xBase: u32;  // first x vec4 of token t0
 var<private> xStride: u32;  // vec4s per token (k / 4)
+var<private> invRms: array<f32, TILE>;  // NORM_INPUT: 1 / rms of token t0 + t
+
+// x's 4 elements i of token t0 + t, normalized as rms_norm.wgsl writes them under NORM_INPUT.
+fn xAt(t: u32, i: u32) -> vec4<f32> {
+  let xv = x[xBase + t * xStride + i];
+  if (NORM_INPUT) { return normWeight[i] * (xv * invRms[t]); }
+  return xv;
+}
 
 // One 4-element step of k for all 4 rows and every token of the tile, always in this order.
 fn accumulate(w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>, i: u32) {
   if (GUARDED_TILE) {
     for (var t = 0u; t < TILE; t++) {
       if (t < numT) {
-        let xv = x[xBase + t * xStride + i];
+        let xv = xAt(t, i);
         acc[t] += vec4<f32>(dot(w0, xv), dot(w1, xv), dot(w2, xv), dot(w3, xv));
       }
     }
     return;
   }
   for (var t = 0u; t < numT; t++) {
-    let xv = x[xBase + t * xStride + i];
+    let xv = xAt(t, i);
     acc[t] += vec4<f32>(dot(w0, xv), dot(w1, xv), dot(w2, xv), dot(w3, xv));
   }
+}
+
+// 1 / rms of the tile's tokens, by the whole workgroup in rms_norm.wgsl's order (strided sums of
+// squares over WORKGROUP_SIZE invocations, then a tree), so the bits are rms_norm's when both run
+// 64 invocations. tokens: the tile's count (0 past the rows: the sums are then unused).
+fn normTile(lid: u32, tokens: u32) {
+  let k = params.k;
+  for (var t = 0u; t < tokens; t++) {
+    var sum = 0.0;
+    for (var i = lid; i < k; i += WORKGROUP_SIZE) {
+      let xv = x[xBase + t * xStride + i / 4u];
+      let value = xv[i % 4u];
+      sum += value * value;
+    }
+    partials[lid * TILE + t].x = sum;
+  }
+  workgroupBarrier();
+  for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
+    if (lid < stride) {
+      for (var t = 0u; t < tokens; t++) { partials[lid * TILE + t].x += partials[(lid + stride) * TILE + t].x; }
+    }
+    workgroupBarrier();
+  }
+  for (var t = 0u; t < TILE; t++) {
+    if (t < tokens) { invRms[t] = 1.0 / sqrt(partials[t].x / f32(k) + params.eps); }
+  }
+  workgroupBarrier();  // partials are the lanes' again
 }
 
 /** The GLU's gate activation, as the twins swiglu and geglu (geluTanh) compute it. */
@@ -377,6 +418,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   numT = select(0u, min(TILE, params.numTokens - t0), live);
   xStride = params.k / 4u;
   xBase = t0 * xStride;
+  // the tile's tokens, whatever the row group: every row group of the workgroup shares them
+  if (NORM_INPUT) { normTile(lid, min(TILE, params.numTokens - t0)); }
   let units = select(0u, unitsPerRow(), live);
   switch DTYPE {
     case 0u, 1u, 2u: { rowsPlain(row0, lane, units); }

@@ -41,7 +41,7 @@ export async function runSelfCheck(device: GPUDevice, shaderSource: ShaderSource
 
   const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const params = new Uint32Array(KERNELS.matmul.params.length);
-  packParams('matmul', { numTokens: numElements, n: 1, k, splitA: 1, splitB: 1, softcap: 0 }, params, new Float32Array(params.buffer), 0);
+  packParams('matmul', { numTokens: numElements, n: 1, k, splitA: 1, splitB: 1, softcap: 0, eps: 0 }, params, new Float32Array(params.buffer), 0);
   const paramsBuffer = device.createBuffer({ size: params.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   const xBuffer = device.createBuffer({ size: x.byteLength, usage: storage });
   const wBuffer = device.createBuffer({ size: w.byteLength, usage: storage });
@@ -58,7 +58,8 @@ export async function runSelfCheck(device: GPUDevice, shaderSource: ShaderSource
 
   // y2, y3: every row goes to y (two buffers: writable bindings may not alias)
   const unusedOut = [0, 1].map(() => device.createBuffer({ size: 16, usage: storage }));
-  const buffers = [paramsBuffer, xBuffer, wBuffer, biasBuffer, yBuffer, ...unusedOut];
+  const normBuffer = device.createBuffer({ size: 16, usage: storage }); // unread: no NORM_INPUT
+  const buffers = [paramsBuffer, xBuffer, wBuffer, biasBuffer, yBuffer, ...unusedOut, normBuffer];
   const bindGroup = cache.bindGroup('matmul', buffers.map((buffer) => ({ buffer })));
   const grid = [0, 0];
   matmulGrid(1, numElements, shape, grid);

@@ -81,6 +81,8 @@ interface MatmulOp {
   ys?: GPUBuffer[];
   /** The GLU store: interleaved gate/up rows to act(gate) * up (the model's mlpActivation). */
   glu?: boolean;
+  /** [k] f32: x is the residual stream, multiplied as RMSNorm(x) with these weights (NORM_INPUT). */
+  norm?: GPUBuffer | null;
 }
 
 export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProgram> {
@@ -105,7 +107,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const norm = (count: (cnt: Counts) => number, rowLen: number) => slot('rms_norm', (cnt) => ({ numVecs: count(cnt), rowLen, eps: c.rmsNormEps }));
   /** A matmul's params: n rows, every row to y unless split at splitA / splitB (y2, y3); softcap > 0 caps the stored values. */
   const mm = (count: (cnt: Counts) => number, n: number, k: number, splitA = n, splitB = n, softcap = 0) =>
-    slot('matmul', (cnt) => ({ numTokens: count(cnt), n, k, splitA, splitB, softcap }));
+    slot('matmul', (cnt) => ({ numTokens: count(cnt), n, k, splitA, splitB, softcap, eps: c.rmsNormEps }));
   const slotNormHidden = norm(tokens(1), c.hiddenSize);
   const slotQNorm = norm(tokens(c.numHeads), c.headDim);
   const slotKNorm = norm(tokens(c.numKvHeads), c.headDim);
@@ -194,7 +196,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     return [kernel, overrides];
   };
   const matmulShape = MATMUL_SHAPE[p.setting];
-  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu = false) => want('matmul', matmulOverrides(m.dtype, matmulShape, { hasBias, accumulate, glu, activation: c.mlpActivation }));
+  const matmulPipe = (m: GpuMatrix, hasBias: boolean, accumulate: boolean, glu: boolean, normInput: boolean) =>
+    want('matmul', matmulOverrides(m.dtype, matmulShape, { hasBias, accumulate, glu, activation: c.mlpActivation, normInput }));
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
   /** A dispatch of pipe's kernel: binding 0 is its params slot, every other binding by its WGSL name. */
@@ -204,8 +207,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid, ...(conditional ? { conditional } : {}) }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
-  const matmulOp = (list: Array<() => Dispatch>, label: string, { params, x, m, y, bias = null, accumulate = false, count = tokens(1), ys = [], glu = false }: MatmulOp) =>
-    add(list, label, matmulPipe(m, bias !== null, accumulate, glu), params, { x: buf(x), w: buf(m.buffer), bias: buf(bias ?? act.unused), y: buf(y), y2: buf(ys[0] ?? act.unusedOut[0]), y3: buf(ys[1] ?? act.unusedOut[1]) }, (cnt, out) =>
+  const matmulOp = (list: Array<() => Dispatch>, label: string, { params, x, m, y, bias = null, accumulate = false, count = tokens(1), ys = [], glu = false, norm = null }: MatmulOp) =>
+    add(list, label, matmulPipe(m, bias !== null, accumulate, glu, norm !== null), params, { x: buf(x), w: buf(m.buffer), bias: buf(bias ?? act.unused), y: buf(y), y2: buf(ys[0] ?? act.unusedOut[0]), y3: buf(ys[1] ?? act.unusedOut[1]), normWeight: buf(norm ?? act.unused) }, (cnt, out) =>
       matmulGrid(m.rows, count(cnt), matmulShape, out),
     );
   /** out = rmsnorm(x) (gather: of the sampling rows' last tokens), or out += rmsnorm(x) with addToOut. */
@@ -231,11 +234,13 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     const tables = arena === kv.window ? act.windowBlockTables! : act.blockTables;
     const qOut = act.qPre ?? act.q;
     const kOut = act.kPre ?? act.k;
-    normOp(specs, `L${l}.input_norm`, slotNormHidden, act.x, L.inputNorm, act.h, tokens(1));
+    // the input norm folded into the q/k/v matmuls (each recomputes its tokens' rms), or its own dispatch into h
+    if (!matmulShape.foldNorms) normOp(specs, `L${l}.input_norm`, slotNormHidden, act.x, L.inputNorm, act.h, tokens(1));
+    const qkvIn = matmulShape.foldNorms ? { x: act.x, norm: L.inputNorm } : { x: act.h };
     const qkvOut = { q: qOut, k: kOut, v: act.v };
     for (const part of L.qkv) {
       const [y, ...ys] = part.outputs.map((o) => qkvOut[o]);
-      matmulOp(specs, `L${l}.${part.outputs.join('')}_proj`, { params: slotMmQkv(part.outputs), x: act.h, m: part.matrix, bias: part.bias, y: y!, ys });
+      matmulOp(specs, `L${l}.${part.outputs.join('')}_proj`, { params: slotMmQkv(part.outputs), ...qkvIn, m: part.matrix, bias: part.bias, y: y!, ys });
     }
     if (act.qPre && act.kPre && L.qNorm && L.kNorm) {
       normOp(specs, `L${l}.q_norm`, slotQNorm, act.qPre, L.qNorm, act.q, tokens(c.numHeads));
@@ -259,13 +264,15 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     } else {
       matmulOp(specs, `L${l}.o_proj`, { params: slotMmO, x: act.attn, m: L.o, y: act.x, accumulate: true });
     }
-    normOp(specs, `L${l}.${L.attnOutputNorm ? 'pre_feedforward_norm' : 'post_attention_norm'}`, slotNormHidden, act.x, L.mlpInputNorm, act.h, tokens(1));
+    // the MLP's input norm, folded into gate/up like the input norm, or its own dispatch into h
+    if (!matmulShape.foldNorms) normOp(specs, `L${l}.${L.attnOutputNorm ? 'pre_feedforward_norm' : 'post_attention_norm'}`, slotNormHidden, act.x, L.mlpInputNorm, act.h, tokens(1));
+    const mlpIn = matmulShape.foldNorms ? { x: act.x, norm: L.mlpInputNorm } : { x: act.h };
     if (L.mlp.kind === 'glu') {
-      matmulOp(specs, `L${l}.gate_up_proj`, { params: slotMmGlu!, x: act.h, m: L.mlp.gateUp, y: act.act, glu: true }); // act = act(gate) * up
+      matmulOp(specs, `L${l}.gate_up_proj`, { params: slotMmGlu!, ...mlpIn, m: L.mlp.gateUp, y: act.act, glu: true }); // act = act(gate) * up
     } else {
       const { gate, up } = act.gateUp();
-      matmulOp(specs, `L${l}.gate_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.gate, y: gate });
-      matmulOp(specs, `L${l}.up_proj`, { params: slotMmGateUp!, x: act.h, m: L.mlp.up, y: up });
+      matmulOp(specs, `L${l}.gate_proj`, { params: slotMmGateUp!, ...mlpIn, m: L.mlp.gate, y: gate });
+      matmulOp(specs, `L${l}.up_proj`, { params: slotMmGateUp!, ...mlpIn, m: L.mlp.up, y: up });
       add(specs, `L${l}.swiglu`, want('swiglu', { ACTIVATION: ACTIVATION_CODE[c.mlpActivation] }), slotSwiglu, { gate: buf(gate), up: buf(up), out: buf(act.act) }, (cnt, out) =>
         spread(Math.ceil((cnt.numTokens * c.intermediateSize) / ELEMENTWISE_WORKGROUP), out),
       );

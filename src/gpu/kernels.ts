@@ -72,7 +72,7 @@ export const KERNELS = {
   },
   matmul: {
     file: 'matmul',
-    bindings: [['params', 'uniform'], ['x', 'read'], ['w', 'read'], ['bias', 'read'], ['y', 'write'], ['y2', 'write'], ['y3', 'write']],
+    bindings: [['params', 'uniform'], ['x', 'read'], ['w', 'read'], ['bias', 'read'], ['y', 'write'], ['y2', 'write'], ['y3', 'write'], ['normWeight', 'read']],
     params: [
       ['numTokens', 'u32'],
       ['n', 'u32'],
@@ -80,7 +80,7 @@ export const KERNELS = {
       ['splitA', 'u32'],
       ['splitB', 'u32'],
       ['softcap', 'f32'],
-      ['pad1', 'u32'],
+      ['eps', 'f32'],
       ['pad2', 'u32'],
     ],
   },
@@ -192,17 +192,23 @@ export interface MatmulShape {
   workgroupSize: number;
   lanes: number;
   guardedTile: boolean;
+  /** The RMSNorm before q/k/v and the MLP folded into those matmuls (NORM_INPUT): two dispatches fewer per layer. */
+  foldNorms: boolean;
 }
 
 /**
  * Each setting's matmul shape. 'gpu': 32 lanes along K per row group (a warp's loads cover
  * contiguous bytes of one row), 2 row groups per 64-invocation workgroup, so every Llama-3.2-1B
- * projection at batch 1 launches 256 workgroups or more. 'cpu': one lane walks all of K and a
- * workgroup holds 64 row groups (256 rows): on SwiftShader a lane reduction measured ~15x slower.
+ * projection at batch 1 launches 256 workgroups or more, and the RMSNorms before q/k/v and the MLP
+ * fold into those matmuls (132 -> 100 dispatches a Llama-3.2-1B step; each workgroup rereads its
+ * tokens' hidden vectors, a few KB from cache, by analysis cheaper than a dispatch on a GPU).
+ * 'cpu': one lane walks all of K and a workgroup holds 64 row groups (256 rows), norms apart: on
+ * SwiftShader lane reductions measured ~5x slower (bench:kernels), folded norms 1.55x slower at
+ * B=1 (each workgroup's barriers cost more there than a dispatch).
  */
 export const MATMUL_SHAPE: Record<KernelSetting, MatmulShape> = {
-  gpu: { workgroupSize: 64, lanes: 32, guardedTile: true },
-  cpu: { workgroupSize: 64, lanes: 1, guardedTile: false },
+  gpu: { workgroupSize: 64, lanes: 32, guardedTile: true, foldNorms: true },
+  cpu: { workgroupSize: 64, lanes: 1, guardedTile: false, foldNorms: false },
 };
 
 /**
@@ -247,7 +253,7 @@ export const ACTIVATION_CODE: Record<MlpActivation, number> = { silu: 0, gelu_ta
 export function matmulOverrides(
   dtype: DType,
   shape: MatmulShape,
-  options: { hasBias?: boolean; accumulate?: boolean; glu?: boolean; activation?: MlpActivation } = {},
+  options: { hasBias?: boolean; accumulate?: boolean; glu?: boolean; activation?: MlpActivation; normInput?: boolean } = {},
 ): Overrides {
   const overrides: Record<string, number> = {
     DTYPE: DTYPE_CODE[dtype],
@@ -257,6 +263,7 @@ export function matmulOverrides(
     WORKGROUP_SIZE: shape.workgroupSize,
     LANES: shape.lanes,
     GUARDED_TILE: shape.guardedTile ? 1 : 0,
+    NORM_INPUT: options.normInput ? 1 : 0,
   };
   // only GLU pipelines carry it, so the other matmuls keep one pipeline whatever the model's activation
   if (options.glu) overrides.ACTIVATION = ACTIVATION_CODE[options.activation ?? 'silu'];

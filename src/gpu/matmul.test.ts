@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, MlpActivation, TensorDesc } from '../model/desc';
-import { geglu, logitSoftcap, matmulQuant, swiglu } from '../reference/ops';
+import { geglu, logitSoftcap, matmulQuant, rmsNorm, swiglu } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
 import { ACTIVATION_CODE, MATMUL_SHAPE, matmulGrid, matmulOverrides, type KernelSetting, type MatmulShape } from './kernels';
 import { bits, scaledError, seededFloats } from './testing/test-util';
@@ -40,12 +40,14 @@ interface MatmulRun {
   activation?: MlpActivation;
   /** > 0: stores softcap * tanh(value / softcap). */
   softcap?: number;
+  /** NORM_INPUT: x is multiplied as RMSNorm(x) with these weights [k] and epsilon. */
+  norm?: { weight: Float32Array; eps: number };
   /** Workgroups launched (default matmulGrid's): another grid over the same row groups must give the same bits. */
   grid?: [number, number];
 }
 
 /** y, y2 and y3 after one matmul dispatch. */
-async function matmulOutputs(shape: MatmulShape, { x, numTokens, w, bias, y0, splits, glu, activation, softcap = 0, grid: forced }: MatmulRun): Promise<Float32Array[]> {
+async function matmulOutputs(shape: MatmulShape, { x, numTokens, w, bias, y0, splits, glu, activation, softcap = 0, norm, grid: forced }: MatmulRun): Promise<Float32Array[]> {
   const [n, k] = w.shape as [number, number];
   const [splitA, splitB] = splits ?? [n, n];
   const y = y0 ? Float32Array.from(y0) : new Float32Array(numTokens * (glu ? n / 2 : splitA)); // [numTokens, splitA]
@@ -53,10 +55,11 @@ async function matmulOutputs(shape: MatmulShape, { x, numTokens, w, bias, y0, sp
   matmulGrid(n, numTokens, shape, grid);
   const params = new Uint32Array([numTokens, n, k, splitA, splitB, 0, 0, 0]);
   new Float32Array(params.buffer)[5] = softcap;
+  new Float32Array(params.buffer)[6] = norm?.eps ?? 0;
   const result = await runKernel(
     'matmul',
-    matmulOverrides(w.dtype, shape, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, activation }),
-    [params, x, wordBytes(w.data), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB))],
+    matmulOverrides(w.dtype, shape, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, activation, normInput: norm !== undefined }),
+    [params, x, wordBytes(w.data), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB)), norm?.weight ?? new Float32Array(4)],
     forced ?? grid,
     [4, 5, 6],
   );
@@ -206,7 +209,38 @@ describe.each(['gpu', 'cpu'] as KernelSetting[])('matmul.wgsl, %s shape', (setti
     expect(folded[0] * 3).toBeGreaterThanOrEqual(grid[0]);
     expect(bits(await matmulOnGpu({ x, numTokens, w, grid: folded }))).toEqual(bits(await matmulOnGpu({ x, numTokens, w })));
   });
+
+  // the RMSNorm before q/k/v and the MLP, folded into the matmul: what rms_norm.wgsl writes, bit for bit
+  for (const dtype of ['f32', 'q4_K'] as DType[]) {
+    it(`${dtype}: NORM_INPUT gives bitwise rms_norm then matmul, within tolerance of rmsNorm then matmulQuant`, async () => {
+      const k = dtype === 'q4_K' ? 512 : 200;
+      const numTokens = 11;
+      const w = weightTensor(dtype, 37, k, 51);
+      const x = seededFloats(52, numTokens * k, 3);
+      const norm = { weight: seededFloats(53, k, 2), eps: 1e-5 };
+      const fused = await matmulOnGpu({ x, numTokens, w, norm });
+      const normParams = new Uint32Array([numTokens, k, 0, 0]);
+      new Float32Array(normParams.buffer)[2] = norm.eps;
+      const normed = new Float32Array((await runKernel('rms_norm', { WORKGROUP_SIZE: 64 }, [normParams, x, norm.weight, new Uint32Array(4), new Float32Array(numTokens * k)], [numTokens], [4])).get(4)!);
+      expect(bits(fused)).toEqual(bits(await matmulOnGpu({ x: normed, numTokens, w })));
+      const cpuNormed = new Float32Array(numTokens * k);
+      rmsNorm(x, norm.weight, numTokens, k, norm.eps, cpuNormed);
+      expect(scaledError(fused, matmulOnCpu({ x: cpuNormed, numTokens, w }))).toBeLessThanOrEqual(MATMUL_TOLERANCE);
+    });
+  }
+
+  it('NORM_INPUT: a token alone and in a cohort of 13 gets the same bits', async () => {
+    const k = 200;
+    const w = weightTensor('f32', 29, k, 55);
+    const norm = { weight: seededFloats(56, k), eps: 1e-6 };
+    const probe = seededFloats(57, k, 2);
+    const x = seededFloats(58, 13 * k, 2);
+    x.set(probe, 9 * k);
+    const alone = await matmulOnGpu({ x: probe, numTokens: 1, w, norm });
+    expect(bits((await matmulOnGpu({ x, numTokens: 13, w, norm })).slice(9 * 29, 10 * 29))).toEqual(bits(alone));
+  });
 });
+
 
 describe('matmulGrid', () => {
   it('launches every row group once, folding x into y past 65535 workgroups', () => {
