@@ -1,6 +1,7 @@
 // The per-kernel benchmark's report: what one model's B sweep measured, the derived figures the
 // GPU runner is judged by, and the markdown table. Arithmetic and formatting only.
 import type { ProjectionPoint, RooflineReport } from './roofline';
+import type { StepOpPoint } from './step-ops';
 
 export interface BatchPoint {
   batch: number;
@@ -95,6 +96,8 @@ export interface KernelBenchReport {
   sweeps: ModelSweep[];
   /** Each projection's matmul against the device's copy bandwidth, both kernel settings (roofline.ts). */
   roofline?: RooflineSection;
+  /** Attention and sampling of one shape in profiled decode steps, both kernel settings (step-ops.ts). */
+  stepOps?: StepOpPoint[];
 }
 
 export interface RooflineSection extends RooflineReport {
@@ -151,6 +154,29 @@ export function renderRoofline(r: RooflineSection): string[] {
   return out;
 }
 
+/** The step-ops table: one line per case, both settings side by side. */
+export function renderStepOps(points: StepOpPoint[], copyGbs: number): string[] {
+  const out = [
+    '',
+    `Attention and sampling in profiled decode steps of a one-layer model of the shape (GPU ms summed over the named dispatches, median): attention's GB/s counts the K and V it must read, sampling's one pass over the logits; % of the copy kernel's ${f(copyGbs, 2)} GB/s.`,
+    '',
+    '| model | case | gpu: dispatches | gpu ms | gpu GB/s | gpu % copy | cpu: dispatches | cpu ms | cpu GB/s | cpu % copy |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  const seen = new Set<string>();
+  for (const p of points) {
+    const key = `${p.model}|${p.case}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const cells = (['gpu', 'cpu'] as const).map((setting) => {
+      const q = points.find((o) => o.model === p.model && o.case === p.case && o.setting === setting);
+      return q ? `${q.dispatches} | ${f(q.ms, 3)} | ${f(q.gbs, 2)} | ${f(100 * q.ofCopy, 0)}%` : '| | |';
+    });
+    out.push(`| ${p.model} | ${p.case} | ${cells.join(' | ')} |`);
+  }
+  return out;
+}
+
 const f = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
 
 export function renderKernelMarkdown(r: KernelBenchReport): string {
@@ -189,5 +215,6 @@ export function renderKernelMarkdown(r: KernelBenchReport): string {
     }
   }
   if (r.roofline) out.push(...renderRoofline(r.roofline));
+  if (r.stepOps && r.roofline) out.push(...renderStepOps(r.stepOps, r.roofline.copy.gbs));
   return out.join('\n') + '\n';
 }

@@ -25,6 +25,8 @@ import { attentionGeometry } from '../src/gpu/kernels';
 import { tensorBytes } from '../src/model/quant-layout';
 import { attentionWork, matmulWork, opTotals, renderKernelMarkdown, type BatchPoint, type KernelBenchReport, type ModelSweep, type OpClassPoint, type RooflineSection, type WorkShape } from './kernel-report';
 import { launchShortfalls, rooflineSweep } from './roofline';
+import { stepOpsSweep, type StepOpPoint } from './step-ops';
+import type { KernelSetting } from '../src/gpu/kernels';
 import { runsOnCpu } from '../src/gpu/device';
 import { MODEL_SHAPES } from '../tools/models/published-shapes';
 import type { DType } from '../src/model/desc';
@@ -43,6 +45,8 @@ const WINDOW_DECODE_CONTEXT = 4096;
 const rooflineList = (name: string, onGpu: string, onCpu: string, cpu: boolean) => (process.env[name] ?? (cpu ? onCpu : onGpu)).split(',').filter(Boolean);
 const rooflineModels = (cpu: boolean) => rooflineList('COHORT_BENCH_ROOFLINE_MODELS', 'Llama-3.2-1B,Qwen2.5-0.5B,Gemma-3-1B', 'Llama-3.2-1B', cpu);
 const rooflineDtypes = (cpu: boolean) => rooflineList('COHORT_BENCH_ROOFLINE_DTYPES', 'f16,q8_0,q4_0,q4_K,q6_K', 'q4_K', cpu) as DType[];
+/** The shape whose attention (1k and 4k keys) and sampling step-ops.ts times in both settings (empty: none). */
+const STEP_OPS_MODEL = process.env.COHORT_BENCH_STEP_OPS_MODEL ?? 'Llama-3.2-1B';
 const OPCLASS_MODELS = (process.env.COHORT_BENCH_OPCLASS_MODELS ?? 'cohort-tiny').split(',');
 const BLOCK_SIZE = 16;
 const PROMPT_TOKENS = 4;
@@ -82,14 +86,14 @@ async function timeStep(runner: GpuRunner, plan: StepPlan, batch: number): Promi
  * read all 256 blocks. As in opClassSweep the cache holds no real history (timing does not depend
  * on its values) and each row decodes at the same position every step.
  */
-async function windowSweep(spec: string): Promise<ModelSweep> {
+async function windowSweep(spec: string, kernels: KernelSetting): Promise<ModelSweep> {
   const model = await loadModel(spec);
   const pipelines = await testPipelineCache();
   const maxBatch = Math.max(...BATCHES);
   const maxContext = WINDOW_DECODE_CONTEXT + BLOCK_SIZE;
   const blocksPerRow = Math.ceil(WINDOW_DECODE_CONTEXT / BLOCK_SIZE);
   // the default budget is what a CPU adapter leaves beside 1 GB of weights (its minimum): name one that holds every row
-  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, kvBudgetBytes: 256 * 2 ** 20, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0 });
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, kvBudgetBytes: 256 * 2 ** 20, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0, kernels });
   if (runner.numBlocks < 1 + maxBatch * blocksPerRow) throw new Error(`${spec}: ${runner.numBlocks} main blocks hold fewer than ${maxBatch} rows of ${WINDOW_DECODE_CONTEXT} positions`);
   try {
     const group = runner.windowGroup;
@@ -115,7 +119,7 @@ async function windowSweep(spec: string): Promise<ModelSweep> {
       console.log(`${spec} @ ctx ${WINDOW_DECODE_CONTEXT}, window pool B=${batch}: step ${point.stepMs.toFixed(1)} ms, GPU ${point.gpuMs.toFixed(1)} ms`);
     }
     const kvMiB = (runner.memory.kv / 2 ** 20).toFixed(0);
-    return { model: `${model.source} @ ctx ${WINDOW_DECODE_CONTEXT}, window pool (${group.numBlocks} blocks; KV ${kvMiB} MiB)`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points };
+    return { model: `${model.source} [${kernels}] @ ctx ${WINDOW_DECODE_CONTEXT}, window pool (${group.numBlocks} blocks; KV ${kvMiB} MiB)`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points };
   } finally {
     runner.dispose();
   }
@@ -144,14 +148,14 @@ function advance(rows: Row[], sampled: Int32Array): void {
   });
 }
 
-async function sweep(spec: string): Promise<ModelSweep> {
+async function sweep(spec: string, kernels: KernelSetting): Promise<ModelSweep> {
   const model = await loadModel(spec);
   const pipelines = await testPipelineCache();
   const maxBatch = Math.max(...BATCHES);
   const stepsPerBatch = REPEATS + 2;
   const maxContext = PROMPT_TOKENS + stepsPerBatch * BATCHES.length + BLOCK_SIZE;
   const numBlocks = 1 + maxBatch * Math.ceil(maxContext / BLOCK_SIZE);
-  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks, maxTokensPerStep: maxBatch * PROMPT_TOKENS, maxRows: maxBatch, maxContext, maxDraftTokens: 0 }); // it sends no drafts: no logits held for them
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks, maxTokensPerStep: maxBatch * PROMPT_TOKENS, maxRows: maxBatch, maxContext, maxDraftTokens: 0, kernels }); // it sends no drafts: no logits held for them
   const rows: Row[] = Array.from({ length: maxBatch }, (_, i) => ({ id: `s${i}`, pos: 0, next: Array.from({ length: PROMPT_TOKENS }, (_, j) => (i * 13 + j * 7 + 1) % model.config.vocabSize), blocks: [] }));
   const nextBlock = { n: 1 };
   let stepIndex = 0;
@@ -176,8 +180,8 @@ async function sweep(spec: string): Promise<ModelSweep> {
       points.push({ batch, stepMs: median(wall), gpuMs: median(gpu), ops: opTotals(profiled) });
       console.log(`${spec} B=${batch}: step ${median(wall).toFixed(1)} ms, GPU ${median(gpu).toFixed(1)} ms`);
     }
-    const opClasses = OPCLASS_MODELS.includes(spec) ? await opClassSweep(model) : undefined;
-    return { model: model.source, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points, ...(opClasses ? { opClasses } : {}) };
+    const opClasses = OPCLASS_MODELS.includes(spec) ? await opClassSweep(model, kernels) : undefined;
+    return { model: `${model.source} [${kernels}]`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points, ...(opClasses ? { opClasses } : {}) };
   } finally {
     runner.dispose();
   }
@@ -207,12 +211,12 @@ function workShape(model: ModelDesc): WorkShape {
  * context 1,200, and B decode rows at context 1,230 for each B. The cache holds no real history
  * (timing does not depend on its values), so no step has to fill it first.
  */
-async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
+async function opClassSweep(model: ModelDesc, kernels: KernelSetting): Promise<OpClassPoint[]> {
   const pipelines = await testPipelineCache();
   const maxBatch = Math.max(...BATCHES);
   const maxContext = DECODE_CONTEXT + BLOCK_SIZE;
   const blocksPerRow = Math.ceil(maxContext / BLOCK_SIZE);
-  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, maxTokensPerStep: Math.max(PREFILL_TOKENS, maxBatch), maxRows: maxBatch, maxContext, maxDraftTokens: 0 }); // no drafts here either
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, maxTokensPerStep: Math.max(PREFILL_TOKENS, maxBatch), maxRows: maxBatch, maxContext, maxDraftTokens: 0, kernels }); // no drafts here either
   const shape = workShape(model);
   const sampling = { temperature: 0, topK: 0, topP: 1, seed: 0 };
   const row = (r: number, startPos: number, numTokens: number): StepRow => ({
@@ -269,12 +273,21 @@ async function main(): Promise<void> {
     });
     roofline = { ...measured, launchShortfalls: Object.fromEntries(models.map((m) => [m, launchShortfalls(MODEL_SHAPES[m]!)])) };
   }
+  let stepOps: StepOpPoint[] | undefined;
+  if (roofline && STEP_OPS_MODEL) {
+    const copyGbs = roofline.copy.gbs;
+    stepOps = await stepOpsSweep(await testPipelineCache(), { model: STEP_OPS_MODEL, settings: ['gpu', 'cpu'], contexts: [1024, 4096], batches: [1, 8], repeats: REPEATS, copyGbs, log: console.log });
+  }
   const sweeps: ModelSweep[] = [];
-  for (const spec of MODELS) sweeps.push(await sweep(spec));
-  for (const spec of WINDOW_MODELS) sweeps.push(await windowSweep(spec));
+  // both settings side by side on a GPU; a CPU adapter's own by default (the 'gpu' one runs ~5x slower there)
+  const settings = (process.env.COHORT_BENCH_KERNEL_SETTINGS ?? (onCpu ? 'cpu' : 'gpu,cpu')).split(',').filter(Boolean) as KernelSetting[];
+  for (const kernels of settings) {
+    for (const spec of MODELS) sweeps.push(await sweep(spec, kernels));
+    for (const spec of WINDOW_MODELS) sweeps.push(await windowSweep(spec, kernels));
+  }
   const date = new Date().toISOString().slice(0, 10);
   const note = process.env.COHORT_BENCH_NOTE;
-  const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps, ...(roofline ? { roofline } : {}) };
+  const report: KernelBenchReport = { schema: 1, date, machine, adapter, repeats: REPEATS, ...(note ? { note } : {}), sweeps, ...(roofline ? { roofline } : {}), ...(stepOps ? { stepOps } : {}) };
   const dir = process.env.COHORT_BENCH_RESULTS_DIR ?? repoPath('bench/results');
   mkdirSync(dir, { recursive: true });
   const base = `${dir}/${date}-${machine}-kernels`;

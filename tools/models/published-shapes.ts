@@ -66,10 +66,12 @@ function constantVector(name: string, length: number, value: number): TensorDesc
   return { name, dtype: 'f32', shape: [length], data: new Uint8Array(new Float32Array(length).fill(value).buffer) };
 }
 
-/** Every tensor the config implies: matrices random in `dtype`, norms 1, biases 0. */
-export function publishedShapeModel(shapeName: string, dtype: 'q8_0' | 'q4_0', seed = 1): ModelDesc {
-  const config = MODEL_SHAPES[shapeName];
-  if (!config) throw new Error(`unknown model shape ${shapeName}`);
+/** Every tensor the config implies (of its first numLayers layers, default all): matrices random in `dtype`, norms 1, biases 0. */
+export function publishedShapeModel(shapeName: string, dtype: 'q8_0' | 'q4_0', seed = 1, numLayers?: number): ModelDesc {
+  const published = MODEL_SHAPES[shapeName];
+  if (!published) throw new Error(`unknown model shape ${shapeName}`);
+  // fewer layers (a probe of one layer's kernels): the per-layer lists shortened to match
+  const config = numLayers === undefined ? published : { ...published, numLayers, layerWindows: published.layerWindows.slice(0, numLayers) };
   const tensors = new Map<string, TensorDesc>();
   let i = 0;
   for (const [name, shape] of expectedTensorShapes(config)) {
