@@ -4,6 +4,7 @@
 // run. Not a model step (kernels.node.ts times those); weights are random bytes with finite scales.
 import { readFileSync } from 'node:fs';
 import { MATMUL_SHAPE, matmulGrid, matmulOverrides, type KernelSetting } from '../src/gpu/kernels';
+import { REPACKED_DTYPES, repackForGpu } from '../src/gpu/repack';
 import type { PipelineCache } from '../src/gpu/pipeline-cache';
 import { repoPath } from '../src/gpu/testing/node-gpu';
 import type { DType, ModelConfig } from '../src/model/desc';
@@ -93,6 +94,14 @@ function randomWeights(dtype: DType, n: number, k: number, seed: number): Uint8A
       if (dtype === 'q4_K') put(at + 2); // dmin
     }
   }
+  // as the runner uploads them: q8_0 / q4_0 repacked into quant and scale planes
+  return REPACKED_DTYPES.has(dtype) ? padded(repackForGpu(out.subarray(0, bytes), dtype, n, k)) : out;
+}
+
+/** Bytes padded to 16 plus a word, as the runner uploads weights. */
+function padded(data: Uint8Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(Math.ceil(data.byteLength / 16) * 16 + 16);
+  out.set(data);
   return out;
 }
 

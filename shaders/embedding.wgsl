@@ -10,7 +10,7 @@ struct Params {
   numTokens: u32,
   hidden: u32,  // table cols
   scale: f32,   // ModelConfig.embedScale (gemma's sqrt(hidden), else 1: v * 1 is v exactly)
-  pad1: u32,
+  rows: u32,    // table rows (the vocabulary): where a repacked q8_0/q4_0 table's scale plane starts
 }
 
 // One token of the step; shared by embedding, rope, kv_write and paged_attention.
@@ -23,7 +23,7 @@ struct TokenInfo {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> tokens: array<TokenInfo>;  // [numTokens]
-@group(0) @binding(2) var<storage, read> table: array<u32>;         // [vocab, hidden] stored bytes
+@group(0) @binding(2) var<storage, read> table: array<u32>;         // [vocab, hidden] stored bytes (q8_0/q4_0 repacked: src/gpu/repack.ts)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;     // [numTokens, hidden]
 
 fn byteAt(o: u32) -> u32 {
@@ -58,16 +58,17 @@ fn decode(row: u32, j: u32) -> f32 {
       let o = (row * h + j) * 2u;
       return bitcast<f32>(((table[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu) << 16u);
     }
+    // q8_0 / q4_0 repacked: the quant plane (32 or 16 bytes a block), then the blocks' f16 scales
     case 3u: {
-      let o = row * (h / 32u) * 34u + (j / 32u) * 34u;
-      return f32(int8At(o + 2u + j % 32u)) * halfAt(o);
+      let d = halfAt(params.rows * h + (row * (h / 32u) + j / 32u) * 2u);
+      return f32(int8At(row * h + j)) * d;
     }
     case 4u: {
-      let o = row * (h / 32u) * 18u + (j / 32u) * 18u;
+      let d = halfAt(params.rows * (h / 2u) + (row * (h / 32u) + j / 32u) * 2u);
       let jj = j % 32u;
-      let q = byteAt(o + 2u + jj % 16u);
+      let q = byteAt(row * (h / 2u) + (j / 32u) * 16u + jj % 16u);
       let nibble = select(q >> 4u, q & 0xfu, jj < 16u);
-      return f32(i32(nibble) - 8) * halfAt(o);
+      return f32(i32(nibble) - 8) * d;
     }
     case 5u: {
       let o = row * (h / 256u) * 144u + (j / 256u) * 144u;

@@ -69,7 +69,7 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;       // [numTokens, k / 4]
-@group(0) @binding(2) var<storage, read> w: array<u32>;             // [n, stored bytes of k] (ggml layout)
+@group(0) @binding(2) var<storage, read> w: array<u32>;             // [n, stored bytes of k]: ggml's layout; q8_0/q4_0 repacked (see below)
 @group(0) @binding(3) var<storage, read> bias: array<f32>;          // [n] (HAS_BIAS)
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;       // [numTokens, splitA] (GLU: [numTokens, n / 2])
 @group(0) @binding(5) var<storage, read_write> y2: array<f32>;      // [numTokens, splitB - splitA]
@@ -249,9 +249,11 @@ fn plain4(j: u32) -> vec4<f32> {
   return bitcast<vec4<f32>>(vec4<u32>(p.x << 16u, p.x & 0xffff0000u, p.y << 16u, p.y & 0xffff0000u));
 }
 
-// --- q8_0 and q4_0: ggml blocks of 32 weights that open with their f16 scale d. q8_0: int8
-// q[32] (34 bytes), weight d * q. q4_0: u8 q[16], low nibbles = elements 0..15, high nibbles =
-// 16..31 (18 bytes), weight d * (nibble - 8).
+// --- q8_0 and q4_0: ggml blocks of 32 weights with an f16 scale d. q8_0: int8 q[32], weight
+// d * q. q4_0: u8 q[16], low nibbles = elements 0..15, high nibbles = 16..31, weight
+// d * (nibble - 8). Repacked at upload (src/gpu/repack.ts): every block's quants in row-major
+// block order (8 or 4 aligned words), then every block's d in the same order, so no read straddles
+// a word (ggml's 34- and 18-byte blocks are only 2-byte aligned).
 
 fn int8x4(q: u32) -> vec4<f32> {
   let s = vec4<i32>(bitcast<i32>(q << 24u), bitcast<i32>(q << 16u), bitcast<i32>(q << 8u), bitcast<i32>(q));
@@ -267,20 +269,23 @@ fn q4High(q: u32, d: f32) -> vec4<f32> {
 }
 
 fn rowsBlocks32(row0: u32, lane: u32, units: u32) {
-  let blockBytes = select(18u, 34u, DTYPE == 3u);
-  let rows = rowStarts(row0, (params.k / 32u) * blockBytes);
+  let words = select(4u, 8u, DTYPE == 3u);  // quant words per block
+  let blocksPerRow = params.k / 32u;
+  let quants = rowStarts(row0, blocksPerRow * words);  // in words
+  let scales = params.n * blocksPerRow * words * 4u + rowStarts(row0, blocksPerRow * 2u);  // in bytes
   for (var b = lane; b < units; b += LANES) {
-    let o = rows + b * blockBytes;
-    let d = vec4<f32>(halfAt(o.x), halfAt(o.y), halfAt(o.z), halfAt(o.w));
+    let o = quants + b * words;
+    let s = scales + b * 2u;
+    let d = vec4<f32>(halfAt(s.x), halfAt(s.y), halfAt(s.z), halfAt(s.w));
     if (DTYPE == 3u) {
       for (var j = 0u; j < 8u; j++) {
-        let q = o + 2u + 4u * j;
-        accumulate(int8x4(u32At(q.x)) * d.x, int8x4(u32At(q.y)) * d.y, int8x4(u32At(q.z)) * d.z, int8x4(u32At(q.w)) * d.w, b * 8u + j);
+        let q = o + j;
+        accumulate(int8x4(w[q.x]) * d.x, int8x4(w[q.y]) * d.y, int8x4(w[q.z]) * d.z, int8x4(w[q.w]) * d.w, b * 8u + j);
       }
     } else {
       for (var g = 0u; g < 4u; g++) {
-        let at = o + 2u + 4u * g;
-        let q = vec4<u32>(u32At(at.x), u32At(at.y), u32At(at.z), u32At(at.w));
+        let at = o + g;
+        let q = vec4<u32>(w[at.x], w[at.y], w[at.z], w[at.w]);
         accumulate(q4Low(q.x, d.x), q4Low(q.y, d.y), q4Low(q.z, d.z), q4Low(q.w, d.w), b * 8u + g);
         accumulate(q4High(q.x, d.x), q4High(q.y, d.y), q4High(q.z, d.z), q4High(q.w, d.w), b * 8u + 4u + g);
       }

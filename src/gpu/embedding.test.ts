@@ -7,6 +7,7 @@ import { dequantize } from '../reference/dequant';
 import { embeddingGather } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
 import { DTYPE_CODE } from './kernels';
+import { repackForGpu } from './repack';
 import { TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
@@ -19,10 +20,12 @@ async function gatherOnGpu(table: TensorDesc, ids: number[], scale = 1): Promise
   const hidden = table.shape[1];
   const tokens = new Uint32Array(ids.length * TOKEN_INFO_WORDS); // [numTokens, TokenInfo]
   ids.forEach((id, t) => (tokens[t * TOKEN_INFO_WORDS] = id));
-  const padded = new Uint8Array(Math.ceil(table.data.byteLength / 4) * 4 + 4);
-  padded.set(table.data);
+  // bound as the runner uploads it (q8_0 / q4_0 repacked into quant and scale planes)
+  const stored = repackForGpu(table.data, table.dtype, table.shape[0]!, hidden!);
+  const padded = new Uint8Array(Math.ceil(stored.byteLength / 4) * 4 + 4);
+  padded.set(stored);
   const out = new Float32Array(ids.length * hidden); // [numTokens, hidden]
-  const params = new Uint32Array([ids.length, hidden, 0, 0]);
+  const params = new Uint32Array([ids.length, hidden, 0, table.shape[0]!]);
   new Float32Array(params.buffer)[2] = scale;
   const result = await runKernel(
     'embedding',

@@ -103,7 +103,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   };
   const tokens = (m: number) => (cnt: Counts) => m * cnt.numTokens;
   const sampledRows = (cnt: Counts) => cnt.numSampled;
-  const slotEmbed = slot('embedding', (cnt) => ({ numTokens: cnt.numTokens, hidden: c.hiddenSize, scale: c.embedScale }));
+  const slotEmbed = slot('embedding', (cnt) => ({ numTokens: cnt.numTokens, hidden: c.hiddenSize, scale: c.embedScale, rows: c.vocabSize }));
   const norm = (count: (cnt: Counts) => number, rowLen: number) => slot('rms_norm', (cnt) => ({ numVecs: count(cnt), rowLen, eps: c.rmsNormEps }));
   /** A matmul's params: n rows, every row to y unless split at splitA / splitB (y2, y3); softcap > 0 caps the stored values. */
   const mm = (count: (cnt: Counts) => number, n: number, k: number, splitA = n, splitB = n, softcap = 0) =>

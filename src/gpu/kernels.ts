@@ -63,7 +63,7 @@ export const KERNELS = {
   embedding: {
     file: 'embedding',
     bindings: [['params', 'uniform'], ['tokens', 'read'], ['table', 'read'], ['out', 'write']],
-    params: [['numTokens', 'u32'], ['hidden', 'u32'], ['scale', 'f32'], ['pad1', 'u32']],
+    params: [['numTokens', 'u32'], ['hidden', 'u32'], ['scale', 'f32'], ['rows', 'u32']],
   },
   rms_norm: {
     file: 'rms_norm',

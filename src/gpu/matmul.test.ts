@@ -6,6 +6,7 @@ import { encodeTensor } from '../../tools/models/quantize';
 import type { DType, MlpActivation, TensorDesc } from '../model/desc';
 import { geglu, logitSoftcap, matmulQuant, rmsNorm, swiglu } from '../reference/ops';
 import { runKernel } from './testing/kernel-harness';
+import { repackForGpu } from './repack';
 import { ACTIVATION_CODE, MATMUL_SHAPE, matmulGrid, matmulOverrides, type KernelSetting, type MatmulShape } from './kernels';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
@@ -19,7 +20,7 @@ function weightTensor(dtype: DType, rows: number, cols: number, seed: number): T
   return { name: 'w', dtype, shape: [rows, cols], data: encodeTensor(values, cols, dtype) };
 }
 
-/** Stored bytes padded to whole u32 words, as the runner uploads them. */
+/** Stored bytes (repacked where the runner repacks them) padded to whole u32 words, as the runner uploads them. */
 function wordBytes(data: Uint8Array): ArrayBuffer {
   const out = new Uint8Array(Math.ceil(data.byteLength / 16) * 16 + 16);
   out.set(data);
@@ -59,7 +60,7 @@ async function matmulOutputs(shape: MatmulShape, { x, numTokens, w, bias, y0, sp
   const result = await runKernel(
     'matmul',
     matmulOverrides(w.dtype, shape, { hasBias: bias !== undefined, accumulate: y0 !== undefined, glu, activation, normInput: norm !== undefined }),
-    [params, x, wordBytes(w.data), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB)), norm?.weight ?? new Float32Array(4)],
+    [params, x, wordBytes(repackForGpu(w.data, w.dtype, n, k)), bias ?? new Float32Array(4), y, new Float32Array(numTokens * (splitB - splitA)), new Float32Array(numTokens * (n - splitB)), norm?.weight ?? new Float32Array(4)],
     forced ?? grid,
     [4, 5, 6],
   );

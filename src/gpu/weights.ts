@@ -3,6 +3,7 @@
 import type { DType, ModelConfig, ModelDesc, TensorDesc } from '../model/desc';
 import { bf16ToF32, f16ToF32 } from '../model/half';
 import { rowBytes, tensorBytes } from '../model/quant-layout';
+import { repackForGpu } from './repack';
 
 export interface GpuMatrix {
   buffer: GPUBuffer;
@@ -104,7 +105,7 @@ export function uploadWeights(device: GPUDevice, model: ModelDesc): GpuWeights {
   };
   const matrix = (name: string, rows: number, cols: number): GpuMatrix => {
     const t = matrixTensor(name, rows, cols);
-    return { buffer: upload(name, t.data), dtype: t.dtype, rows, cols };
+    return { buffer: upload(name, repackForGpu(t.data.subarray(0, tensorBytes(t.dtype, t.shape)), t.dtype, rows, cols)), dtype: t.dtype, rows, cols };
   };
   /**
    * Several [rows_i, cols] matrices of one dtype as one: whole rows in order (`interleave`: row j of
@@ -127,7 +128,7 @@ export function uploadWeights(device: GPUDevice, model: ModelDesc): GpuWeights {
         at += t.shape[0]! * stride;
       }
     }
-    return { buffer: upload(label, data), dtype, rows, cols };
+    return { buffer: upload(label, repackForGpu(data, dtype, rows, cols)), dtype, rows, cols };
   };
   const vectorValues = (name: string, n: number): Float32Array => {
     const values = vectorToF32(need(name));
