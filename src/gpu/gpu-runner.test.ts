@@ -20,7 +20,7 @@ import { testPipelineCache } from './testing/kernel-harness';
 import { kernelSettingFromEnv, loadShader } from './testing/node-gpu';
 import { executeDetailed, profileStep } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
-import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, promptOf, stepLogitsAndLabels, testGpuRunner } from './testing/runner-fixtures';
+import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, maxAbsDiff, promptOf, stepLogitsAndLabels, testGpuRunner } from './testing/runner-fixtures';
 import { bits } from './testing/test-util';
 
 const SMALL_DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, heads: 4, kvHeads: 2, headDim: 16, vocab: 97 };
@@ -247,6 +247,20 @@ describe('GpuRunner cohorts', () => {
     const { alone, batched } = await probeAloneAndInCohort({ temperature: 0.9, topK: 20, topP: 0.95, seed: 1234 });
     expect(batched.tokens).toEqual(alone.tokens);
     expect(new Set(alone.tokens).size).toBeGreaterThan(1);
+  });
+});
+
+describe('kernel settings', () => {
+  it("'gpu' folds the two RMSNorms of a llama layer into its matmuls: 2 dispatches fewer a layer, the same greedy tokens", async () => {
+    const model = await hfModel('llama', { ...SMALL_DIMS, layers: 3 });
+    const sessions = () => [drivenSession('a', promptOf(1, 9, 97), greedy()), drivenSession('b', promptOf(2, 30, 97), greedy(), 2)];
+    const runs = await Promise.all((['gpu', 'cpu'] as const).map(async (kernels) => ({ kernels, ...(await stepLogitsAndLabels(await gpuRunner(model, { kernels }), sessions(), 12, 16)) })));
+    const [gpu, cpu] = runs;
+    expect(cpu!.labels.length - gpu!.labels.length).toBe(2 * 3);
+    expect(gpu!.labels.filter((l) => /^L\d+\.(input_norm|post_attention_norm)$/.test(l))).toEqual([]);
+    expect(cpu!.labels).toContain('L2.post_attention_norm');
+    // different reductions, so not the same bits; the same tokens and logits within the parity bound
+    gpu!.logits.forEach((l, step) => expect(maxAbsDiff(l, cpu!.logits[step]!), `step ${step}`).toBeLessThanOrEqual(2 * LOGITS_MAX_ABS_DIFF));
   });
 });
 
