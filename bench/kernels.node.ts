@@ -86,7 +86,7 @@ async function timeStep(runner: GpuRunner, plan: StepPlan, batch: number): Promi
  * read all 256 blocks. As in opClassSweep the cache holds no real history (timing does not depend
  * on its values) and each row decodes at the same position every step.
  */
-async function windowSweep(spec: string, kernels: KernelSetting): Promise<ModelSweep> {
+async function windowSweep(spec: string, kernels: KernelSetting, tag: string): Promise<ModelSweep> {
   const model = await loadModel(spec);
   const pipelines = await testPipelineCache();
   const maxBatch = Math.max(...BATCHES);
@@ -119,7 +119,7 @@ async function windowSweep(spec: string, kernels: KernelSetting): Promise<ModelS
       console.log(`${spec} @ ctx ${WINDOW_DECODE_CONTEXT}, window pool B=${batch}: step ${point.stepMs.toFixed(1)} ms, GPU ${point.gpuMs.toFixed(1)} ms`);
     }
     const kvMiB = (runner.memory.kv / 2 ** 20).toFixed(0);
-    return { model: `${model.source} [${kernels}] @ ctx ${WINDOW_DECODE_CONTEXT}, window pool (${group.numBlocks} blocks; KV ${kvMiB} MiB)`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points };
+    return { model: `${model.source}${tag} @ ctx ${WINDOW_DECODE_CONTEXT}, window pool (${group.numBlocks} blocks; KV ${kvMiB} MiB)`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points };
   } finally {
     runner.dispose();
   }
@@ -148,7 +148,7 @@ function advance(rows: Row[], sampled: Int32Array): void {
   });
 }
 
-async function sweep(spec: string, kernels: KernelSetting): Promise<ModelSweep> {
+async function sweep(spec: string, kernels: KernelSetting, tag: string): Promise<ModelSweep> {
   const model = await loadModel(spec);
   const pipelines = await testPipelineCache();
   const maxBatch = Math.max(...BATCHES);
@@ -181,7 +181,7 @@ async function sweep(spec: string, kernels: KernelSetting): Promise<ModelSweep> 
       console.log(`${spec} B=${batch}: step ${median(wall).toFixed(1)} ms, GPU ${median(gpu).toFixed(1)} ms`);
     }
     const opClasses = OPCLASS_MODELS.includes(spec) ? await opClassSweep(model, kernels) : undefined;
-    return { model: `${model.source} [${kernels}]`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points, ...(opClasses ? { opClasses } : {}) };
+    return { model: `${model.source}${tag}`, weightBytes: runner.memory.weights, dispatchesPerStep: runner.dispatchesPerStep, points, ...(opClasses ? { opClasses } : {}) };
   } finally {
     runner.dispose();
   }
@@ -282,8 +282,9 @@ async function main(): Promise<void> {
   // both settings side by side on a GPU; a CPU adapter's own by default (the 'gpu' one runs ~5x slower there)
   const settings = (process.env.COHORT_BENCH_KERNEL_SETTINGS ?? (onCpu ? 'cpu' : 'gpu,cpu')).split(',').filter(Boolean) as KernelSetting[];
   for (const kernels of settings) {
-    for (const spec of MODELS) sweeps.push(await sweep(spec, kernels));
-    for (const spec of WINDOW_MODELS) sweeps.push(await windowSweep(spec, kernels));
+    const tag = settings.length > 1 ? ` [${kernels}]` : ''; // one setting: names as before, so bench:baseline pairs them with older reports
+    for (const spec of MODELS) sweeps.push(await sweep(spec, kernels, tag));
+    for (const spec of WINDOW_MODELS) sweeps.push(await windowSweep(spec, kernels, tag));
   }
   const date = new Date().toISOString().slice(0, 10);
   const note = process.env.COHORT_BENCH_NOTE;
