@@ -1,6 +1,7 @@
 // The activation arena: every per-step GPU buffer (residual stream, projections, logits, step
 // metadata, readback), sized once for maxTokensPerStep, maxRows and the sampled positions. Not the weights or KV pool.
 import type { ModelConfig } from '../model/desc';
+import { SAMPLE_HIST_WORDS } from './sample-plan';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 export interface ActivationSizes {
@@ -20,6 +21,8 @@ export interface ActivationSizes {
   maxSplitStates: number;
   /** Attention head quads (numKvHeads * quadsPerKvHead): a split state's slices */
   numAttentionQuads: number;
+  /** u32 words of one sampled position's sampler state (sample-plan.ts samplerShape) */
+  sampleStateWords: number;
 }
 
 /** Bytes at the start of the readback buffer for the pass's two u64 timestamps. */
@@ -37,7 +40,9 @@ export class Activations {
   readonly act: GPUBuffer; // [maxTokens, intermediate] silu(gate) * up
   readonly hLast: GPUBuffer; // [maxSampled, hidden] normed token before each sampled position
   readonly logits: GPUBuffer; // [maxSampled, vocab]
-  readonly sampleScratch: GPUBuffer; // [maxSampled, vocab] sampling weights
+  readonly sampleScratch: GPUBuffer; // [maxSampled, vocab] the sampler's fallback weights
+  readonly sampleState: GPUBuffer; // [maxSampled, sampleStateWords] u32 chunk argmaxes, radix levels, gathered ids
+  readonly sampleHist: GPUBuffer; // [maxSampled, SAMPLE_HIST_WORDS] u32 radix counts, zero between steps
   readonly sampled: GPUBuffer; // [maxSampled] u32 sampled ids
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
   readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
@@ -84,6 +89,8 @@ export class Activations {
     this.hLast = f32('hLast', s.maxSampled * c.hiddenSize);
     this.logits = f32('logits', s.maxSampled * c.vocabSize);
     this.sampleScratch = f32('sampleScratch', s.maxSampled * c.vocabSize);
+    this.sampleState = make('sampleState', s.maxSampled * s.sampleStateWords * 4);
+    this.sampleHist = make('sampleHist', s.maxSampled * SAMPLE_HIST_WORDS * 4); // created zeroed, as the sampler needs
     this.sampled = f32('sampled', s.maxSampled);
     this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
     this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);

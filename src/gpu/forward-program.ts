@@ -6,6 +6,7 @@ import type { Activations } from './activations';
 import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
 import { layerKv, type KvArena, type KvArenas } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
+import { samplerShape } from './sample-plan';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 
 /** Step sizes a dispatch depends on: tokens fed, rows sampling, paged attention's work items. */
@@ -182,7 +183,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     });
   });
   const slotSwiglu = slot('swiglu', (cnt) => ({ numElements: cnt.numTokens * c.intermediateSize }));
-  const slotSample = slot('sample', (cnt) => ({ numRows: cnt.numSampled, vocab: c.vocabSize }));
+  // the sampler: one slot per level pass (0: argmax and first histogram; numLevels: the gather), and finish's
+  const sampler = samplerShape(c.vocabSize, p.setting);
+  const samplerParams = (cnt: Counts, level: number) => ({ numRows: cnt.numSampled, vocab: c.vocabSize, chunkSize: sampler.chunkSize, numChunks: sampler.numChunks, level, numLevels: sampler.numLevels });
+  const slotsSampleLevel = Array.from({ length: sampler.numLevels + 1 }, (_, level) => slot('sample', (cnt) => samplerParams(cnt, level)));
+  const slotSampleFinish = slot('sample_finish', (cnt) => samplerParams(cnt, 0));
 
   const paramsBuffer = device.createBuffer({ label: 'params', size: fills.length * SLOT_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   const mirror = new ArrayBuffer(fills.length * SLOT_BYTES);
@@ -287,7 +292,16 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);
   matmulOp(tailSpecs, 'lm_head', { params: slotMmLm, x: act.hLast, m: w.lmHead, y: act.logits, count: sampledRows });
-  add(tailSpecs, 'sample', want('sample'), slotSample, { logits: buf(act.logits), infos: buf(act.sampleInfo), weights: buf(act.sampleScratch), sampled: buf(act.sampled) }, (cnt, out) => {
+  const samplerBuffers = { logits: buf(act.logits), infos: buf(act.sampleInfo), weights: buf(act.sampleScratch), state: buf(act.sampleState), hist: buf(act.sampleHist), sampled: buf(act.sampled) };
+  slotsSampleLevel.forEach((slotLevel, level) => {
+    const label = level === 0 ? 'sample' : level === sampler.numLevels ? 'sample_gather' : `sample_level${level}`;
+    // rows that need no level (greedy, fallback, done early) leave at once
+    add(tailSpecs, label, want('sample', { WORKGROUP_SIZE: sampler.workgroupSize }), slotLevel, samplerBuffers, (cnt, out) => {
+      out[0] = sampler.numChunks;
+      out[1] = cnt.numSampled;
+    });
+  });
+  add(tailSpecs, 'sample_finish', want('sample_finish'), slotSampleFinish, samplerBuffers, (cnt, out) => {
     out[0] = cnt.numSampled;
     out[1] = 1;
   });

@@ -22,6 +22,7 @@ import { executeDetailed, profileStep } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
 import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, maxAbsDiff, promptOf, stepLogitsAndLabels, testGpuRunner } from './testing/runner-fixtures';
 import { bits } from './testing/test-util';
+import { SAMPLE_HIST_WORDS, samplerShape } from './sample-plan';
 
 const SMALL_DIMS: Partial<SynthDims> = { hidden: 64, intermediate: 128, heads: 4, kvHeads: 2, headDim: 16, vocab: 97 };
 
@@ -152,14 +153,16 @@ describe('GpuRunner buffer sizing', () => {
       return runner.memory.activations;
     };
     try {
-      // A sampled position costs its logits and its sampling weights ([vocab] f32 each) plus a few
-      // small entries: no third [vocab] for a logits readback (testing/step-probe.ts makes its own).
+      // A sampled position costs its logits and its sampling weights ([vocab] f32 each), the
+      // sampler's state and radix counts (a fixed size whatever the vocabulary) plus a few small
+      // entries: no third [vocab] for a logits readback (testing/step-probe.ts makes its own).
+      const samplerBytes = 4 * (SAMPLE_HIST_WORDS + samplerShape(model.config.vocabSize, byDefault.kernelSetting).stateWords);
       const perPlainRow = (await activations({ maxRows: 9, maxDraftTokens: 0 })) - (await activations({ maxRows: 8, maxDraftTokens: 0 }));
-      expect(perPlainRow).toBeGreaterThanOrEqual(2 * vocabBytes);
-      expect(perPlainRow).toBeLessThan(3 * vocabBytes);
+      expect(perPlainRow).toBeGreaterThanOrEqual(2 * vocabBytes + samplerBytes);
+      expect(perPlainRow).toBeLessThan(3 * vocabBytes + samplerBytes);
       const perDraft = ((await activations({ maxRows: 8, maxDraftTokens: 2 })) - (await activations({ maxRows: 8, maxDraftTokens: 0 }))) / (8 * 2);
-      expect(perDraft).toBeGreaterThanOrEqual(2 * vocabBytes);
-      expect(perDraft).toBeLessThan(3 * vocabBytes);
+      expect(perDraft).toBeGreaterThanOrEqual(2 * vocabBytes + samplerBytes);
+      expect(perDraft).toBeLessThan(3 * vocabBytes + samplerBytes);
     } finally {
       for (const runner of runners) runner.dispose();
     }

@@ -15,6 +15,7 @@ import { planKvGroups } from './kv-groups';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry, type KernelSetting } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
+import { samplerShape } from './sample-plan';
 import { ATTENTION_ITEM_WORDS, maxSampledPositions, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 import { destroyWeights, uploadWeights, type GpuWeights } from './weights';
 
@@ -206,7 +207,7 @@ export class GpuRunner implements ModelRunner {
     const act = new Activations(
       device,
       c,
-      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxSplitStates, numAttentionQuads },
+      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxSplitStates, numAttentionQuads, sampleStateWords: samplerShape(c.vocabSize, setting).stateWords },
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);

@@ -5,7 +5,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SLOTS, ATTENTION_SPLIT_KEYS, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
-import { ATTENTION_ITEM_WORDS, ITEM_KIND, ROW_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { SAMPLE_CANDIDATE_CAP } from '../engine/sample-numerics';
+import { SAMPLE_BINS, SAMPLE_FINISH_SIZE, SAMPLE_HIST_WORDS, SAMPLE_LEVEL_WORDS, SAMPLE_MAX_LEVELS } from './sample-plan';
+import { ATTENTION_ITEM_WORDS, ITEM_KIND, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 const shaderDir = join(import.meta.dirname, '../../shaders');
 const wgsl = (file: string): string => readFileSync(join(shaderDir, `${file}.wgsl`), 'utf8').replace(/\/\/[^\n]*/g, '');
@@ -82,6 +84,29 @@ describe('kernel registry vs shaders/', () => {
     const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
     expect(constant('TILE')).toBe(MATMUL_TOKENS_PER_INVOCATION);
     expect(constant('ROWS')).toBe(MATMUL_ROWS_PER_INVOCATION);
+  });
+
+  it("sample's SampleInfo, LevelState and scratch constants are the host's", () => {
+    const source = wgsl(KERNELS.sample.file);
+    expect(structFields(source, 'SampleInfo')).toEqual([
+      ['temperature', 'f32'],
+      ['topK', 'u32'],
+      ['topP', 'f32'],
+      ['seed', 'u32'],
+      ['pos', 'u32'],
+      ['invTemperature', 'f32'],
+      ['pad0', 'u32'],
+      ['pad1', 'u32'],
+    ]);
+    expect(SAMPLE_INFO_WORDS).toBe(8);
+    expect(structFields(source, 'LevelState')).toHaveLength(SAMPLE_LEVEL_WORDS);
+    const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
+    expect(constant('CAP')).toBe(SAMPLE_CANDIDATE_CAP);
+    expect(constant('BINS')).toBe(SAMPLE_BINS);
+    expect(constant('MAX_LEVELS')).toBe(SAMPLE_MAX_LEVELS);
+    expect(constant('HIST_WORDS')).toBe(SAMPLE_HIST_WORDS);
+    expect(constant('LEVEL_WORDS')).toBe(SAMPLE_LEVEL_WORDS);
+    expect(constant('FINISH_SIZE')).toBe(SAMPLE_FINISH_SIZE);
   });
 
   it('every copy of TokenInfo has the layout step-meta packs', () => {

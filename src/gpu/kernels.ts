@@ -59,6 +59,29 @@ const ATTENTION_PARAMS = [
   ['window', 'u32'],
 ] as const;
 
+/** sample.wgsl's bindings, shared by both of its entry points. */
+const SAMPLE_BINDINGS = [
+  ['params', 'uniform'],
+  ['logits', 'read'],
+  ['infos', 'read'],
+  ['weights', 'write'],
+  ['state', 'write'],
+  ['hist', 'write'],
+  ['sampled', 'write'],
+] as const;
+
+/** sample.wgsl's Params, shared by both of its entry points. */
+const SAMPLE_PARAMS = [
+  ['numRows', 'u32'],
+  ['vocab', 'u32'],
+  ['chunkSize', 'u32'],
+  ['numChunks', 'u32'],
+  ['level', 'u32'],
+  ['numLevels', 'u32'],
+  ['pad0', 'u32'],
+  ['pad1', 'u32'],
+] as const;
+
 export const KERNELS = {
   embedding: {
     file: 'embedding',
@@ -115,10 +138,18 @@ export const KERNELS = {
     bindings: [['params', 'uniform'], ['gate', 'read'], ['up', 'read'], ['out', 'write']],
     params: [['numElements', 'u32'], ['pad0', 'u32'], ['pad1', 'u32'], ['pad2', 'u32']],
   },
+  // sample.wgsl's level passes (level 0: the chunks' argmax and first histogram; the last: the gather)
   sample: {
     file: 'sample',
-    bindings: [['params', 'uniform'], ['logits', 'read'], ['infos', 'read'], ['weights', 'write'], ['sampled', 'write']],
-    params: [['numRows', 'u32'], ['vocab', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
+    bindings: SAMPLE_BINDINGS,
+    params: SAMPLE_PARAMS,
+  },
+  // the same bindings: one workgroup per row merges the chunks' argmax and draws
+  sample_finish: {
+    file: 'sample',
+    entry: 'finish',
+    bindings: SAMPLE_BINDINGS,
+    params: SAMPLE_PARAMS,
   },
 } as const satisfies Record<string, KernelSpec>;
 

@@ -1,6 +1,7 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
 // items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan, StepRow } from '../engine/types';
+import { inverseTemperature } from '../engine/sample-numerics';
 import { ATTENTION_SLOTS, ATTENTION_SPLIT_KEYS } from './kernels';
 
 /** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write). */
@@ -21,7 +22,7 @@ export const ROW_INFO_WORDS = 4;
 export const ATTENTION_ITEM_WORDS = 8;
 /** paged_attention's WorkItem kinds (its ITEM_* consts). */
 export const ITEM_KIND = { prefill: 0, decode: 1, partition: 2 } as const;
-/** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, pad x3 } (sample.wgsl). */
+/** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, invTemperature, pad x2 } (sample.wgsl). */
 export const SAMPLE_INFO_WORDS = 8;
 
 export interface StepMetaLimits {
@@ -216,6 +217,7 @@ export class StepMeta {
         this.sampleInfoF32[o + 2] = row.sampling.topP;
         this.sampleInfo[o + 3] = row.sampling.seed >>> 0;
         this.sampleInfo[o + 4] = lastPos + 1 + j; // the position of the token being generated
+        this.sampleInfoF32[o + 5] = inverseTemperature(row.sampling.temperature); // the GPU never divides
         this.sampleTokens[sampled] = t - 1 + j;
         this.sampleRows[sampled] = r;
       }

@@ -1,8 +1,9 @@
 // Tests of the CPU sampler: greedy ties, the seeded per-position draw, temperature, top-k, top-p,
-// non-finite logits.
+// non-finite logits, and the GPU arithmetic the twin follows (expWeight, the f32 reciprocal of temperature).
 // Not the GPU sampler's parity test (that lives beside the GPU runner).
 import { describe, expect, it } from 'vitest';
-import { argmax, sampleToken } from './sample';
+import { argmax, expWeight, sampleToken } from './sample';
+import { inverseTemperature, SAMPLE_CANDIDATE_CAP } from '../engine/sample-numerics';
 import { sampleUniform } from '../engine/rng';
 import { NON_FINITE_LOGITS } from '../engine/types';
 
@@ -101,5 +102,38 @@ describe('non-finite logits', () => {
   it('is never a token id or the no-sample marker', () => {
     expect(NON_FINITE_LOGITS).toBeLessThan(-1);
     expect(sampleToken(new Float32Array([3.4e38, -3.4e38, 0]), params(1), 2)).toBeGreaterThanOrEqual(0); // huge but finite
+  });
+});
+
+describe('the twin follows the GPU arithmetic', () => {
+  it('expWeight is exp within 2 f32 ulps on [-80, 0] and 0 below', () => {
+    for (let i = 0; i <= 20000; i++) {
+      const x = Math.fround(-80 * (i / 20000) ** 2);
+      const want = Math.exp(x);
+      expect(Math.abs(expWeight(x) - want) / want, `x ${x}`).toBeLessThan(2.5e-7);
+    }
+    expect(expWeight(0)).toBe(1);
+    expect(expWeight(-80.5)).toBe(0);
+  });
+
+  it('reads temperature through an f32 reciprocal: 0 (greedy) for temperature <= 0, finite and normal otherwise', () => {
+    expect(inverseTemperature(0)).toBe(0);
+    expect(inverseTemperature(-1)).toBe(0);
+    expect(inverseTemperature(0.5)).toBe(2);
+    expect(inverseTemperature(0.7)).toBe(Math.fround(1 / Math.fround(0.7)));
+    expect(inverseTemperature(1e-40)).toBe(Math.fround(3.4028234663852886e38));
+    expect(inverseTemperature(1e39)).toBe(Math.fround(2 ** -126));
+  });
+
+  it('past the candidate cap (bisection) and under it (gathered) draw from the same distribution', () => {
+    const vocab = SAMPLE_CANDIDATE_CAP + 200;
+    const logits = new Float32Array(vocab).fill(-30);
+    logits.set([2, 1, 0, -1, 0.5]);
+    const cap = histogram(logits, params(1, 0, 1), 4000).slice(0, 5); // all ids kept: the fallback
+    const e = [2, 1, 0, -1, 0.5].map(Math.exp);
+    const sum = e.reduce((a, b) => a + b, 0);
+    e.forEach((w, i) => expect(Math.abs(cap[i]! - w / sum)).toBeLessThan(0.03));
+    const gathered = histogram(logits, params(1, 5), 4000).slice(0, 5);
+    e.forEach((w, i) => expect(Math.abs(gathered[i]! - w / sum)).toBeLessThan(0.03));
   });
 });
