@@ -158,7 +158,7 @@ export function renderRoofline(r: RooflineSection): string[] {
 export function renderStepOps(points: StepOpPoint[], copyGbs: number): string[] {
   const out = [
     '',
-    `Attention and sampling in profiled decode steps of a one-layer model of the shape (GPU ms summed over the named dispatches, median): attention's GB/s counts the K and V it must read, sampling's one pass over the logits; % of the copy kernel's ${f(copyGbs, 2)} GB/s.`,
+    `Attention and sampling in profiled decode steps of a one-layer model of the shape (GPU ms summed over the named dispatches, median): attention's GB/s counts the K and V it must read, sampling's one pass over the logits; % of the copy kernel's ${f(copyGbs, 2)} GB/s; a sampling case's passes over a row's logits in brackets (at most, by sample-plan.ts).`,
     '',
     '| model | case | gpu: dispatches | gpu ms | gpu GB/s | gpu % copy | cpu: dispatches | cpu ms | cpu GB/s | cpu % copy |',
     '|---|---|---|---|---|---|---|---|---|---|',
@@ -172,7 +172,7 @@ export function renderStepOps(points: StepOpPoint[], copyGbs: number): string[] 
       const q = points.find((o) => o.model === p.model && o.case === p.case && o.setting === setting);
       return q ? `${q.dispatches} | ${f(q.ms, 3)} | ${f(q.gbs, 2)} | ${f(100 * q.ofCopy, 0)}%` : '| | |';
     });
-    out.push(`| ${p.model} | ${p.case} | ${cells.join(' | ')} |`);
+    out.push(`| ${p.model} | ${p.case}${p.vocabPasses === undefined ? '' : ` (${p.vocabPasses} passes)`} | ${cells.join(' | ')} |`);
   }
   return out;
 }

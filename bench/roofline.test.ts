@@ -2,7 +2,7 @@
 // 'gpu' setting's launch check, and the report's table. The timing itself runs in bench:kernels.
 import { describe, expect, it } from 'vitest';
 import { MODEL_SHAPES } from '../tools/models/published-shapes';
-import { renderRoofline } from './kernel-report';
+import { renderRoofline, renderStepOps } from './kernel-report';
 import { launchShortfalls, projectionBytes, projections } from './roofline';
 
 describe('roofline', () => {
@@ -40,5 +40,11 @@ describe('roofline', () => {
     });
     expect(lines.filter((l) => l.startsWith('| M |'))).toEqual(['| M | o_proj | q8_0 | 1 | 256 x 64 | 2.000 | 5.00 | 50% | 8 x 64 | 2.000 | 5.00 | 25% |']);
     expect(lines.some((l) => l.includes('every matmul launches >= 128 workgroups'))).toBe(true);
+  });
+
+  it("puts attention and sampling cases of both settings on one line, with a sampler's passes", () => {
+    const point = { model: 'M', case: 'sample B=1 T 0.7', dispatches: 7, ms: 1, gbs: 0.5, ofCopy: 0.05, vocabPasses: 4 };
+    const lines = renderStepOps([{ ...point, setting: 'gpu' }, { ...point, setting: 'cpu', dispatches: 3 }], 10);
+    expect(lines.filter((l) => l.startsWith('| M |'))).toEqual(['| M | sample B=1 T 0.7 (4 passes) | 7 | 1.000 | 0.50 | 5% | 3 | 1.000 | 0.50 | 5% |']);
   });
 });

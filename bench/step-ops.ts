@@ -8,6 +8,7 @@ import type { KernelSetting } from '../src/gpu/kernels';
 import type { PipelineCache } from '../src/gpu/pipeline-cache';
 import { loadShader } from '../src/gpu/testing/node-gpu';
 import { profileStep } from '../src/gpu/testing/step-probe';
+import { samplerVocabPasses } from '../src/gpu/sample-plan';
 import { DEFAULT_KV_CACHE_TYPE, kvValueBytes } from '../src/model/kv-types';
 import { median } from '../src/protocol/metrics';
 import { publishedShapeModel } from '../tools/models/published-shapes';
@@ -20,6 +21,8 @@ export interface StepOpPoint {
   /** Dispatches timed (summed over those whose labels the case names). */
   dispatches: number;
   ms: number;
+  /** Sampling: the passes over a row's logits its setting costs at most (sample-plan.ts), whatever the adapter. */
+  vocabPasses?: number;
   /** Attention: KV bytes read per step / ms; sampling: logits bytes (one pass) / ms. */
   gbs: number;
   ofCopy: number;
@@ -73,11 +76,11 @@ export async function stepOpsSweep(cache: PipelineCache, o: StepOpsOptions): Pro
         sample: true,
       });
       let stepIndex = 0;
-      const measure = async (name: string, rows: StepRow[], pick: (label: string) => boolean, bytes: number) => {
+      const measure = async (name: string, rows: StepRow[], pick: (label: string) => boolean, bytes: number, vocabPasses?: number) => {
         const { ms, dispatches } = await opMs(runner, { stepIndex, rows }, pick, o.repeats);
         stepIndex += o.repeats + 2;
         const gbs = bytes / (ms * 1e6);
-        points.push({ model: o.model, setting, case: name, dispatches, ms, gbs, ofCopy: gbs / o.copyGbs });
+        points.push({ model: o.model, setting, case: name, dispatches, ms, gbs, ofCopy: gbs / o.copyGbs, ...(vocabPasses === undefined ? {} : { vocabPasses }) });
         o.log?.(`${o.model} ${setting} ${name}: ${dispatches} dispatches, ${ms.toFixed(3)} ms, ${gbs.toFixed(2)} GB/s`);
       };
       const kvRowBytes = 2 * kvValueBytes(kvType, c.numKvHeads * c.headDim); // K and V of one position
@@ -90,7 +93,7 @@ export async function stepOpsSweep(cache: PipelineCache, o: StepOpsOptions): Pro
       for (const batch of o.batches) {
         for (const [kind, sampling] of [['greedy', GREEDY], ['T 0.7, top-p 0.9, top-k 40', SAMPLED]] as const) {
           const rows = Array.from({ length: batch }, (_, r) => row(r, 63, sampling));
-          await measure(`sample B=${batch} ${kind}`, rows, (label) => label.startsWith('sample'), batch * c.vocabSize * 4);
+          await measure(`sample B=${batch} ${kind}`, rows, (label) => label.startsWith('sample'), batch * c.vocabSize * 4, samplerVocabPasses(sampling, c.vocabSize));
         }
       }
     } finally {
