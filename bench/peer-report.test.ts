@@ -37,9 +37,11 @@ describe('peer report', () => {
       runtimeSeconds: 12,
     };
     const md = renderPeerMarkdown(report);
-    expect(md).toContain('**CPU build, 1 threads** (asked for vulkan; its Vulkan build found no usable device)');
+    expect(md).toContain('**CPU build, 1 thread** (asked for vulkan; its Vulkan build found no usable device)');
     expect(md).toContain('| SmolLM2-135M q4_K | 8 | 100 | 200 | 0.50x | 80.0 | 40.0 | 1.00 |');
     expect(md).toContain('| SmolLM2-135M q4_K | 77 | q4_0, q4_K |');
+    const slow = peerPoint('SmolLM2-135M', 'q4_K', 1, [engineRun([decodeStep(0, 1000, 1)])], [engineRun([decodeStep(0, 12, 1)], 1)]);
+    expect(renderPeerMarkdown({ ...report, points: [slow] })).toContain('| 0.012x |');
     const gpu = renderPeerMarkdown({ ...report, llama: { ...report.llama, backend: 'vulkan', devices: ['NVIDIA H200'], fallback: undefined } });
     expect(gpu).toContain('**Vulkan build on NVIDIA H200** (asked for vulkan)');
   });

@@ -93,16 +93,19 @@ export interface PeerBenchReport {
 }
 
 const f1 = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+/** Two decimals, or two significant digits below 0.1 (a CPU adapter against native CPU kernels). */
+const ratioText = (x: number): string => `${x >= 0.1 ? x.toFixed(2) : x.toPrecision(2)}x`;
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export function renderPeerMarkdown(r: PeerBenchReport): string {
   const l = r.llama;
-  const backend = l.backend === 'vulkan' ? `Vulkan build on ${l.devices.join(', ') || 'an unnamed device'}` : `CPU build, ${l.threads} threads`;
+  const backend = l.backend === 'vulkan' ? `Vulkan build on ${l.devices.join(', ') || 'an unnamed device'}` : `CPU build, ${plural(l.threads, 'thread')}`;
   const lines = [
     `# Cohort vs llama.cpp, same machine (${r.date}, ${r.machine})`,
     '',
     `- Cohort: ${r.cohort.adapter} (${r.cohort.backend}), ${r.cohort.runtime}, KV ${r.cohort.kvCacheType}`,
     `- llama.cpp ${l.llamaCpp} through ${l.binding}: **${backend}** (asked for ${l.requested}${l.fallback ? `; ${l.fallback}` : ''}), flash attention ${l.flashAttention}, KV ${l.kvCacheType}`,
-    `- random-weight GGUFs of published shapes, greedy, sampled tokens fed back; ${r.settings.promptTokens}-token prompts, then ${r.settings.warmUpSteps} warm-up and ${r.settings.decodeSteps} timed decode steps per run; ${r.settings.repeats} interleaved runs per point, medians`,
+    `- random-weight GGUFs of published shapes, greedy, sampled tokens fed back; ${r.settings.promptTokens}-token prompts, then ${r.settings.warmUpSteps} warm-up and ${r.settings.decodeSteps} timed decode steps per run; ${plural(r.settings.repeats, 'interleaved run')} per point, medians`,
     '- decode tok/s = tokens the batch decoded / summed step time (src/protocol/metrics.ts); a step is one forward pass on either engine (llama_decode calls per step shown)',
     ...(r.note ? [`- ${r.note}`] : []),
     `- ${Math.round(r.runtimeSeconds)} s in all`,
@@ -111,7 +114,7 @@ export function renderPeerMarkdown(r: PeerBenchReport): string {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const p of r.points) {
-    const ratio = p.ratio === null ? '–' : `${p.ratio.toFixed(2)}x`;
+    const ratio = p.ratio === null ? '–' : ratioText(p.ratio);
     const calls = p.llama.decodeCallsPerStep === undefined ? '–' : p.llama.decodeCallsPerStep.toFixed(2);
     lines.push(`| ${p.shape} ${p.dtype} | ${p.batch} | ${f1(p.cohort.tokensPerSec)} | ${f1(p.llama.tokensPerSec)} | ${ratio} | ${f1(p.cohort.stepMs)} | ${f1(p.llama.stepMs)} | ${calls} |`);
   }

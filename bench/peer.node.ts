@@ -23,7 +23,7 @@ import { engineRun, peerPoint, renderPeerMarkdown, type EngineRun, type PeerBenc
 
 const usage = `Usage: npm run bench:peer   (settings by environment)
   COHORT_PEER_MODELS        SHAPE:TYPE,... TYPE q4_K, q8_0 or q4_0 (default on a GPU: Llama-3.2-1B, Qwen2.5-0.5B
-                            and Gemma-3-1B in q4_K and q8_0; on a CPU adapter: SmolLM2-135M in both)
+                            and Gemma-3-1B in q4_K and q8_0; on a CPU adapter: SmolLM2-135M:q4_K)
   COHORT_PEER_BATCHES       sequences decoding together (default 1,8,16,64)
   COHORT_PEER_PROMPT_TOKENS prompt per sequence (default 32; CPU adapter 8)
   COHORT_PEER_DECODE_STEPS  timed decode steps per run (default 64; CPU adapter 4)
@@ -58,7 +58,7 @@ function settingsFor(env: NodeJS.ProcessEnv, cpu: boolean): Settings {
     return v;
   };
   const gpuModels = 'Llama-3.2-1B:q4_K,Llama-3.2-1B:q8_0,Qwen2.5-0.5B:q4_K,Qwen2.5-0.5B:q8_0,Gemma-3-1B:q4_K,Gemma-3-1B:q8_0';
-  const models = (env.COHORT_PEER_MODELS ?? (cpu ? 'SmolLM2-135M:q4_K,SmolLM2-135M:q8_0' : gpuModels)).split(',').filter(Boolean).map((spec) => {
+  const models = (env.COHORT_PEER_MODELS ?? (cpu ? 'SmolLM2-135M:q4_K' : gpuModels)).split(',').filter(Boolean).map((spec) => {
     const [shape, dtype] = spec.split(':');
     if (!shape || !MODEL_SHAPES[shape] || (dtype !== 'q4_K' && dtype !== 'q8_0' && dtype !== 'q4_0')) throw new Error(`${spec}: use SHAPE:q4_K|q8_0|q4_0, SHAPE one of ${Object.keys(MODEL_SHAPES).join(', ')}`);
     return { shape, dtype: dtype as RandomMatrixType };
