@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs the packed headless benchmarks (.gpu-bench/ from pack.sh) on an x86-64 Linux GPU machine
-# with no Node: unpacks Node and Dawn, finds a Vulkan loader and driver, runs bench:kernels and bench:headless.
+# with no Node: unpacks Node, Dawn and node-llama-cpp, finds a Vulkan loader and driver, runs bench:kernels,
+# bench:headless and bench:peer (Cohort vs llama.cpp's Vulkan build on the same GPU).
 #
 # Usage, from the repository root: bash bench/device/run.sh OUT_DIR [bench:headless options]
 # Reports go to OUT_DIR. COHORT_GPU defaults to native here; set VK_DRIVER_FILES to choose the
-# Vulkan driver (default: NVIDIA's ICD where one is found). COHORT_BENCH_SKIP_KERNELS=1 skips bench:kernels.
+# Vulkan driver (default: NVIDIA's ICD where one is found). COHORT_BENCH_SKIP_KERNELS=1 skips bench:kernels,
+# COHORT_BENCH_SKIP_HEADLESS=1 bench:headless, COHORT_BENCH_SKIP_PEER=1 bench:peer (its settings: COHORT_PEER_*).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$root/.gpu-bench"
@@ -22,8 +24,14 @@ unpack_xz() {
 unpack_xz "$pack/node.xz" "$work/node"
 chmod +x "$work/node"
 unpack_xz "$pack/dawn.node.xz" "$pack/node_modules/webgpu/dist/linux-x64/dawn.node"
+# node-llama-cpp beside the bundles, where their imports look for it (once: it is the same every run)
+if [ "${COHORT_BENCH_SKIP_PEER:-0}" != 1 ] && [ ! -f "$pack/node_modules/node-llama-cpp/package.json" ]; then
+  if command -v xz >/dev/null; then xz -dc "$pack/llama.tar.xz" | tar -C "$pack/node_modules" -xf -
+  else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$pack/llama.tar.xz" "$pack/node_modules"
+  fi
+fi
 
-# Dawn dlopens libvulkan.so.1 by name; NVIDIA's driver needs the GL dispatch libraries too. Where
+# Dawn dlopens libvulkan.so.1 by name and llama.cpp's Vulkan build links it; NVIDIA's driver needs the GL dispatch libraries too. Where
 # the system lacks them, the packed ones are unpacked privately (nothing under / changes).
 if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
   for deb in "$pack"/debs/*.deb; do dpkg -x "$deb" "$work/root"; done
@@ -47,6 +55,11 @@ status=0
 if [ "${COHORT_BENCH_SKIP_KERNELS:-0}" != 1 ]; then
   "$work/node" "$pack/kernels.node.mjs" || status=$?
 fi
-"$work/node" "$pack/headless.node.mjs" "--out=$results" "$@" || status=$?
+if [ "${COHORT_BENCH_SKIP_HEADLESS:-0}" != 1 ]; then
+  "$work/node" "$pack/headless.node.mjs" "--out=$results" "$@" || status=$?
+fi
+if [ "${COHORT_BENCH_SKIP_PEER:-0}" != 1 ]; then
+  "$work/node" "$pack/peer.node.mjs" || status=$?
+fi
 rm -rf "$work"
 exit "$status"

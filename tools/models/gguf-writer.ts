@@ -1,5 +1,5 @@
 // GGUF v3 writer: typed metadata (every value type, arrays included), tensor infos and
-// 32-byte aligned tensor data in one Uint8Array. Not a reader and not a quantizer.
+// 32-byte aligned tensor data in one Uint8Array, or the header alone for writing a tensor at a time. Not a reader or quantizer.
 import type { DType } from '../../src/model/desc';
 import { GGML_TYPE_IDS, tensorBytes } from '../../src/model/quant-layout';
 
@@ -94,10 +94,16 @@ class ByteWriter {
   }
 }
 
-/** Serializes a complete GGUF file. Metadata keys keep insertion order. */
-export function writeGguf(
+/** A tensor's entry in the header: what its data will be, not the data. */
+export type GgufTensorInfo = Omit<GgufTensorInput, 'data'>;
+
+/**
+ * The header alone (metadata, tensor infos), padded to the data section: a file is this followed by
+ * each tensor's data padded to `alignment` in the same order. Lets large files be written a tensor at a time.
+ */
+export function writeGgufHeader(
   metadata: ReadonlyArray<[string, GgufValue]> | ReadonlyMap<string, GgufValue>,
-  tensors: readonly GgufTensorInput[],
+  tensors: readonly GgufTensorInfo[],
   options: GgufWriteOptions = {},
 ): Uint8Array {
   const alignment = options.alignment ?? 32;
@@ -121,21 +127,33 @@ export function writeGguf(
     }
   }
   let offset = 0;
-  const offsets: number[] = [];
   for (const t of tensors) {
-    const expected = tensorBytes(t.dtype, t.shape);
-    if (expected !== t.data.length) {
-      throw new Error(`${t.name}: ${t.data.length} bytes but ${t.dtype} ${JSON.stringify(t.shape)} needs ${expected}`);
-    }
     w.scalar('string', t.name);
     w.scalar('u32', t.shape.length);
     for (const dim of [...t.shape].reverse()) w.scalar('u64', dim);
     w.scalar('u32', GGML_TYPE_IDS[t.dtype]);
     w.scalar('u64', offset);
-    offsets.push(offset);
-    offset += Math.ceil(t.data.length / alignment) * alignment;
+    offset += Math.ceil(tensorBytes(t.dtype, t.shape) / alignment) * alignment;
   }
   w.pad(alignment);
+  return w.result();
+}
+
+/** Serializes a complete GGUF file. Metadata keys keep insertion order. */
+export function writeGguf(
+  metadata: ReadonlyArray<[string, GgufValue]> | ReadonlyMap<string, GgufValue>,
+  tensors: readonly GgufTensorInput[],
+  options: GgufWriteOptions = {},
+): Uint8Array {
+  const alignment = options.alignment ?? 32;
+  for (const t of tensors) {
+    const expected = tensorBytes(t.dtype, t.shape);
+    if (expected !== t.data.length) {
+      throw new Error(`${t.name}: ${t.data.length} bytes but ${t.dtype} ${JSON.stringify(t.shape)} needs ${expected}`);
+    }
+  }
+  const w = new ByteWriter();
+  w.bytes(writeGgufHeader(metadata, tensors, options));
   for (const t of tensors) {
     w.bytes(t.data);
     w.pad(alignment);

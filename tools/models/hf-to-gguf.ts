@@ -116,28 +116,7 @@ export function hfToGguf(parts: HfModelParts, dtype: DType): Uint8Array {
 export function ggufContents(parts: HfModelParts, dtype: DType): { metadata: Array<[string, GgufValue]>; tensors: GgufTensorInput[] } {
   const c = configFromHf('config.json', parts.config);
   const arch = c.arch;
-  const meta: Array<[string, GgufValue]> = [
-    ['general.architecture', str(arch)],
-    ['general.name', str(parts.name ?? 'model')],
-    [`${arch}.block_count`, u32(c.numLayers)],
-    [`${arch}.context_length`, u32(c.maxPositionEmbeddings)],
-    [`${arch}.embedding_length`, u32(c.hiddenSize)],
-    [`${arch}.feed_forward_length`, u32(c.intermediateSize)],
-    [`${arch}.attention.head_count`, u32(c.numHeads)],
-    [`${arch}.attention.head_count_kv`, u32(c.numKvHeads)],
-    [`${arch}.rope.freq_base`, f32(c.ropeTheta)],
-    [`${arch}.attention.layer_norm_rms_epsilon`, f32(c.rmsNormEps)],
-  ];
-  if (c.headDim * c.numHeads !== c.hiddenSize) {
-    meta.push([`${arch}.attention.key_length`, u32(c.headDim)], [`${arch}.attention.value_length`, u32(c.headDim)]);
-  }
-  meta.push(
-    ['general.file_type', u32(FILE_TYPES[dtype])],
-    [`${arch}.vocab_size`, u32(c.vocabSize)],
-    [`${arch}.rope.dimension_count`, u32(c.headDim)],
-  );
-  if (dtype !== 'f32' && dtype !== 'f16' && dtype !== 'bf16') meta.push(['general.quantization_version', u32(2)]);
-  meta.push(...gemmaMetadata(c));
+  const meta = modelMetadata(c, dtype, parts.name ?? 'model');
   meta.push(...vocabMetadata(parts, c.vocabSize));
 
   const tensors: GgufTensorInput[] = [];
@@ -160,6 +139,34 @@ export function ggufContents(parts: HfModelParts, dtype: DType): { metadata: Arr
     tensors.push({ name: ggufName, dtype: tensorType, shape, data: encodeTensor(values, cols, tensorType) });
   }
   return { metadata: meta, tensors };
+}
+
+/** The general.* and architecture keys llama.cpp reads for config `c` (the tokenizer.* keys are vocabMetadata's). */
+export function modelMetadata(c: ModelConfig, dtype: DType, name: string): Array<[string, GgufValue]> {
+  const arch = c.arch;
+  const meta: Array<[string, GgufValue]> = [
+    ['general.architecture', str(arch)],
+    ['general.name', str(name)],
+    [`${arch}.block_count`, u32(c.numLayers)],
+    [`${arch}.context_length`, u32(c.maxPositionEmbeddings)],
+    [`${arch}.embedding_length`, u32(c.hiddenSize)],
+    [`${arch}.feed_forward_length`, u32(c.intermediateSize)],
+    [`${arch}.attention.head_count`, u32(c.numHeads)],
+    [`${arch}.attention.head_count_kv`, u32(c.numKvHeads)],
+    [`${arch}.rope.freq_base`, f32(c.ropeTheta)],
+    [`${arch}.attention.layer_norm_rms_epsilon`, f32(c.rmsNormEps)],
+  ];
+  if (c.headDim * c.numHeads !== c.hiddenSize) {
+    meta.push([`${arch}.attention.key_length`, u32(c.headDim)], [`${arch}.attention.value_length`, u32(c.headDim)]);
+  }
+  meta.push(
+    ['general.file_type', u32(FILE_TYPES[dtype])],
+    [`${arch}.vocab_size`, u32(c.vocabSize)],
+    [`${arch}.rope.dimension_count`, u32(c.headDim)],
+  );
+  if (dtype !== 'f32' && dtype !== 'f16' && dtype !== 'bf16') meta.push(['general.quantization_version', u32(2)]);
+  meta.push(...gemmaMetadata(c));
+  return meta;
 }
 
 /**

@@ -1,12 +1,12 @@
-// Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B, Gemma-3-1B) written straight as quantized blocks
-// for benchmarks: drawing 0.5B f32 values as synth.ts does would take minutes. Not for reading outputs.
+// Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B, Gemma-3-1B) written straight as
+// quantized blocks (q8_0, q4_0, q4_K) for benchmarks: drawing 0.5B f32 values as synth.ts does would take minutes. Not for reading outputs.
 import type { ModelConfig, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
 import { configFromHf } from '../../src/model/hf-config';
 import { tensorBytes } from '../../src/model/quant-layout';
 
 /** Config shapes as published in each model's config.json (the keys that set a shape), read as a loader reads them. */
-const PUBLISHED_CONFIGS: Record<string, Record<string, unknown>> = {
+export const PUBLISHED_CONFIGS: Record<string, Record<string, unknown>> = {
   'SmolLM2-135M': {
     model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3,
     rms_norm_eps: 1e-5, rope_theta: 100000, max_position_embeddings: 8192, tie_word_embeddings: true, bos_token_id: 1, eos_token_id: 2,
@@ -49,15 +49,32 @@ function randomBytes(n: number, seed: number): Uint8Array {
   return out;
 }
 
+/** The stored types a random matrix can be drawn in. */
+export type RandomMatrixType = 'q8_0' | 'q4_0' | 'q4_K';
+
 /** Block scale (f16 at each block's start for q8_0/q4_0): 2^-10 keeps activations finite. */
 const F16_SCALE = 0x1400;
+/**
+ * q4_K's super-block d and dmin (f16 2^-14, the smallest normal): its 6-bit sub-scales (up to 63)
+ * times 4-bit codes reach 945 * d, so a scale near q4_0's would overflow a deep stack.
+ */
+const F16_Q4K_SCALE = 0x0400;
+/** Bytes per block and how many f16 scales open it (q4_K: d then dmin). */
+const RANDOM_BLOCKS: Record<RandomMatrixType, { bytes: number; scales: number; scale: number }> = {
+  q8_0: { bytes: 34, scales: 1, scale: F16_SCALE },
+  q4_0: { bytes: 18, scales: 1, scale: F16_SCALE },
+  q4_K: { bytes: 144, scales: 2, scale: F16_Q4K_SCALE },
+};
 
-function randomMatrix(name: string, shape: number[], dtype: 'q8_0' | 'q4_0', seed: number): TensorDesc {
+/** A matrix of random blocks in `dtype` (codes and sub-scales random, block scales fixed). */
+export function randomMatrix(name: string, shape: number[], dtype: RandomMatrixType, seed: number): TensorDesc {
   const data = randomBytes(tensorBytes(dtype, shape), seed);
-  const blockBytes = dtype === 'q8_0' ? 34 : 18;
-  for (let at = 0; at < data.length; at += blockBytes) {
-    data[at] = F16_SCALE & 0xff;
-    data[at + 1] = F16_SCALE >> 8;
+  const { bytes, scales, scale } = RANDOM_BLOCKS[dtype];
+  for (let at = 0; at < data.length; at += bytes) {
+    for (let s = 0; s < scales; s++) {
+      data[at + 2 * s] = scale & 0xff;
+      data[at + 2 * s + 1] = scale >> 8;
+    }
   }
   return { name, dtype, shape, data };
 }
@@ -67,7 +84,7 @@ function constantVector(name: string, length: number, value: number): TensorDesc
 }
 
 /** Every tensor the config implies (of its first numLayers layers, default all): matrices random in `dtype`, norms 1, biases 0. */
-export function publishedShapeModel(shapeName: string, dtype: 'q8_0' | 'q4_0', seed = 1, numLayers?: number): ModelDesc {
+export function publishedShapeModel(shapeName: string, dtype: RandomMatrixType, seed = 1, numLayers?: number): ModelDesc {
   const published = MODEL_SHAPES[shapeName];
   if (!published) throw new Error(`unknown model shape ${shapeName}`);
   // fewer layers (a probe of one layer's kernels): the per-layer lists shortened to match
