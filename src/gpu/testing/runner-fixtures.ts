@@ -6,7 +6,7 @@ import type { CpuRunner } from '../../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from '../gpu-runner';
 import { testPipelineCache } from './kernel-harness';
 import { loadShader } from './node-gpu';
-import { executeDetailed, profileStep } from './step-probe';
+import { executeDetailed } from './step-probe';
 import { StepDriver, type DrivenSession } from './step-driver';
 
 /** GPU f32 sums vs the CPU oracle's f64 sums, through the whole model. */
@@ -52,21 +52,4 @@ export async function compareRunners(cpu: CpuRunner, gpu: GpuRunner, sessions: D
   }
   if (process.env.COHORT_REPORT) console.log(`${cpu.weights.config.arch}: worst logits gap ${worst}`);
   return worst;
-}
-
-/** Every step's logits on `gpu` over driven `sessions`, and the labels of the dispatches one more step runs. Disposes `gpu`. */
-export async function stepLogitsAndLabels(gpu: GpuRunner, sessions: DrivenSession[], numSteps: number, chunkSize: number): Promise<{ logits: Float32Array[]; labels: string[] }> {
-  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
-  const logits: Float32Array[] = [];
-  try {
-    for (let step = 0; step < numSteps; step++) {
-      const plan = driver.nextPlan();
-      const result = await executeDetailed(gpu, plan);
-      logits.push(result.logits);
-      driver.update(plan, result);
-    }
-    return { logits, labels: (await profileStep(gpu, driver.nextPlan())).map((t) => t.label) };
-  } finally {
-    gpu.dispose();
-  }
 }
