@@ -222,7 +222,7 @@ async function opClassSweep(model: ModelDesc): Promise<OpClassPoint[]> {
       const matmulMs: number[] = [];
       for (let i = 0; i < REPEATS; i++) {
         const ops = opTotals(await profileStep(runner, { ...plan, stepIndex: stepIndex++ }));
-        attentionMs.push(ops.attention ?? 0);
+        attentionMs.push((ops.attention ?? 0) + (ops.attention_merge ?? 0));
         matmulMs.push(Object.entries(ops).reduce((n, [op, ms]) => n + (isMatmulOp(op) ? ms : 0), 0));
       }
       const tokens = rows.reduce((n, r) => n + r.tokenIds.length, 0);

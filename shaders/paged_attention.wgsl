@@ -161,8 +161,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   // finite, in the window) and weigh 0
   for (var tile = lo - lo % TILE; tile < hi; tile += TILE) {
     var s: array<f32, TILE>;
+    var xs: array<u32, TILE>;  // each key's K/V row: the block table is read once a key
     for (var k = 0u; k < TILE; k++) {
       let x = keySlot(row, clamp(tile + k, lo, hi - 1u)) * params.kvDim + kvBase;
+      xs[k] = x;
       var part = 0.0;
       for (var j = 0u; j < LANE_QUADS; j++) {
         let quad = lane + j * LANES;
@@ -197,17 +199,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       pSum += p[k];
     }
     l = l * alpha + pSum;
+    // a dim quad's accumulator is read and written once a tile, its keys added in key order
     for (var j = 0u; j < LANE_QUADS; j++) {
-      if (lane + j * LANES >= numQuads) { break; }
-      acc[j] *= alpha;
-    }
-    for (var k = 0u; k < TILE; k++) {
-      let x = keySlot(row, clamp(tile + k, lo, hi - 1u)) * params.kvDim + kvBase;
-      for (var j = 0u; j < LANE_QUADS; j++) {
-        let quad = lane + j * LANES;
-        if (quad >= numQuads) { break; }
-        acc[j] += p[k] * kvQuad(x + 4u * quad, true);
-      }
+      let quad = lane + j * LANES;
+      if (quad >= numQuads) { break; }
+      var a = acc[j] * alpha;
+      for (var k = 0u; k < TILE; k++) { a += p[k] * kvQuad(xs[k] + 4u * quad, true); }
+      acc[j] = a;
     }
     m = tileMax;
   }

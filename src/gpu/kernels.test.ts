@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ATTENTION_MAX_LANE_QUADS, ATTENTION_TILE, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, ATTENTION_MAX_LANE_QUADS, ATTENTION_TILE, attentionShape, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 const shaderDir = join(import.meta.dirname, '../../shaders');
@@ -69,6 +69,14 @@ describe('kernel registry vs shaders/', () => {
     const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
     expect(constant('TILE')).toBe(ATTENTION_TILE);
     expect(constant('MAX_LANE_QUADS')).toBe(ATTENTION_MAX_LANE_QUADS);
+  });
+
+  it.each(['gpu', 'cpu'] as const)("paged attention's %s shape fits its registers and MAX_HEAD_DIM", (setting) => {
+    const shape = attentionShape(setting, 1 << 20);
+    expect(shape.lanes * shape.laneQuads * 4).toBeGreaterThanOrEqual(ATTENTION_MAX_HEAD_DIM);
+    expect(shape.laneQuads).toBeLessThanOrEqual(ATTENTION_MAX_LANE_QUADS);
+    expect(shape.splitKeys % ATTENTION_TILE).toBe(0);
+    if (setting === 'gpu') expect(shape.lanes * shape.heads).toBeGreaterThanOrEqual(64); // DESIGN: >= 64 invocations on GPUs
   });
 
   it("matmul's tile constants are the host's", () => {
