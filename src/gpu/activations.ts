@@ -17,10 +17,8 @@ export interface ActivationSizes {
   maxAttentionItems: number;
   /** Merge items a step may hold (StepMeta.maxMergeItems) */
   maxMergeItems: number;
-  /** Split states of partitioned decode rows a step may hold (StepMetaLimits.maxSplitStates) */
-  maxSplitStates: number;
-  /** Attention head quads (numKvHeads * quadsPerKvHead): a split state's slices */
-  numAttentionQuads: number;
+  /** Most splits of one query's keys (kernels.ts AttentionShape.maxSplits): every token's states have room for them */
+  maxAttentionSplits: number;
   /** u32 words of one sampled position's sampler state (sample-plan.ts samplerShape) */
   sampleStateWords: number;
 }
@@ -47,8 +45,8 @@ export class Activations {
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
   readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
   readonly attentionItems: GPUBuffer; // [maxAttentionItems, WorkItem] paged attention's work items
-  readonly mergeItems: GPUBuffer; // [maxMergeItems, WorkItem] the merge pass's items (partitioned decode queries)
-  readonly attentionStates: GPUBuffer; // [maxSplitStates, numAttentionQuads, 2 + headDim] vec4 split states
+  readonly mergeItems: GPUBuffer; // [maxMergeItems, WorkItem] the merge pass's items (one per token)
+  readonly attentionStates: GPUBuffer; // [maxTokens, numHeads, maxAttentionSplits, 2 + headDim] f32 split states: the worst case, sized once
   readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
   readonly windowBlockTables: GPUBuffer | null; // [maxBlockTableEntries] u32 window-pool ids at blockTables' offsets (window group only)
   readonly sampleInfo: GPUBuffer; // [maxSampled, SampleInfo]
@@ -96,7 +94,7 @@ export class Activations {
     this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);
     this.attentionItems = make('attentionItems', s.maxAttentionItems * ATTENTION_ITEM_WORDS * 4);
     this.mergeItems = make('mergeItems', s.maxMergeItems * ATTENTION_ITEM_WORDS * 4);
-    this.attentionStates = make('attentionStates', s.maxSplitStates * s.numAttentionQuads * (2 + c.headDim) * 16);
+    this.attentionStates = f32('attentionStates', T * c.numHeads * s.maxAttentionSplits * (2 + c.headDim));
     this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
     this.windowBlockTables = s.windowTables ? make('windowBlockTables', s.maxBlockTableEntries * 4) : null;
     this.sampleInfo = make('sampleInfo', s.maxSampled * SAMPLE_INFO_WORDS * 4);

@@ -21,7 +21,7 @@ const RAISED_LIMITS = [
 export const REQUIRED_MINIMUMS = {
   maxStorageBuffersPerShaderStage: 7, // rope_kv_write and paged_attention bind 7 storage buffers (WebGPU guarantees 8)
   maxComputeInvocationsPerWorkgroup: 64,
-  maxComputeWorkgroupStorageSize: 16 * (2 * 16 + 16 * 16), // paged attention's 16 split states of 16 dims, four lanes each (sample needs 1 KiB)
+  maxComputeWorkgroupStorageSize: 4 * (4 * 16 * 16 + 4 * 16), // paged attention's q . k partials, 4 heads x 16 keys x 16 lanes, and scores ('gpu' setting; sample needs 1 KiB)
 } as const;
 
 type AdapterLike = Pick<GPUAdapter, 'features' | 'limits'>;
@@ -38,9 +38,9 @@ export function runnerDeviceDescriptor(adapter: AdapterLike, label = 'cohort'): 
 }
 
 /**
- * Whether the device runs on the CPU (SwiftShader, or any fallback adapter): there, work spread
- * over more workgroups than the cores can run at once only adds dispatch cost, so GpuRunner
- * leaves split-KV decode off. Old browsers without GPUDevice.adapterInfo count as GPUs.
+ * Whether the device runs on the CPU (SwiftShader, or any fallback adapter): there, every
+ * invocation, workgroup and barrier costs a fixed few microseconds, so GpuRunner picks the 'cpu'
+ * kernel setting (kernels.ts KernelSetting). Old browsers without GPUDevice.adapterInfo count as GPUs.
  */
 export function runsOnCpu(device: GPUDevice): boolean {
   const info = (device as Partial<Pick<GPUDevice, 'adapterInfo'>>).adapterInfo;

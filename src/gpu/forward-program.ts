@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { ACTIVATION_CODE, attentionGeometry, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
+import { ACTIVATION_CODE, attentionHeadBlocks, attentionShape, attentionShapeOverrides, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
 import { layerKv, type KvArena, type KvArenas } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import { samplerShape } from './sample-plan';
@@ -18,8 +18,6 @@ export interface Dispatch {
   bindGroup: GPUBindGroup;
   /** Workgroup counts for the step into out[0..1]; a 0 skips the dispatch. */
   grid(counts: Counts, out: Uint32Array): void;
-  /** Runs only in steps that need it (paged attention's merge pass), so not counted in a step's shape. */
-  conditional?: boolean;
 }
 
 export interface ForwardProgram {
@@ -47,6 +45,8 @@ export interface ProgramInputs {
   blockSize: number;
   /** The kernels' override values: shaped for a GPU or for a CPU adapter. */
   setting: KernelSetting;
+  /** Positions a row may reach (the runner's maxContext): bounds attention's splits per query. */
+  maxContext: number;
 }
 
 const SLOT_BYTES = 256; // minUniformBufferOffsetAlignment's largest allowed value
@@ -149,12 +149,15 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     }));
   const ropeKvSlots = new Map<KvArena, Slot>([[kv.full, ropeKvSlot(kv.full)]]);
   if (kv.window) ropeKvSlots.set(kv.window, ropeKvSlot(kv.window));
-  const attention = attentionGeometry(c.numHeads, c.numKvHeads);
+  // attention's lanes, heads and splits: the setting's (kernels.ts attentionShape), never the step's
+  const attention = attentionShape(p.setting, p.maxContext);
+  const headBlocks = attentionHeadBlocks(attention, c.numHeads);
   // the pool's storage type (both arenas'): the writer rounds to it, attention decodes it (the merge pass never reads the pool)
   const kvType = kv.full.shape.kvCacheType;
   const kvOverride = { KV_TYPE: KV_TYPE_CODE[kvType] };
   // gemma2's soft-capped scores: an override, so other models' attention carries no branch for it
-  const attentionOverrides = { ...kvOverride, SOFTCAP: c.attnLogitSoftcap > 0 ? 1 : 0 };
+  const attentionOverrides = { ...kvOverride, SOFTCAP: c.attnLogitSoftcap > 0 ? 1 : 0, ...attentionShapeOverrides(attention) };
+  const mergeOverrides = attentionShapeOverrides(attention);
   const attentionParams = (numItems: number, window: number, arena: KvArena) => ({
     numItems,
     numHeads: c.numHeads,
@@ -164,8 +167,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     kvDim,
     vOffset: arena.vOffsetWords,
     scale: c.attentionScale,
-    headsPerQuad: attention.headsPerQuad,
-    quadsPerKvHead: attention.quadsPerKvHead,
+    splitKeys: attention.splitKeys,
+    maxSplits: attention.maxSplits,
     softcap: c.attnLogitSoftcap,
     window,
   });
@@ -206,10 +209,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
   /** A dispatch of pipe's kernel: binding 0 is its params slot, every other binding by its WGSL name. */
-  const add = <K extends KernelName>(list: Array<() => Dispatch>, label: string, pipe: [K, Overrides], params: Slot, buffers: Record<BindingName<K>, GPUBufferBinding>, grid: Dispatch['grid'], conditional = false) => {
+  const add = <K extends KernelName>(list: Array<() => Dispatch>, label: string, pipe: [K, Overrides], params: Slot, buffers: Record<BindingName<K>, GPUBufferBinding>, grid: Dispatch['grid']) => {
     if (params.kernel !== pipe[0]) throw new Error(`${label}: ${pipe[0]} bound to a ${params.kernel} params slot`);
     const bindings = [{ buffer: paramsBuffer, offset: params.offset, size: MAX_PARAMS_BYTES }, ...bindingsInOrder(pipe[0], buffers)];
-    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid, ...(conditional ? { conditional } : {}) }));
+    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
   const matmulOp = (list: Array<() => Dispatch>, label: string, { params, x, m, y, bias = null, accumulate = false, count = tokens(1), ys = [], glu = false, norm = null }: MatmulOp) =>
@@ -221,9 +224,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0, ADD_TO_OUT: addToOut ? 1 : 0 }), slotB, { x: buf(x), weight: buf(weight), rowIndex: buf(gather ? act.sampleTokens : act.unused), out: buf(out) }, (cnt, out2) =>
       spread(count(cnt), out2),
     );
-  /** paged_attention's grids: one workgroup per (item, head quad). */
+  /** paged_attention's grids: one workgroup per (item, head block). */
   const attentionGrid = (numItems: (cnt: Counts) => number): Dispatch['grid'] => (cnt, out) => {
-    out[0] = c.numKvHeads * attention.quadsPerKvHead;
+    out[0] = headBlocks;
     out[1] = numItems(cnt);
   };
   const perToken = (width: number): Dispatch['grid'] => (cnt, out) => {
@@ -259,8 +262,8 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     const attentionBuffers = (items: GPUBuffer) => ({ rows: buf(act.rowInfo), items: buf(items), blockTables: buf(tables), q: buf(act.q), kv: kvLayer, out: buf(act.attn), states: buf(act.attentionStates) });
     const attentionSlot = attentionSlots.get(attentionKey(l))!;
     add(specs, `L${l}.attention`, want('paged_attention', attentionOverrides), attentionSlot.main, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
-    // split-KV rows' states into attn; skipped in steps without one (the same bits either way)
-    add(specs, `L${l}.attention_merge`, want('paged_attention_merge'), attentionSlot.merge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems), true);
+    // every query's split states, in split order, into attn (a lone split too: one path for all)
+    add(specs, `L${l}.attention_merge`, want('paged_attention_merge', mergeOverrides), attentionSlot.merge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems));
     // x += o_proj(attn), or (gemma) x += rmsnorm(o_proj(attn)): o_proj's output goes through h,
     // free between the q/k/v projections that read it and the MLP's input norm that rewrites it
     if (L.attnOutputNorm) {

@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { folderOpener } from '../../tools/models/node-files';
 import { CpuRunner } from '../reference/cpu-runner';
 import { DEFAULT_MAX_ROWS } from '../engine/types';
-import { runsOnCpu } from './device';
+import type { KernelSetting } from './kernels';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
-import { kernelSettingFromEnv, loadShader } from './testing/node-gpu';
+import { loadShader } from './testing/node-gpu';
 import { executeDetailed, profileStep } from './testing/step-probe';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
 import { BLOCK_SIZE, compareRunners as compareBoth, LOGITS_MAX_ABS_DIFF, maxAbsDiff, promptOf, stepLogitsAndLabels, testGpuRunner } from './testing/runner-fixtures';
@@ -36,6 +36,9 @@ async function ggufModel(arch: Arch, dtype: DType): Promise<ModelDesc> {
 }
 
 const gpuRunner = testGpuRunner;
+
+/** Both kernel settings run on any adapter: each is held to the oracle and to invariance here. */
+const KERNEL_SETTINGS: readonly KernelSetting[] = ['cpu', 'gpu'];
 
 /** Runs both runners on the same plans (driven by the CPU's tokens); returns the worst logits gap. */
 async function compareRunners(model: ModelDesc, sessions: () => DrivenSession[], numSteps: number, chunkSize: number, options: Partial<GpuRunnerOptions> = {}): Promise<number> {
@@ -119,11 +122,11 @@ describe.each(KV_CACHE_TYPES)('GpuRunner vs CpuRunner, %s KV', (kvCacheType) => 
     gpu.dispose();
   });
 
-  it('split-KV decode past 512 keys: tokens the CPU oracle\'s', async () => {
+  it.each(KERNEL_SETTINGS)("%s kernels, a row past 512 keys (split over workgroups in the gpu setting): tokens the CPU oracle's", async (kernels) => {
     const model = await hfModel('llama', { ...SMALL_DIMS, layers: 1 });
     const vocab = model.config.vocabSize;
     const sessions = () => [drivenSession('long', promptOf(3, 530, vocab), greedy()), drivenSession('short', promptOf(4, 20, vocab), greedy(), 3)];
-    const options = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128, splitKvBudgetBytes: 2 ** 20, kvCacheType };
+    const options = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128, kernels, kvCacheType };
     expect(await compareRunners(model, sessions, 14, 64, options)).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
   });
 });
@@ -183,14 +186,14 @@ describe('GpuRunner KV pool', () => {
   });
 });
 
-describe('GpuRunner cohorts', () => {
+describe.each(KERNEL_SETTINGS)('GpuRunner cohorts, %s kernels', (kernels) => {
   /** Steps a probe session alone and inside a cohort; returns its per-step logits and tokens in both runs. */
   async function probeAloneAndInCohort(sampling = greedy(), kvCacheType: KvCacheType = DEFAULT_KV_CACHE_TYPE) {
     const model = await hfModel('llama', SMALL_DIMS);
     const vocab = model.config.vocabSize;
     const probe = () => drivenSession('probe', promptOf(9, 13, vocab), sampling, 0);
     const run = async (sessions: DrivenSession[]) => {
-      const gpu = await gpuRunner(model, { kvCacheType });
+      const gpu = await gpuRunner(model, { kvCacheType, kernels });
       const driver = new StepDriver(sessions, BLOCK_SIZE, 8);
       const logits: Float32Array[] = [];
       try {
@@ -227,7 +230,7 @@ describe('GpuRunner cohorts', () => {
     const model = await hfModel('llama', SMALL_DIMS);
     const prompt = promptOf(13, 45, model.config.vocabSize);
     const logitsByChunk = async (chunkSize: number) => {
-      const gpu = await gpuRunner(model, { kvCacheType });
+      const gpu = await gpuRunner(model, { kvCacheType, kernels });
       const driver = new StepDriver([drivenSession('a', prompt, greedy())], BLOCK_SIZE, chunkSize);
       const logits: Float32Array[] = [];
       try {
@@ -322,24 +325,35 @@ describe('GpuRunner.create under memory pressure', () => {
   });
 });
 
-describe('GpuRunner split-KV decode', () => {
-  it("a row decoding past 512 keys: logits bitwise the same with and without split scratch, tokens the CPU oracle's", async () => {
+describe.each(KERNEL_SETTINGS)('GpuRunner long rows, %s kernels', (kernels) => {
+  it("a row decoding past 512 keys: its logits bitwise the same alone and beside a prefilling row, every step merging split states", async () => {
     const model = await hfModel('llama', SMALL_DIMS);
     const vocab = model.config.vocabSize;
-    const sessions = () => [drivenSession('long', promptOf(3, 530, vocab), greedy()), drivenSession('short', promptOf(4, 20, vocab), greedy(), 3)];
-    const sizes = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128 };
-    expect(await compareRunners(model, sessions, 16, 64, { ...sizes, splitKvBudgetBytes: 2 ** 20 })).toBeLessThanOrEqual(LOGITS_MAX_ABS_DIFF);
-    /** Every step's logits, and the labels of the dispatches a last decode step runs. */
-    const run = async (splitKvBudgetBytes?: number) =>
-      stepLogitsAndLabels(await gpuRunner(model, { ...sizes, ...(splitKvBudgetBytes === undefined ? {} : { splitKvBudgetBytes }) }), sessions(), 16, 64);
-    const split = await run(2 ** 20);
-    const walked = await run(0);
-    expect(split.labels).toContain('L0.attention_merge');
-    expect(walked.labels).not.toContain('L0.attention_merge');
-    // by default only in the 'gpu' kernel setting (a GPU's default), not 'cpu' (SwiftShader's)
-    const byDefault = await run();
-    const setting = kernelSettingFromEnv() ?? (runsOnCpu((await testPipelineCache()).device) ? 'cpu' : 'gpu');
-    expect(byDefault.labels.includes('L0.attention_merge')).toBe(setting === 'gpu');
-    split.logits.forEach((l, step) => expect(bits(l), `step ${step}`).toEqual(bits(walked.logits[step]!)));
+    const sizes = { maxContext: 1024, numBlocks: 64, maxTokensPerStep: 128, kernels };
+    const long = () => drivenSession('long', promptOf(3, 530, vocab), greedy());
+    /** The long row's logits at each step it samples, and the labels of a step's dispatches. */
+    const run = async (sessions: DrivenSession[]) => {
+      const gpu = await gpuRunner(model, sizes);
+      const driver = new StepDriver(sessions, BLOCK_SIZE, 64);
+      const logits: Float32Array[] = [];
+      const labels = gpu.dispatchLabels;
+      try {
+        for (let step = 0; step < 16; step++) {
+          const plan = driver.nextPlan();
+          const result = await executeDetailed(gpu, plan);
+          const i = result.sampleRows.findIndex((r) => plan.rows[r]!.sessionId === 'long');
+          if (i >= 0) logits.push(result.logits.slice(i * vocab, (i + 1) * vocab));
+          driver.update(plan, result);
+        }
+      } finally {
+        gpu.dispose();
+      }
+      return { logits, labels };
+    };
+    const alone = await run([long()]);
+    const beside = await run([drivenSession('short', promptOf(4, 200, vocab), greedy(), 9), long()]);
+    expect(alone.labels).toContain('L0.attention_merge');
+    expect(alone.logits.length).toBeGreaterThan(4);
+    alone.logits.forEach((l, step) => expect(bits(beside.logits[step]!), `step ${step}`).toEqual(bits(l)));
   });
 });

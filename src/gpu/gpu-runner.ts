@@ -12,7 +12,7 @@ import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } 
 import { KvArena, type KvArenas } from './kv-arena';
 import { defaultKvBudgetBytes } from './kv-budget';
 import { planKvGroups } from './kv-groups';
-import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SPLIT_KEYS, attentionGeometry, type KernelSetting } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, attentionShape, type KernelSetting } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
 import { samplerShape } from './sample-plan';
@@ -58,20 +58,11 @@ export interface GpuRunnerOptions {
   /** Positions a session may reach (default the model's maxPositionEmbeddings). */
   maxContext?: number;
   /**
-   * Bytes of scratch for split-KV decode (0: off; default 16 MiB in the 'gpu' kernel setting, 0 in 'cpu', for a CPU adapter's
-   * few cores the extra workgroups and merge pass only cost): a decode row past 512 keys then spreads its keys
-   * over one workgroup per 512 and a merge pass, rather than walking them in one workgroup. Either
-   * way gives the same bits; rows that find no scratch left walk.
-   */
-  splitKvBudgetBytes?: number;
-  /**
    * The kernels' override values (kernels.ts KernelSetting; default 'cpu' on a CPU adapter, 'gpu'
    * elsewhere). Either runs on any adapter and gives the same tokens; tests and benches force each.
    */
   kernels?: KernelSetting;
 }
-
-const DEFAULT_SPLIT_KV_BUDGET_BYTES = 16 * 2 ** 20;
 
 /** A step's encoder as executeWith() hands it over, between the uploads and the sampled-id copy. */
 export interface StepEncoding {
@@ -79,7 +70,7 @@ export interface StepEncoding {
   /** The step's dispatches in order: the body, then the tail when a position samples (encode() skips those `runs` says have no workgroups). */
   readonly dispatches: readonly Dispatch[];
   readonly counts: Counts;
-  /** Whether `d` has workgroups in this step (a conditional pass may have none). */
+  /** Whether `d` has workgroups in this step. */
   runs(d: Dispatch): boolean;
   /** [counts.numSampled, vocab] f32 once the passes ran: the logits each sampled position drew from. */
   readonly logits: GPUBuffer;
@@ -107,13 +98,13 @@ export class GpuRunner implements ModelRunner {
   readonly kvCacheType: KvCacheType;
   /** The kernels' override values: shaped for a GPU or for a CPU adapter. */
   readonly kernelSetting: KernelSetting;
-  /** Dispatches in a step that samples: the fixed shape of every forward pass (not the conditional merge passes). */
+  /** Dispatches in a step that samples: the fixed shape of every forward pass. */
   get dispatchesPerStep(): number {
     return this.dispatchLabels.length;
   }
   /** Every such dispatch's label in step order (e.g. 'L0.qkv_proj'): which fused paths the model took. */
   get dispatchLabels(): string[] {
-    return this.sampledStep.filter((d) => !d.conditional).map((d) => d.label);
+    return this.sampledStep.map((d) => d.label);
   }
   /** GPU bytes held: weights, KV pools (both arenas), activations; and how many buffers hold the KV pools. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
@@ -164,7 +155,7 @@ export class GpuRunner implements ModelRunner {
     const maxContext = options.maxContext ?? c.maxPositionEmbeddings;
     const maxDraftTokens = options.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS;
     if (!Number.isInteger(maxDraftTokens) || maxDraftTokens < 0) throw new Error(`maxDraftTokens ${maxDraftTokens}: a non-negative integer`);
-    if (c.headDim % 2 !== 0 || c.headDim > ATTENTION_MAX_HEAD_DIM) throw new Error(`headDim ${c.headDim}: kernels need an even headDim <= ${ATTENTION_MAX_HEAD_DIM}`);
+    if (c.headDim % 4 !== 0 || c.headDim > ATTENTION_MAX_HEAD_DIM) throw new Error(`headDim ${c.headDim}: kernels need a headDim that is a multiple of 4, <= ${ATTENTION_MAX_HEAD_DIM}`);
     if (c.numHeads % c.numKvHeads !== 0) throw new Error(`numHeads ${c.numHeads} is not a multiple of numKvHeads ${c.numKvHeads}`);
     if (maxTokens > 65535 || maxRows > 65535) throw new Error('maxTokensPerStep and maxRows must stay below 65536 (one grid dimension)');
 
@@ -196,18 +187,16 @@ export class GpuRunner implements ModelRunner {
       layerWindowed: kvPlan.layerWindowed,
     };
     const windowGroup = kv.window ? { numBlocks: kv.window.numBlocks, window: maxWindow } : null;
-    const geometry = attentionGeometry(c.numHeads, c.numKvHeads);
-    const numAttentionQuads = c.numKvHeads * geometry.quadsPerKvHead;
-    // every decode query's splits at most (a row's, and each of a verify row's), as far as the budget
-    // pays (a split state: (2 + headDim) vec4s per quad)
-    const splitStateBytes = numAttentionQuads * (2 + c.headDim) * 16;
-    const maxSplitStates = Math.min(maxSampledPositions({ maxTokens, maxRows, maxDraftTokens }) * Math.ceil(maxContext / ATTENTION_SPLIT_KEYS), Math.floor((options.splitKvBudgetBytes ?? (setting === 'cpu' ? 0 : DEFAULT_SPLIT_KV_BUDGET_BYTES)) / splitStateBytes));
-    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionQueriesPerItem: geometry.queriesPerItem, maxSplitStates, maxDraftTokens, windowGroup };
+    // attention's splits come from the setting and each query's position alone; its scratch holds
+    // every token's states at its most splits, so no query's path depends on what else the step holds
+    const attention = attentionShape(setting, maxContext);
+    if (maxTokens * attention.maxSplits > 65535) throw new Error(`maxTokensPerStep ${maxTokens} x ${attention.maxSplits} attention splits exceed one grid dimension (65535)`);
+    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionSplits: attention, maxDraftTokens, windowGroup };
     const meta = new StepMeta(limits);
     const act = new Activations(
       device,
       c,
-      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxSplitStates, numAttentionQuads, sampleStateWords: samplerShape(c.vocabSize, setting).stateWords },
+      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxAttentionSplits: attention.maxSplits, sampleStateWords: samplerShape(c.vocabSize, setting).stateWords },
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);
@@ -228,7 +217,7 @@ export class GpuRunner implements ModelRunner {
     const ropeTableBuffers = [...tablesByFreqs.values()];
     if (options.pipelines && options.pipelines.device !== device) throw new Error('pipelines belong to another GPUDevice');
     const cache = options.pipelines ?? new PipelineCache(device, options.shaderSource);
-    const program = await buildForwardProgram({ device, cache, config: c, weights, kv, act, ropeTables, ropeTableLevel: level, blockSize, setting });
+    const program = await buildForwardProgram({ device, cache, config: c, weights, kv, act, ropeTables, ropeTableLevel: level, blockSize, setting, maxContext });
     const validation = await device.popErrorScope();
     const oom = await device.popErrorScope();
     if (validation || oom) {
@@ -294,7 +283,7 @@ export class GpuRunner implements ModelRunner {
       if (act.windowBlockTables) queue.writeBuffer(act.windowBlockTables, 0, meta.windowBlockTables!.buffer, 0, meta.numBlockTableEntries * 4);
       queue.writeBuffer(act.rowInfo, 0, meta.rowInfo.buffer, 0, meta.numRows * ROW_INFO_WORDS * 4);
       queue.writeBuffer(act.attentionItems, 0, meta.attentionItems.buffer, 0, meta.numAttentionItems * ATTENTION_ITEM_WORDS * 4);
-      if (meta.numMergeItems > 0) queue.writeBuffer(act.mergeItems, 0, meta.mergeItems.buffer, 0, meta.numMergeItems * ATTENTION_ITEM_WORDS * 4);
+      queue.writeBuffer(act.mergeItems, 0, meta.mergeItems.buffer, 0, meta.numMergeItems * ATTENTION_ITEM_WORDS * 4);
       if (counts.numSampled > 0) {
         queue.writeBuffer(act.sampleInfo, 0, meta.sampleInfo.buffer, 0, counts.numSampled * SAMPLE_INFO_WORDS * 4);
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
@@ -353,7 +342,7 @@ export class GpuRunner implements ModelRunner {
     return { numTokens: meta.numTokens, numSampled: meta.numSampled, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
   }
 
-  /** Fills this.grid for d; false when it has no workgroups (a conditional pass with nothing to do). */
+  /** Fills this.grid for d; false when it has no workgroups. */
   private fillGrid(d: Dispatch, counts: Counts): boolean {
     d.grid(counts, this.grid);
     return this.grid[0]! > 0 && this.grid[1]! > 0;

@@ -4,10 +4,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ATTENTION_MAX_HEAD_DIM, ATTENTION_SLOTS, ATTENTION_SPLIT_KEYS, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, ATTENTION_MAX_LANE_QUADS, ATTENTION_TILE, attentionShape, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
 import { SAMPLE_CANDIDATE_CAP } from '../engine/sample-numerics';
 import { SAMPLE_BINS, SAMPLE_FINISH_SIZE, SAMPLE_HIST_WORDS, SAMPLE_LEVEL_WORDS, SAMPLE_MAX_LEVELS } from './sample-plan';
-import { ATTENTION_ITEM_WORDS, ITEM_KIND, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 const shaderDir = join(import.meta.dirname, '../../shaders');
 const wgsl = (file: string): string => readFileSync(join(shaderDir, `${file}.wgsl`), 'utf8').replace(/\/\/[^\n]*/g, '');
@@ -53,7 +53,7 @@ describe('kernel registry vs shaders/', () => {
     expect(onDisk.sort()).toEqual([...SHADER_FILES].sort());
   });
 
-  it("paged attention's RowInfo, WorkItem, SLOTS and MAX_HEAD_DIM are the host's", () => {
+  it("paged attention's RowInfo, WorkItem, TILE and MAX_LANE_QUADS are the host's", () => {
     const source = wgsl(KERNELS.paged_attention.file);
     expect(structFields(source, 'RowInfo')).toEqual([
       ['firstToken', 'u32'],
@@ -63,20 +63,22 @@ describe('kernel registry vs shaders/', () => {
     ]);
     expect(structFields(source, 'WorkItem')).toEqual([
       ['row', 'u32'],
-      ['firstQuery', 'u32'],
-      ['numQueries', 'u32'],
-      ['kind', 'u32'],
-      ['firstSplit', 'u32'],
-      ['stateBase', 'u32'],
+      ['query', 'u32'],
+      ['split', 'u32'],
       ['pad0', 'u32'],
-      ['pad1', 'u32'],
     ]);
-    expect([ROW_INFO_WORDS, ATTENTION_ITEM_WORDS]).toEqual([4, 8]);
+    expect([ROW_INFO_WORDS, ATTENTION_ITEM_WORDS]).toEqual([4, 4]);
     const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
-    expect(constant('SLOTS')).toBe(ATTENTION_SLOTS);
-    expect(constant('SPLIT')).toBe(ATTENTION_SPLIT_KEYS);
-    expect(constant('MAX_HEAD_DIM')).toBe(ATTENTION_MAX_HEAD_DIM);
-    expect([constant('ITEM_PREFILL'), constant('ITEM_DECODE'), constant('ITEM_PARTITION')]).toEqual([ITEM_KIND.prefill, ITEM_KIND.decode, ITEM_KIND.partition]);
+    expect(constant('TILE')).toBe(ATTENTION_TILE);
+    expect(constant('MAX_LANE_QUADS')).toBe(ATTENTION_MAX_LANE_QUADS);
+  });
+
+  it.each(['gpu', 'cpu'] as const)("paged attention's %s shape fits its registers and MAX_HEAD_DIM", (setting) => {
+    const shape = attentionShape(setting, 1 << 20);
+    expect(shape.lanes * shape.laneQuads * 4).toBeGreaterThanOrEqual(ATTENTION_MAX_HEAD_DIM);
+    expect(shape.laneQuads).toBeLessThanOrEqual(ATTENTION_MAX_LANE_QUADS);
+    expect(shape.splitKeys % ATTENTION_TILE).toBe(0);
+    if (setting === 'gpu') expect(shape.lanes * shape.heads).toBeGreaterThanOrEqual(64); // DESIGN: >= 64 invocations on GPUs
   });
 
   it("matmul's tile constants are the host's", () => {

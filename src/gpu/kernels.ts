@@ -53,8 +53,8 @@ const ATTENTION_PARAMS = [
   ['kvDim', 'u32'],
   ['vOffset', 'u32'],
   ['scale', 'f32'],
-  ['headsPerQuad', 'u32'],
-  ['quadsPerKvHead', 'u32'],
+  ['splitKeys', 'u32'],
+  ['maxSplits', 'u32'],
   ['softcap', 'f32'],
   ['window', 'u32'],
 ] as const;
@@ -126,7 +126,7 @@ export const KERNELS = {
     bindings: ATTENTION_BINDINGS,
     params: ATTENTION_PARAMS,
   },
-  // the same bindings (items: merge items): partitioned decode rows' split states into out
+  // the same bindings (items: merge items, one per query): every query's split states into out
   paged_attention_merge: {
     file: 'paged_attention',
     entry: 'merge',
@@ -242,40 +242,70 @@ export const MATMUL_SHAPE: Record<KernelSetting, MatmulShape> = {
   cpu: { workgroupSize: 64, lanes: 1, guardedTile: false, foldNorms: false },
 };
 
+/** Keys per online-softmax update of paged_attention (its TILE const); splits are whole tiles. */
+export const ATTENTION_TILE = 16;
+/** Dim quads one paged_attention lane can hold (its MAX_LANE_QUADS const, which sizes its registers). */
+export const ATTENTION_MAX_LANE_QUADS = 64;
+
 /**
- * Invocations of a paged_attention workgroup (its SLOTS const): the lane quads of one prefill work
- * item, the splits of one decode round. 16, not 64: on SwiftShader every invocation costs a fixed
- * few microseconds, which 64 made dominate short-context decode.
+ * How paged_attention lays heads over lanes and keys over splits in a kernel setting: LANES lanes
+ * a head along head_dim, each holding LANE_QUADS dim quads (lane i: quads i, i + LANES, ...),
+ * HEADS heads a workgroup; splits of splitKeys keys (widened so a query has at most maxSplits).
+ * 'gpu': 16 lanes x 4 heads (64 invocations; a GQA group of up to 4 shares its K/V loads in one
+ * workgroup), a key row one coalesced read, 256-key splits spread over workgroups. 'cpu'
+ * (SwiftShader, where every invocation and workgroup costs a fixed few microseconds and barriers
+ * a thread switch): one lane per head holding every dim, 4 heads (one SIMD group of SwiftShader's
+ * width 4), and one split a query, so the merge pass only divides.
  */
-export const ATTENTION_SLOTS = 16;
-/** Keys per split of paged_attention (its SPLIT const): a decode round covers SLOTS splits. */
-export const ATTENTION_SPLIT_KEYS = 32;
-/** (query, head) lanes one paged_attention invocation carries in its vec4s. */
-export const ATTENTION_LANES = 4;
-
-/** How paged_attention lays a model's heads over lanes and workgroups (its headsPerQuad, quadsPerKvHead). */
-export interface AttentionGeometry {
-  /** Heads of one kv group an invocation's lanes hold per query: the group size rounded up to 1, 2 or 4. */
-  headsPerQuad: number;
-  /** Workgroups per work item and kv head. */
-  quadsPerKvHead: number;
-  /** Queries of one prefill work item: its SLOTS invocations' lanes over headsPerQuad heads each. */
-  queriesPerItem: number;
+export interface AttentionShape {
+  lanes: number;
+  heads: number;
+  laneQuads: number;
+  splitKeys: number;
+  /** Most splits of one query (the setting's, capped by the context's narrow splits): sizes scratch and items. */
+  maxSplits: number;
 }
 
-/** Decode rows fill a quad with the heads sharing a kv head; prefill items fill the rest with queries. */
-export function attentionGeometry(numHeads: number, numKvHeads: number): AttentionGeometry {
-  const groupSize = numHeads / numKvHeads;
-  const headsPerQuad = groupSize >= 3 ? 4 : groupSize;
-  return { headsPerQuad, quadsPerKvHead: Math.ceil(groupSize / headsPerQuad), queriesPerItem: (ATTENTION_SLOTS * ATTENTION_LANES) / headsPerQuad };
-}
+const ATTENTION_SHAPES: Record<KernelSetting, AttentionShape> = {
+  gpu: { lanes: 16, heads: 4, laneQuads: 4, splitKeys: 256, maxSplits: 16 },
+  cpu: { lanes: 1, heads: 4, laneQuads: 64, splitKeys: 256, maxSplits: 1 },
+};
+
 /**
- * Largest headDim paged_attention takes (its MAX_HEAD_DIM const, which sizes per-invocation
- * arrays that every invocation zero-fills): 256, Gemma's. The arrays are module-scope
- * `var<private>`: as function-scope `var`s at 256, SwiftShader's attention took 1.1-2.5x as long
- * on the embedded model's decode steps; as private ones, the time of function-scope ones at 128.
+ * Largest headDim paged_attention takes: 256, Gemma's (every setting's lanes * laneQuads * 4).
+ * headDim must also be a multiple of 4: K/V rows are read in dim quads.
  */
 export const ATTENTION_MAX_HEAD_DIM = 256;
+
+/** The setting's attention shape for queries reaching maxContext positions. */
+export function attentionShape(setting: KernelSetting, maxContext: number): AttentionShape {
+  const shape = ATTENTION_SHAPES[setting];
+  return { ...shape, maxSplits: Math.max(1, Math.min(shape.maxSplits, Math.ceil(maxContext / shape.splitKeys))) };
+}
+
+/** paged_attention's overrides for a shape (with KV_TYPE and SOFTCAP from the model). */
+export function attentionShapeOverrides(shape: AttentionShape): Overrides {
+  return { LANES: shape.lanes, HEADS: shape.heads, LANE_QUADS: shape.laneQuads };
+}
+
+/** Workgroups of one attention work item: head blocks of `heads` consecutive heads. */
+export function attentionHeadBlocks(shape: AttentionShape, numHeads: number): number {
+  return Math.ceil(numHeads / shape.heads);
+}
+
+/**
+ * Keys per split of a query seeing `keys` keys (paged_attention's splitWidth): splitKeys, times
+ * the least whole factor that leaves at most maxSplits splits. A function of the query's own
+ * position only, so a query's splits never depend on its step.
+ */
+export function attentionSplitWidth(keys: number, shape: Pick<AttentionShape, 'splitKeys' | 'maxSplits'>): number {
+  return shape.splitKeys * Math.ceil(Math.ceil(keys / shape.splitKeys) / shape.maxSplits);
+}
+
+/** Splits of a query seeing `keys` keys. */
+export function attentionNumSplits(keys: number, shape: Pick<AttentionShape, 'splitKeys' | 'maxSplits'>): number {
+  return Math.ceil(keys / attentionSplitWidth(keys, shape));
+}
 
 /** The ACTIVATION override of matmul.wgsl (its GLU store) and swiglu.wgsl: the MLP's gate activation. */
 export const ACTIVATION_CODE: Record<MlpActivation, number> = { silu: 0, gelu_tanh: 1 };

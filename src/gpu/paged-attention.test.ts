@@ -1,21 +1,21 @@
 // Parity of shaders/paged_attention.wgsl with pagedAttention on mixed steps (decode rows and
-// prefill chunks, scattered blocks, GQA, contexts past one decode round, split-KV decode rows,
-// sliding windows with soft-capped scores, headDim 256), batch invariance and chunking invariance
-// (bitwise), per KV storage type. The cache is filled by the kvWrite twin (rounding to the type)
+// prefill chunks, scattered blocks, GQA, long contexts split over workgroups, sliding windows with
+// soft-capped scores, headDim 256), batch invariance and chunking invariance (bitwise), per KV
+// storage type and per kernel setting's shape. The cache is filled by the kvWrite twin (rounding to the type)
 // and handed to the GPU in the pool's words; keys before a window hold NaN, so a read of one shows.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
 import { KV_CACHE_TYPES, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 import { roundKvValues } from '../reference/kv-rounding';
 import { kvWrite, pagedAttention, plainScoring, slotMapping, windowStart, type AttentionLayout, type AttentionScoring } from '../reference/ops';
-import { attentionGeometry, KV_TYPE_CODE } from './kernels';
+import { attentionHeadBlocks, attentionShape, attentionShapeOverrides, KV_TYPE_CODE, type AttentionShape } from './kernels';
 import { kvLayerLayout } from './kv-arena';
 import { encodeKvWords } from './testing/kv-words';
 import { runPasses, type Pass } from './testing/kernel-harness';
 import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
-/** Online softmax in f32 (splits of 32 positions, tiles of 8) vs the twin's two-pass f64 softmax. */
+/** Online softmax in f32 (tiles of 16 keys, merged splits) vs the twin's two-pass f64 softmax. */
 const ATTENTION_TOLERANCE = 1e-5;
 
 const BLOCK_SIZE = 4;
@@ -49,8 +49,17 @@ interface Heads {
 }
 const GQA: Heads = { numHeads: NUM_HEADS, numKvHeads: NUM_KV_HEADS };
 
+const MAX_POSITIONS = NUM_BLOCKS * BLOCK_SIZE;
+/** Both settings' shapes, and the gpu one with narrow splits widened past 4 (a 2,101-key query: 4 splits of 528 keys). */
+const SHAPES: Array<[string, AttentionShape]> = [
+  ['gpu', attentionShape('gpu', MAX_POSITIONS)],
+  ['cpu', attentionShape('cpu', MAX_POSITIONS)],
+  ['gpu, widened splits', { ...attentionShape('gpu', MAX_POSITIONS), splitKeys: 16, maxSplits: 4 }],
+];
+
 interface Step {
   kvCacheType: KvCacheType;
+  shape: AttentionShape;
   plan: StepPlan;
   meta: StepMeta;
   heads: Heads;
@@ -61,22 +70,18 @@ interface Step {
   v: Float32Array; // [numTokens, kvDim]
 }
 
-/**
- * maxSplitStates: scratch for split-KV decode rows (0: every decode row walks its keys in one
- * workgroup); scoring: scale, soft-cap and window (default llama's: 1 / sqrt(headDim), none, none).
- */
-function makeStep(kvCacheType: KvCacheType, plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, maxSplitStates = 0, scoring = plainScoring(headDim)): Step {
-  const { queriesPerItem } = attentionGeometry(heads.numHeads, heads.numKvHeads);
-  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: NUM_BLOCKS * BLOCK_SIZE, vocabSize: 1, attentionQueriesPerItem: queriesPerItem, maxSplitStates });
+/** scoring: scale, soft-cap and window (default llama's: 1 / sqrt(headDim), none, none). */
+function makeStep(kvCacheType: KvCacheType, shape: AttentionShape, plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, scoring = plainScoring(headDim)): Step {
+  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: shape });
   meta.pack(plan);
   const kvDim = heads.numKvHeads * headDim;
   const T = meta.numTokens;
-  return { kvCacheType, plan, meta, heads, headDim, scoring, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
+  return { kvCacheType, shape, plan, meta, heads, headDim, scoring, q: seededFloats(seed, T * heads.numHeads * headDim, 2), k: seededFloats(seed + 1, T * kvDim), v: seededFloats(seed + 2, T * kvDim) };
 }
 
-/** The step's K/V written into the cache by the twin kvWrite, then paged_attention on the GPU (and its merge pass if any row is split). */
+/** The step's K/V written into the cache by the twin kvWrite, then paged_attention's two passes on the GPU. */
 async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float32Array; out: Float32Array }> {
-  const { meta, headDim, kvCacheType } = step;
+  const { meta, headDim, kvCacheType, shape } = step;
   const { numHeads, numKvHeads } = step.heads;
   const T = meta.numTokens;
   const kvDim = numKvHeads * headDim;
@@ -85,15 +90,14 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
   const tables = meta.blockTables.slice(0, meta.numBlockTableEntries);
   const kv = Float32Array.from(kvBefore.subarray(0, 2 * half));
   kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, half), kv.subarray(half), kvCacheType);
-  const { headsPerQuad, quadsPerKvHead } = attentionGeometry(numHeads, numKvHeads);
   const params = (numItems: number): ArrayBuffer => {
     const bytes = new ArrayBuffer(48);
-    new Uint32Array(bytes).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, headsPerQuad, quadsPerKvHead, 0, step.scoring.window]);
+    new Uint32Array(bytes).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, shape.splitKeys, shape.maxSplits, 0, step.scoring.window]);
     new Float32Array(bytes)[7] = step.scoring.scale;
     new Float32Array(bytes)[10] = step.scoring.softcap;
     return bytes;
   };
-  const numQuads = numKvHeads * quadsPerKvHead;
+  const headBlocks = attentionHeadBlocks(shape, numHeads);
   const numItems = meta.numAttentionItems;
   const numMerges = meta.numMergeItems;
   const data = [
@@ -104,13 +108,15 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
     step.q, // 4
     encodeKvWords(kvCacheType, kv.subarray(0, half), kv.subarray(half), kvDim), // 5
     new Float32Array(T * numHeads * headDim), // 6: out
-    new Float32Array(Math.max(1, meta.numSplitStates) * numQuads * (2 + headDim) * 4), // 7: split states
+    new Float32Array(T * numHeads * shape.maxSplits * (2 + headDim)), // 7: split states
     params(numMerges), // 8
-    meta.mergeItems.slice(0, Math.max(1, numMerges) * ATTENTION_ITEM_WORDS), // 9
+    meta.mergeItems.slice(0, numMerges * ATTENTION_ITEM_WORDS), // 9
   ];
-  const overrides = { KV_TYPE: KV_TYPE_CODE[kvCacheType], SOFTCAP: step.scoring.softcap > 0 ? 1 : 0 };
-  const passes: Pass[] = [{ kernel: 'paged_attention', overrides, workgroups: [numQuads, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] }];
-  if (numMerges > 0) passes.push({ kernel: 'paged_attention_merge', workgroups: [numQuads, numMerges], bind: [8, 1, 9, 3, 4, 5, 6, 7] });
+  const overrides = { KV_TYPE: KV_TYPE_CODE[kvCacheType], SOFTCAP: step.scoring.softcap > 0 ? 1 : 0, ...attentionShapeOverrides(shape) };
+  const passes: Pass[] = [
+    { kernel: 'paged_attention', overrides, workgroups: [headBlocks, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] },
+    { kernel: 'paged_attention_merge', overrides: attentionShapeOverrides(shape), workgroups: [headBlocks, numMerges], bind: [8, 1, 9, 3, 4, 5, 6, 7] },
+  ];
   const attended = await runPasses(data, passes, [6]);
   return { kv, out: new Float32Array(attended.get(6)!) };
 }
@@ -157,13 +163,15 @@ function historyOf(type: KvCacheType, seed: number, n: number): Float32Array {
   return x;
 }
 
-describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
+const CASES = KV_CACHE_TYPES.flatMap((kvCacheType) => SHAPES.map(([name, shape]) => [kvCacheType, name, shape] as const));
+
+describe.each(CASES)('paged_attention.wgsl, %s KV, %s shape', (kvCacheType, _name, shape) => {
   // decode at 37 (two splits), a fresh 9-token prefill, a chunk at 70 (three splits), decode at 3
   const shapes: Array<[number, number]> = [[37, 1], [0, 9], [70, 5], [3, 1]];
 
   for (const headDim of [16, 80]) {
     it(`headDim ${headDim}: attends like pagedAttention`, async () => {
-      const step = makeStep(kvCacheType, makePlan(shapes), headDim, 5);
+      const step = makeStep(kvCacheType, shape, makePlan(shapes), headDim, 5);
       const history = historyOf(kvCacheType, 99, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim); // older positions
       const gpu = await runOnGpu(step, history);
       const cpu = runOnCpu(step, history);
@@ -176,7 +184,7 @@ describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
     it(`${heads.numHeads} heads over ${heads.numKvHeads} kv heads: attends like pagedAttention, batch-invariantly`, async () => {
       const headDim = headDimFor(kvCacheType, heads);
       const history = historyOf(kvCacheType, 97, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
-      const step = makeStep(kvCacheType, makePlan([[40, 1], [0, 70], [3, 1], [65, 7]]), headDim, 11, heads);
+      const step = makeStep(kvCacheType, shape, makePlan([[40, 1], [0, 70], [3, 1], [65, 7]]), headDim, 11, heads);
       const gpu = await runOnGpu(step, history);
       expect(scaledError(gpu.out, runOnCpu(step, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
       const solo = await runOnGpu(subStep(step, [3], 72), gpu.kv);
@@ -189,28 +197,28 @@ describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
   // a decode row at a split boundary, a short chunk
   it('attends like pagedAttention at long contexts and long chunks', async () => {
     const headDim = 16;
-    const step = makeStep(kvCacheType, makePlan([[2100, 1], [30, 70], [511, 1], [1000, 3]]), headDim, 21);
+    const step = makeStep(kvCacheType, shape, makePlan([[2100, 1], [30, 70], [511, 1], [1000, 3]]), headDim, 21);
     const history = historyOf(kvCacheType, 98, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
     const gpu = await runOnGpu(step, history);
     const cpu = runOnCpu(step, history);
     expect(scaledError(gpu.out, cpu.out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
   });
 
-  // decode rows past one round of splits (2,101 keys: 5 partitions; 601: 2), one just under (512
-  // keys), a chunk beside them; heads laid out as GQA, MHA and two quads per kv head
+  // long decode rows (2,101 keys: 9 splits of 256 in the gpu shape, 4 of 528 widened; 601: 3) beside
+  // a chunk and a row at one split's end: like pagedAttention, and each row bitwise alone
   for (const heads of [GQA, { numHeads: 3, numKvHeads: 3 }, { numHeads: 8, numKvHeads: 1 }]) {
-    it(`split-KV decode (${heads.numHeads} heads over ${heads.numKvHeads}): attends like pagedAttention, bitwise as one workgroup walking, also when scratch runs out`, async () => {
+    it(`long rows split over workgroups (${heads.numHeads} heads over ${heads.numKvHeads}): attend like pagedAttention, bitwise as each row alone`, async () => {
       const headDim = headDimFor(kvCacheType, heads);
-      const plan = makePlan([[2100, 1], [30, 70], [511, 1], [600, 1]]);
       const history = historyOf(kvCacheType, 96, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
-      const walked = makeStep(kvCacheType, plan, headDim, 23, heads, 0);
-      const split = { ...makeStep(kvCacheType, plan, headDim, 0, heads, 1024), q: walked.q, k: walked.k, v: walked.v };
-      const partial = { ...makeStep(kvCacheType, plan, headDim, 0, heads, 70), q: walked.q, k: walked.k, v: walked.v }; // room for the 2,101-key row only
-      expect([walked.meta.numMergeItems, split.meta.numMergeItems, partial.meta.numMergeItems]).toEqual([0, 2, 1]);
-      const walkedOut = (await runOnGpu(walked, history)).out;
-      expect(scaledError(walkedOut, runOnCpu(walked, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
-      expect(bits((await runOnGpu(split, history)).out)).toEqual(bits(walkedOut));
-      expect(bits((await runOnGpu(partial, history)).out)).toEqual(bits(walkedOut));
+      const step = makeStep(kvCacheType, shape, makePlan([[2100, 1], [30, 70], [255, 1], [600, 1]]), headDim, 23, heads);
+      expect(step.meta.numAttentionItems > step.meta.numMergeItems).toBe(shape.maxSplits > 1); // some query split, in a shape that splits
+      const gpu = await runOnGpu(step, history);
+      expect(scaledError(gpu.out, runOnCpu(step, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+      const rowLen = heads.numHeads * headDim;
+      for (const [r, at] of [[0, 0], [3, 72]] as const) {
+        const solo = await runOnGpu(subStep(step, [r], at), gpu.kv);
+        expect(bits(solo.out.slice(0, rowLen))).toEqual(bits(gpu.out.slice(at * rowLen, (at + 1) * rowLen)));
+      }
     });
   }
 
@@ -222,7 +230,7 @@ describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
       const kvDim = heads.numKvHeads * headDim;
       const history = historyOf(kvCacheType, 95, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
       const poisoned = poisonBeforeWindows(makePlan([[37, 1], [0, 9], [70, 5], [3, 1], [100, 40], [300, 1]]), window, history, kvDim);
-      const step = makeStep(kvCacheType, poisoned.plan, headDim, 41, heads, 0, windowed(headDim, window));
+      const step = makeStep(kvCacheType, shape, poisoned.plan, headDim, 41, heads, windowed(headDim, window));
       const gpu = await runOnGpu(step, poisoned.history);
       expect(scaledError(gpu.out, runOnCpu(step, poisoned.history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
     });
@@ -234,27 +242,25 @@ describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
     const history = historyOf(kvCacheType, 94, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
     for (const scoring of [plainScoring(headDim), windowed(headDim, 50)]) {
       const poisoned = poisonBeforeWindows(makePlan([[37, 1], [0, 9], [70, 5], [600, 1]]), scoring.window, history, kvDim);
-      const step = makeStep(kvCacheType, poisoned.plan, headDim, 43, GQA, 0, scoring);
+      const step = makeStep(kvCacheType, shape, poisoned.plan, headDim, 43, GQA, scoring);
       const gpu = await runOnGpu(step, poisoned.history);
       expect(scaledError(gpu.out, runOnCpu(step, poisoned.history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
     }
   });
 
-  // a window of 100 leaves the 2,101-key row 4 splits (62..65) of its 66, in the first of 5
-  // partitions; one of 700 leaves it 23 in two
+  // a window of 100 leaves the 2,101-key row 2 of its 9 splits of 256 (1 of 4 widened); one of 700, 4 (2)
   for (const window of [100, 700]) {
-    it(`split-KV decode in a window of ${window}: bitwise as one workgroup walking, like pagedAttention`, async () => {
+    it(`long rows in a window of ${window}: like pagedAttention, reading no key before it, bitwise as each row alone`, async () => {
       const headDim = headDimFor(kvCacheType, GQA);
       const kvDim = NUM_KV_HEADS * headDim;
       const history = historyOf(kvCacheType, 93, 2 * NUM_BLOCKS * BLOCK_SIZE * kvDim);
       const poisoned = poisonBeforeWindows(makePlan([[2100, 1], [30, 70], [511, 1], [600, 1]]), window, history, kvDim);
-      const scoring = windowed(headDim, window);
-      const walked = makeStep(kvCacheType, poisoned.plan, headDim, 23, GQA, 0, scoring);
-      const split = { ...makeStep(kvCacheType, poisoned.plan, headDim, 0, GQA, 1024, scoring), q: walked.q, k: walked.k, v: walked.v };
-      expect(split.meta.numMergeItems).toBe(2);
-      const walkedOut = (await runOnGpu(walked, poisoned.history)).out;
-      expect(scaledError(walkedOut, runOnCpu(walked, poisoned.history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
-      expect(bits((await runOnGpu(split, poisoned.history)).out)).toEqual(bits(walkedOut));
+      const step = makeStep(kvCacheType, shape, poisoned.plan, headDim, 23, GQA, windowed(headDim, window));
+      const gpu = await runOnGpu(step, poisoned.history);
+      expect(scaledError(gpu.out, runOnCpu(step, poisoned.history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
+      const rowLen = NUM_HEADS * headDim;
+      const solo = await runOnGpu(subStep(step, [0], 0), gpu.kv);
+      expect(bits(solo.out.slice(0, rowLen))).toEqual(bits(gpu.out.slice(0, rowLen)));
     });
   }
 
@@ -277,7 +283,7 @@ describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
           at += len;
           return row;
         });
-        const step = makeStep(kvCacheType, { stepIndex: 0, rows }, headDim, 0, GQA, 0, scoring);
+        const step = makeStep(kvCacheType, shape, { stepIndex: 0, rows }, headDim, 0, GQA, scoring);
         return { ...step, q, k, v };
       };
       const whole = (await runOnGpu(chunked([n]), history)).out;
@@ -288,7 +294,7 @@ describe.each(KV_CACHE_TYPES)('paged_attention.wgsl, %s KV', (kvCacheType) => {
     it(`${name}: gives a row bitwise the same output alone and in cohorts of 2, 5, 8, 16 rows`, async () => {
       const headDim = 16;
       const history = historyOf(kvCacheType, 7, 2 * NUM_BLOCKS * BLOCK_SIZE * NUM_KV_HEADS * headDim);
-      const full = makeStep(kvCacheType, makePlan([[3, 2], [20, 1], [70, 5], [1, 3], [9, 1], [44, 1], [0, 4], [12, 1], [5, 1], [2, 1], [31, 1], [6, 2], [8, 1], [15, 1], [4, 1], [10, 1]]), headDim, 3, GQA, 0, scoring);
+      const full = makeStep(kvCacheType, shape, makePlan([[3, 2], [20, 1], [70, 5], [1, 3], [9, 1], [44, 1], [0, 4], [12, 1], [5, 1], [2, 1], [31, 1], [6, 2], [8, 1], [15, 1], [4, 1], [10, 1]]), headDim, 3, GQA, scoring);
       const probeRow = 2; // the 5-token chunk at position 70, tokens 3..7 of the step
       const { kv } = await runOnGpu(full, history);
       const probeStart = 3;
@@ -320,7 +326,7 @@ function subStep(full: Step, rowIds: number[], probeStart: number): Step & { pro
     t += row.tokenIds.length;
   }
   const rows = rowIds.map((r) => plan.rows[r]!);
-  const sub = makeStep(full.kvCacheType, { stepIndex: 0, rows }, headDim, 0, full.heads, 0, full.scoring);
+  const sub = makeStep(full.kvCacheType, full.shape, { stepIndex: 0, rows }, headDim, 0, full.heads, full.scoring);
   let offset = 0;
   let probeOffset = -1;
   for (const r of rowIds) {

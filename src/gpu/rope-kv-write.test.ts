@@ -82,7 +82,7 @@ describe.each(KV_CACHE_TYPES)('rope_kv_write.wgsl, %s KV', (kvCacheType) => {
       const table = ropeTable(invFreq, level);
 
       const plan = makePlan([[0, 3], [1000, 2], [4095, 2], [7777, 1]]);
-      const meta = new StepMeta({ maxTokens: 16, maxRows: 4, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: MAX_POSITIONS, vocabSize: 1, attentionQueriesPerItem: 16, maxSplitStates: 0 });
+      const meta = new StepMeta({ maxTokens: 16, maxRows: 4, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: { splitKeys: 256, maxSplits: 1 } });
       meta.pack(plan);
       const T = meta.numTokens;
       const positions = Array.from({ length: T }, (_, t) => meta.tokens[t * TOKEN_INFO_WORDS + 1]!);

@@ -12,7 +12,7 @@ import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
 import { StepDriver, drivenSession, greedy, type DrivenSession } from './testing/step-driver';
-import { executeDetailed, profileStep } from './testing/step-probe';
+import { executeDetailed } from './testing/step-probe';
 import { bits } from './testing/test-util';
 
 /** As gpu-runner.test.ts: GPU f32 sums vs the CPU oracle's f64 sums. */
@@ -71,7 +71,7 @@ async function run(m: ModelDesc, sessions: DrivenSession[], numSteps: number, o:
   try {
     for (let step = 0; step < numSteps; step++) {
       const plan = driver.nextPlan();
-      if (o.splitKvBudgetBytes !== undefined && plan.rows.some((row) => (row.numDraftTokens ?? 0) > 0)) labels = (await profileStep(gpu, plan)).map((t) => t.label);
+      if (plan.rows.some((row) => (row.numDraftTokens ?? 0) > 0)) labels = gpu.dispatchLabels;
       const result = await executeDetailed(gpu, plan);
       let i = 0; // the row's first sampled position in result.logits
       let draftAt = 0;
@@ -139,23 +139,19 @@ describe('GpuRunner verifying drafts', () => {
     expect(cohort.outputs.get('probe')!).toEqual(alone.outputs.get('probe')!);
   });
 
-  it('past 512 keys with split scratch: each verify query its own split-KV partitions, every verified position bitwise plain decode', async () => {
-    const m = await model();
-    const sizes: Partial<GpuRunnerOptions> = { maxContext: 1024, numBlocks: 80, maxTokensPerStep: 128 };
-    const prompt = promptOf(5, 530); // 5 prefill steps of 128, then positions past 512 keys
-    const plain = await run(m, [drivenSession('probe', prompt, greedy())], 5 + 24, { ...sizes, splitKvBudgetBytes: 0 }, 128);
-    const oracle = oracleDrafts(plain.outputs.get('probe')!);
-    const split = await run(m, [drivenSession('probe', prompt, greedy(), 0, Infinity, oracle)], 5 + 10, { ...sizes, splitKvBudgetBytes: 2 ** 20 }, 128);
-    const walked = await run(m, [drivenSession('probe', prompt, greedy(), 0, Infinity, oracle)], 5 + 10, { ...sizes, splitKvBudgetBytes: 0 }, 128);
-    // the verify steps (the probe their one row) merged split states: its queries were partitioned
-    expect(split.labels).toContain('L0.attention_merge');
-    expect(walked.labels.length).toBeGreaterThan(0);
-    expect(walked.labels).not.toContain('L0.attention_merge');
-    expect(split.numAccepted).toBeGreaterThan(5);
-    expectPlainDecodes(split, plain, 'probe');
-    expectPlainDecodes(walked, plain, 'probe');
-    expect(split.outputs.get('probe')!).toEqual(walked.outputs.get('probe')!);
-  });
+  for (const kernels of ['cpu', 'gpu'] as const) {
+    it(`${kernels} kernels, past 512 keys (each verify query split over workgroups in the gpu setting): every verified position bitwise plain decode`, async () => {
+      const m = await model();
+      const sizes: Partial<GpuRunnerOptions> = { maxContext: 1024, numBlocks: 80, maxTokensPerStep: 128, kernels };
+      const prompt = promptOf(5, 530); // 5 prefill steps of 128, then positions past 512 keys
+      const plain = await run(m, [drivenSession('probe', prompt, greedy())], 5 + 24, sizes, 128);
+      const oracle = oracleDrafts(plain.outputs.get('probe')!);
+      const spec = await run(m, [drivenSession('probe', prompt, greedy(), 0, Infinity, oracle)], 5 + 10, sizes, 128);
+      expect(spec.labels).toContain('L0.attention_merge');
+      expect(spec.numAccepted).toBeGreaterThan(5);
+      expectPlainDecodes(spec, plain, 'probe');
+    });
+  }
 
   it('seeded sampling with the same drafts: the same tokens every run, and plain sampling’s', async () => {
     const m = await model();

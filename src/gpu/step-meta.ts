@@ -2,26 +2,19 @@
 // items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan, StepRow } from '../engine/types';
 import { inverseTemperature } from '../engine/sample-numerics';
-import { ATTENTION_SLOTS, ATTENTION_SPLIT_KEYS } from './kernels';
+import { attentionNumSplits, type AttentionShape } from './kernels';
 
 /** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write). */
 export const TOKEN_INFO_WORDS = 4;
 /** u32 words of one RowInfo { firstToken, numTokens, startPos, blockTableOffset } (paged_attention). */
 export const ROW_INFO_WORDS = 4;
 /**
- * u32 words of one attention WorkItem { row, firstQuery, numQueries, kind, firstSplit, stateBase,
- * pad x2 } (paged_attention): a query of a decode row, and each query of a verify row (one with
- * drafts) past one round of splits (512 keys), is one decode item, or, past one round and while
- * split-state space lasts, one partition item per round plus a merge item; a prefill chunk, and a
- * shorter verify row, is cut into items of attentionQueriesPerItem queries. Which of these a query
- * gets changes no bit of its output (paged_attention.wgsl says why). In a prefill item each of a
- * verify row's few queries is one invocation walking every key alone; as decode items their
- * splits spread over a workgroup (or several), as a decode row's do. Below one round that walk is
- * short, and one workgroup without barriers costs less than a workgroup per query.
+ * u32 words of one attention WorkItem { row, query, split, pad } (paged_attention): every query of
+ * every row, decode, verify or prefill alike, is one item per split of its keys (kernels.ts
+ * attentionNumSplits, from its position alone) and one merge item. Nothing about the rest of the
+ * step enters a query's items, so nothing enters its bits.
  */
-export const ATTENTION_ITEM_WORDS = 8;
-/** paged_attention's WorkItem kinds (its ITEM_* consts). */
-export const ITEM_KIND = { prefill: 0, decode: 1, partition: 2 } as const;
+export const ATTENTION_ITEM_WORDS = 4;
 /** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, invTemperature, pad x2 } (sample.wgsl). */
 export const SAMPLE_INFO_WORDS = 8;
 
@@ -34,10 +27,8 @@ export interface StepMetaLimits {
   /** Positions a row may reach (exclusive): bounds block tables and the RoPE tables. */
   maxPositions: number;
   vocabSize: number;
-  /** Queries of one prefill attention work item (kernels.ts attentionGeometry). */
-  attentionQueriesPerItem: number;
-  /** Split states the attention scratch holds per step (0: no decode row is partitioned). */
-  maxSplitStates: number;
+  /** How attention splits a query's keys (kernels.ts attentionShape): its work items per query. */
+  attentionSplits: Pick<AttentionShape, 'splitKeys' | 'maxSplits'>;
   /** Drafted tokens one row may carry (StepRow.numDraftTokens; default 0: none). */
   maxDraftTokens?: number;
   /**
@@ -56,16 +47,12 @@ export function maxSampledPositions(limits: Pick<StepMetaLimits, 'maxTokens' | '
 }
 
 /** Writes WorkItem `index` of `into` field by field (pack runs every step: no array per item). */
-function writeItem(into: Uint32Array, index: number, row: number, firstQuery: number, numQueries: number, kind: number, firstSplit: number, stateBase: number): void {
+function writeItem(into: Uint32Array, index: number, row: number, query: number, split: number): void {
   const o = index * ATTENTION_ITEM_WORDS;
   into[o] = row;
-  into[o + 1] = firstQuery;
-  into[o + 2] = numQueries;
-  into[o + 3] = kind;
-  into[o + 4] = firstSplit;
-  into[o + 5] = stateBase;
-  into[o + 6] = 0;
-  into[o + 7] = 0;
+  into[o + 1] = query;
+  into[o + 2] = split;
+  into[o + 3] = 0;
 }
 
 export class StepMeta {
@@ -73,9 +60,9 @@ export class StepMeta {
   readonly tokens: Uint32Array;
   /** [maxRows, ROW_INFO_WORDS] */
   readonly rowInfo: Uint32Array;
-  /** [maxItems, ATTENTION_ITEM_WORDS]: at most one item per token, or per round of a partitioned row */
+  /** [maxItems, ATTENTION_ITEM_WORDS]: one item per split of each token's keys */
   readonly attentionItems: Uint32Array;
-  /** [maxMergeItems, ATTENTION_ITEM_WORDS]: one merge item per partitioned decode query */
+  /** [maxMergeItems, ATTENTION_ITEM_WORDS]: one merge item per token (split 0) */
   readonly mergeItems: Uint32Array;
   /** [maxRows * blocks per row]: every row's block table up to its last position, concatenated */
   readonly blockTables: Uint32Array;
@@ -106,8 +93,6 @@ export class StepMeta {
   numDrafts = 0;
   numAttentionItems = 0;
   numMergeItems = 0;
-  /** Split states the step's partitioned rows use. */
-  numSplitStates = 0;
 
   constructor(readonly limits: StepMetaLimits) {
     const maxBlocksPerRow = Math.ceil(limits.maxPositions / limits.blockSize);
@@ -124,24 +109,20 @@ export class StepMeta {
     this.sampleRows = new Int32Array(maxSampled);
   }
 
-  /** Most attention work items a step can hold: a token each, plus partitions' rounds past a row's first. */
+  /** Most attention work items a step can hold: every token at its most splits. */
   static maxItems(limits: StepMetaLimits): number {
-    const extraRounds = Math.ceil(limits.maxSplitStates / ATTENTION_SLOTS);
-    return limits.maxTokens + extraRounds;
+    return limits.maxTokens * limits.attentionSplits.maxSplits;
   }
 
-  /** Most merge items a step can hold: one per decode query, and those are sampled positions. */
+  /** Most merge items a step can hold: one per token. */
   static maxMergeItems(limits: StepMetaLimits): number {
-    return maxSampledPositions(limits);
+    return limits.maxTokens;
   }
 
   /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
   pack(plan: StepPlan): void {
-    const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize, attentionQueriesPerItem } = this.limits;
+    const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize, attentionSplits } = this.limits;
     const maxDraftTokens = this.limits.maxDraftTokens ?? 0;
-    // a row may feed more tokens than its drafts plus one (a chunk ending in drafts): more decode
-    // queries than sampled positions, so the merge items' own capacity bounds partitioning too
-    const maxMerges = this.mergeItems.length / ATTENTION_ITEM_WORDS;
     if (plan.rows.length > maxRows) throw new RangeError(`${plan.rows.length} rows exceed maxRows ${maxRows}`);
     let t = 0;
     let entries = 0;
@@ -149,7 +130,6 @@ export class StepMeta {
     let drafts = 0;
     let items = 0;
     let merges = 0;
-    let states = 0;
     plan.rows.forEach((row, r) => {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
@@ -177,25 +157,11 @@ export class StepMeta {
       this.rowInfo[ri + 1] = n;
       this.rowInfo[ri + 2] = row.startPos;
       this.rowInfo[ri + 3] = entries;
-      // a verify row past one round of splits: its queries as decode items (see ATTENTION_ITEM_WORDS)
-      if (n === 1 || (k > 0 && Math.ceil((row.startPos + 1) / ATTENTION_SPLIT_KEYS) > ATTENTION_SLOTS)) {
-        for (let q = 0; q < n; q++) {
-          const numSplits = Math.ceil((row.startPos + q + 1) / ATTENTION_SPLIT_KEYS);
-          if (numSplits > ATTENTION_SLOTS && states + numSplits <= this.limits.maxSplitStates && merges < maxMerges) {
-            // split-KV: one workgroup per round of splits, then the merge pass. A round's first split
-            // counts from the query's first: on a sliding-window layer the kernel starts at its window's,
-            // and rounds past the window's last split do nothing (the items serve every layer)
-            for (let split = 0; split < numSplits; split += ATTENTION_SLOTS) writeItem(this.attentionItems, items++, r, q, 1, ITEM_KIND.partition, split, states);
-            writeItem(this.mergeItems, merges++, r, q, 1, ITEM_KIND.decode, 0, states);
-            states += numSplits;
-          } else {
-            writeItem(this.attentionItems, items++, r, q, 1, ITEM_KIND.decode, 0, 0);
-          }
-        }
-      } else {
-        for (let first = 0; first < n; first += attentionQueriesPerItem) {
-          writeItem(this.attentionItems, items++, r, first, Math.min(attentionQueriesPerItem, n - first), ITEM_KIND.prefill, 0, 0);
-        }
+      // every query alike: an item per split of its keys, then a merge item
+      for (let q = 0; q < n; q++) {
+        const numSplits = attentionNumSplits(row.startPos + q + 1, attentionSplits);
+        for (let split = 0; split < numSplits; split++) writeItem(this.attentionItems, items++, r, q, split);
+        writeItem(this.mergeItems, merges++, r, q, 0);
       }
       for (let j = 0; j < n; j++, t++) {
         const id = row.tokenIds[j];
@@ -230,7 +196,6 @@ export class StepMeta {
     this.numDrafts = drafts;
     this.numAttentionItems = items;
     this.numMergeItems = merges;
-    this.numSplitStates = states;
   }
 
   /**
