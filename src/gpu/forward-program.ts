@@ -9,8 +9,8 @@ import type { Overrides, PipelineCache } from './pipeline-cache';
 import { samplerShape } from './sample-plan';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 
-/** Step sizes a dispatch depends on: tokens fed, rows sampling, paged attention's work items. */
-export type Counts = { numTokens: number; numSampled: number; numAttentionItems: number; numMergeItems: number };
+/** Step sizes a dispatch depends on: tokens fed, positions sampling (and of those, the ones whose sampler gathers), attention's work items. */
+export type Counts = { numTokens: number; numSampled: number; numGathered: number; numAttentionItems: number; numMergeItems: number };
 
 export interface Dispatch {
   label: string;
@@ -18,6 +18,8 @@ export interface Dispatch {
   bindGroup: GPUBindGroup;
   /** Workgroup counts for the step into out[0..1]; a 0 skips the dispatch. */
   grid(counts: Counts, out: Uint32Array): void;
+  /** Runs only in steps that need it (the sampler's radix levels past 0: a row that gathers), so not counted in a step's shape. */
+  conditional?: boolean;
 }
 
 export interface ForwardProgram {
@@ -97,7 +99,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   /** Registers a slot of `kernel`'s Params, recomputed from each step's counts. */
   const slot = <K extends KernelName>(kernel: K, values: (cnt: Counts) => ParamValues<K>): Slot => {
     const fields: readonly (readonly [string, string])[] = KERNELS[kernel].params;
-    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numAttentionItems: 0, numMergeItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
+    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numGathered: 0, numAttentionItems: 0, numMergeItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
     if (stray.length > 0) throw new Error(`${kernel} Params has no field ${stray.join(', ')}`);
     fills.push((cnt, u, f, b) => packParams(kernel, values(cnt), u, f, b));
     return { kernel, offset: (fills.length - 1) * SLOT_BYTES };
@@ -209,10 +211,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const specs: Array<() => Dispatch> = [];
   const tailSpecs: Array<() => Dispatch> = [];
   /** A dispatch of pipe's kernel: binding 0 is its params slot, every other binding by its WGSL name. */
-  const add = <K extends KernelName>(list: Array<() => Dispatch>, label: string, pipe: [K, Overrides], params: Slot, buffers: Record<BindingName<K>, GPUBufferBinding>, grid: Dispatch['grid']) => {
+  const add = <K extends KernelName>(list: Array<() => Dispatch>, label: string, pipe: [K, Overrides], params: Slot, buffers: Record<BindingName<K>, GPUBufferBinding>, grid: Dispatch['grid'], conditional = false) => {
     if (params.kernel !== pipe[0]) throw new Error(`${label}: ${pipe[0]} bound to a ${params.kernel} params slot`);
     const bindings = [{ buffer: paramsBuffer, offset: params.offset, size: MAX_PARAMS_BYTES }, ...bindingsInOrder(pipe[0], buffers)];
-    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid }));
+    list.push(() => ({ label, pipeline: cache.get(pipe[0], pipe[1]), bindGroup: cache.bindGroup(pipe[0], bindings, label), grid, ...(conditional ? { conditional } : {}) }));
   };
   const buf = (buffer: GPUBuffer): GPUBufferBinding => ({ buffer });
   const matmulOp = (list: Array<() => Dispatch>, label: string, { params, x, m, y, bias = null, accumulate = false, count = tokens(1), ys = [], glu = false, norm = null }: MatmulOp) =>
@@ -298,11 +300,12 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const samplerBuffers = { logits: buf(act.logits), infos: buf(act.sampleInfo), weights: buf(act.sampleScratch), state: buf(act.sampleState), hist: buf(act.sampleHist), sampled: buf(act.sampled) };
   slotsSampleLevel.forEach((slotLevel, level) => {
     const label = level === 0 ? 'sample' : level === sampler.numLevels ? 'sample_gather' : `sample_level${level}`;
-    // rows that need no level (greedy, fallback, done early) leave at once
+    // rows that need no level (greedy, fallback, done early) leave at once; a step where no row
+    // gathers skips the levels past 0 (each costs a dispatch; no row's token depends on it)
     add(tailSpecs, label, want('sample', { WORKGROUP_SIZE: sampler.workgroupSize }), slotLevel, samplerBuffers, (cnt, out) => {
       out[0] = sampler.numChunks;
-      out[1] = cnt.numSampled;
-    });
+      out[1] = level === 0 || cnt.numGathered > 0 ? cnt.numSampled : 0;
+    }, level > 0);
   });
   add(tailSpecs, 'sample_finish', want('sample_finish'), slotSampleFinish, samplerBuffers, (cnt, out) => {
     out[0] = cnt.numSampled;

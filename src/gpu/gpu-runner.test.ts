@@ -279,6 +279,7 @@ describe('profileStep (testing/step-probe.ts)', () => {
       const plan = new StepDriver(sessions, BLOCK_SIZE, 16).nextPlan();
       const timings = await profileStep(gpu, plan);
       expect(timings).toHaveLength(gpu.dispatchesPerStep);
+      expect(timings.map((t) => t.label)).not.toContain('sample_gather'); // a greedy step skips the sampler's radix levels
       expect(timings.map((t) => t.label)).toEqual(expect.arrayContaining(['embedding', 'L0.qkv_proj', 'L0.gate_up_proj', 'L1.attention', 'lm_head', 'sample']));
       for (const t of timings) expect(t.ms, t.label).toBeGreaterThanOrEqual(0);
       expect(timings.reduce((n, t) => n + t.ms, 0)).toBeGreaterThan(0);

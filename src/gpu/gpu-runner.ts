@@ -104,7 +104,7 @@ export class GpuRunner implements ModelRunner {
   }
   /** Every such dispatch's label in step order (e.g. 'L0.qkv_proj'): which fused paths the model took. */
   get dispatchLabels(): string[] {
-    return this.sampledStep.map((d) => d.label);
+    return this.sampledStep.filter((d) => !d.conditional).map((d) => d.label);
   }
   /** GPU bytes held: weights, KV pools (both arenas), activations; and how many buffers hold the KV pools. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
@@ -339,7 +339,7 @@ export class GpuRunner implements ModelRunner {
   /** The packed step's sizes, as the dispatches' grids and params read them. */
   private counts(): Counts {
     const { meta } = this;
-    return { numTokens: meta.numTokens, numSampled: meta.numSampled, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
+    return { numTokens: meta.numTokens, numSampled: meta.numSampled, numGathered: meta.numGathered, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
   }
 
   /** Fills this.grid for d; false when it has no workgroups. */

@@ -2,6 +2,7 @@
 // items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan, StepRow } from '../engine/types';
 import { inverseTemperature } from '../engine/sample-numerics';
+import { sampleIsGathered } from './sample-plan';
 import { attentionNumSplits, type AttentionShape } from './kernels';
 
 /** u32 words of one TokenInfo { id, pos, row, blockTableOffset } (embedding, rope_kv_write). */
@@ -89,6 +90,8 @@ export class StepMeta {
   numBlockTableEntries = 0;
   /** Sampled positions, drafts' included. */
   numSampled = 0;
+  /** Sampled positions whose sampler gathers its kept ids (sample-plan.ts sampleIsGathered): with none, a step skips the sampler's radix levels. */
+  numGathered = 0;
   /** Drafted tokens the step's rows carry (each one sampled position past its row's first). */
   numDrafts = 0;
   numAttentionItems = 0;
@@ -127,6 +130,7 @@ export class StepMeta {
     let t = 0;
     let entries = 0;
     let sampled = 0;
+    let gathered = 0;
     let drafts = 0;
     let items = 0;
     let merges = 0;
@@ -184,6 +188,7 @@ export class StepMeta {
         this.sampleInfo[o + 3] = row.sampling.seed >>> 0;
         this.sampleInfo[o + 4] = lastPos + 1 + j; // the position of the token being generated
         this.sampleInfoF32[o + 5] = inverseTemperature(row.sampling.temperature); // the GPU never divides
+        if (sampleIsGathered(row.sampling, vocabSize)) gathered++;
         this.sampleTokens[sampled] = t - 1 + j;
         this.sampleRows[sampled] = r;
       }
@@ -193,6 +198,7 @@ export class StepMeta {
     this.numRows = plan.rows.length;
     this.numBlockTableEntries = entries;
     this.numSampled = sampled;
+    this.numGathered = gathered;
     this.numDrafts = drafts;
     this.numAttentionItems = items;
     this.numMergeItems = merges;
