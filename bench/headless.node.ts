@@ -1,7 +1,6 @@
 // The batching benchmark without a browser: grid.ts's grid on EngineHost + GpuRunner in Node over
 // npm webgpu (Dawn): SwiftShader here, the machine's GPU with COHORT_GPU=native. No chart: see usage.
 import { openAsBlob, readdirSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { loadShader, repoPath } from '../src/gpu/testing/node-gpu';
@@ -9,7 +8,7 @@ import { runTurns, StepLog } from '../testing/harness/driver';
 import type { EngineApi } from '../src/protocol/api';
 import { EngineHost } from '../src/host/engine-host';
 import { buildReport, reportBaseName, runGrid, writeReport } from './grid';
-import { nodeBenchDevice } from './node-device';
+import { nodeBenchDevice, webgpuVersion } from './node-device';
 import { GRID_USAGE, parseOptions } from './options';
 import { benchSettings } from './settings';
 
@@ -33,14 +32,6 @@ async function modelFiles(path: string): Promise<File[]> {
   }
   // openAsBlob reads lazily, so a multi-GB GGUF is never one buffer.
   return Promise.all(paths.map(async (p) => new File([await openAsBlob(p)], basename(p))));
-}
-
-function webgpuVersion(): string {
-  try {
-    return (createRequire(import.meta.url)('webgpu/package.json') as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 async function main(): Promise<void> {

@@ -1,5 +1,6 @@
 // The Node benchmarks' GPU: the shared npm-webgpu device (node-gpu.ts) with the names reports
 // use for it. Naming only; the device itself and its SwiftShader/native choice live in node-gpu.ts.
+import { createRequire } from 'node:module';
 import { getNodeDevice } from '../src/gpu/testing/node-gpu';
 import { slug } from './grid';
 
@@ -17,4 +18,13 @@ export async function nodeBenchDevice(machineOverride?: string): Promise<NodeBen
   const info = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo;
   const adapter = [info?.vendor, info?.architecture, info?.description].filter(Boolean).join(' ') || 'unknown adapter';
   return { device, adapter, machine: machineOverride || slug([info?.vendor, info?.architecture].filter(Boolean).join(' ')) };
+}
+
+/** The npm webgpu (Dawn) build the benchmarks run on, for their reports. */
+export function webgpuVersion(): string {
+  try {
+    return (createRequire(import.meta.url)('webgpu/package.json') as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
 }

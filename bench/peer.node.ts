@@ -2,7 +2,6 @@
 // same GPU, else its CPU build) on one random-weight GGUF per published shape and type, decode at batch 1 and batched
 // aggregate at 8, 16 and 64 sequences, runs interleaved engine by engine. Asserts nothing; writes bench/results/.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,7 +16,7 @@ import type { MeasuredStep } from '../src/protocol/metrics';
 import { fileSource } from '../tools/models/node-files';
 import { matrixType, writePublishedShapeGguf } from '../tools/models/published-gguf';
 import { MODEL_SHAPES, type RandomMatrixType } from '../tools/models/published-shapes';
-import { nodeBenchDevice } from './node-device';
+import { nodeBenchDevice, webgpuVersion } from './node-device';
 import { bindingVersion, llamaRun, openLlamaPeer, type LlamaRunSpec } from './peer-llama';
 import { engineRun, peerPoint, renderPeerMarkdown, type EngineRun, type PeerBenchReport, type PeerModel, type PeerPoint } from './peer-report';
 
@@ -108,14 +107,6 @@ async function cohortRun(runner: GpuRunner, spec: LlamaRunSpec, blocksPerRow: nu
     steps.push({ startedAtMs, elapsedMs: performance.now() - startedAtMs, rows: rows.map((r) => ({ sessionId: r.id, kind: 'decode' as const, numTokens: 1, newTokenIds: r.next })) });
   }
   return engineRun(steps);
-}
-
-function webgpuVersion(): string {
-  try {
-    return (createRequire(import.meta.url)('webgpu/package.json') as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 async function main(): Promise<void> {

@@ -10,7 +10,7 @@ import { repoPath } from '../src/gpu/testing/node-gpu';
 import type { DType, ModelConfig } from '../src/model/desc';
 import { tensorBytes } from '../src/model/quant-layout';
 import { median } from '../src/protocol/metrics';
-import { MODEL_SHAPES } from '../tools/models/published-shapes';
+import { MODEL_SHAPES, randomBytes } from '../tools/models/published-shapes';
 
 /** One matmul dispatch of a model's layer (or its lm_head) as the forward program runs it. */
 export interface Projection {
@@ -67,15 +67,7 @@ export interface RooflineReport {
 /** Random bytes (xorshift32) for a weight matrix, with every block scale set to a small finite f16. */
 function randomWeights(dtype: DType, n: number, k: number, seed: number): Uint8Array<ArrayBuffer> {
   const bytes = tensorBytes(dtype, [n, k]);
-  const out = new Uint8Array(Math.ceil(bytes / 16) * 16 + 16);
-  const words = new Uint32Array(out.buffer);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < words.length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    words[i] = x >>> 0;
-  }
+  const out = padded(randomBytes(bytes, seed));
   const half = new Uint16Array(out.buffer);
   const SCALE = 0x1400; // 2^-10
   if (dtype === 'f16') for (let i = 0; i < half.length; i++) half[i] = 0x3800 | (half[i]! & 0x83ff); // +-[0.5, 1)

@@ -234,8 +234,9 @@ export interface MatmulShape {
  * fold into those matmuls (132 -> 100 dispatches a Llama-3.2-1B step; each workgroup rereads its
  * tokens' hidden vectors, a few KB from cache, by analysis cheaper than a dispatch on a GPU).
  * 'cpu': one lane walks all of K and a workgroup holds 64 row groups (256 rows), norms apart: on
- * SwiftShader lane reductions measured ~5x slower (bench:kernels), folded norms 1.55x slower at
- * B=1 (each workgroup's barriers cost more there than a dispatch).
+ * SwiftShader lane reductions measured ~5x slower (bench:kernels' roofline), folded norms 1.55x
+ * slower at B=1 (an ad-hoc A/B of the embedded model's decode step, no committed report: each
+ * workgroup's barriers cost more there than a dispatch).
  */
 export const MATMUL_SHAPE: Record<KernelSetting, MatmulShape> = {
   gpu: { workgroupSize: 64, lanes: 32, guardedTile: true, foldNorms: true },

@@ -36,7 +36,7 @@ export const MODEL_SHAPES: Record<string, ModelConfig> = Object.fromEntries(
 );
 
 /** xorshift32 bytes: fast and deterministic, no need for statistical quality. */
-function randomBytes(n: number, seed: number): Uint8Array {
+export function randomBytes(n: number, seed: number): Uint8Array {
   const out = new Uint8Array(n);
   const words = new Uint32Array(out.buffer, 0, n >>> 2);
   let x = seed >>> 0 || 1;
