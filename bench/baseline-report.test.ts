@@ -23,6 +23,19 @@ describe('compareKernelReports', () => {
     expect(renderBaselineMarkdown(r)).toContain('| tiny | 8 | 32.0 | 16.0 | 2.00x |');
   });
 
+  it("pairs the op-class cases both sides measured: attention's and the matmuls' medians and base / new", () => {
+    const withOps = (attentionMs: number, matmulMs: number): KernelBenchReport => {
+      const r = report({ 1: 10 });
+      const figures = (ms: number) => ({ ms, flop: 0, bytes: 0 });
+      r.sweeps[0]!.opClasses = [{ case: 'prefill 512', attention: figures(attentionMs), matmul: figures(matmulMs) }];
+      return r;
+    };
+    const r = compareKernelReports([withOps(600, 500), withOps(700, 520)], [withOps(400, 510), withOps(300, 490)], { date: 'd', machine: 'm', baseCommit: 'aaa', newCommit: 'bbb' });
+    expect(r.opClasses).toEqual([{ model: 'tiny', case: 'prefill 512', baseAttentionMs: 650, newAttentionMs: 350, baseMatmulMs: 510, newMatmulMs: 500, attentionSpeedup: 650 / 350, matmulSpeedup: 510 / 500 }]);
+    expect(renderBaselineMarkdown(r)).toContain('| tiny | prefill 512 | 650.0 | 350.0 | 1.86x | 510.0 | 500.0 | 1.02x |');
+    expect(compareKernelReports([report({ 1: 10 })], [report({ 1: 10 })], { date: 'd', machine: 'm', baseCommit: 'a', newCommit: 'b' }).opClasses).toBeUndefined();
+  });
+
   it('refuses to compare nothing', () => {
     expect(() => compareKernelReports([], [], { date: 'd', machine: 'm', baseCommit: 'a', newCommit: 'b' })).toThrow(/no rounds/);
   });

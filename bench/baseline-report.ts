@@ -28,10 +28,26 @@ export interface BaselineMeta {
   note?: string;
 }
 
+/** Attention's and the matmuls' GPU time in one op-class case (kernels.node.ts opClassSweep), both sides. */
+export interface BaselineOpClassPoint {
+  model: string;
+  case: string;
+  /** Medians over rounds of each side's median profiled ms. */
+  baseAttentionMs: number;
+  newAttentionMs: number;
+  baseMatmulMs: number;
+  newMatmulMs: number;
+  /** base / new: above 1 means the new commit is faster. */
+  attentionSpeedup: number;
+  matmulSpeedup: number;
+}
+
 export interface BaselineReport extends BaselineMeta {
   schema: 1;
   rounds: number;
   points: BaselinePoint[];
+  /** The op-class cases both sides measured (absent in reports from before they were compared). */
+  opClasses?: BaselineOpClassPoint[];
 }
 
 function pointsOf(report: KernelBenchReport, model: string, batch: number) {
@@ -68,7 +84,21 @@ export function compareKernelReports(base: KernelBenchReport[], next: KernelBenc
       });
     }
   }
-  return { schema: 1, ...meta, rounds: Math.min(base.length, next.length), points };
+  const opClasses: BaselineOpClassPoint[] = [];
+  for (const sweep of first.sweeps) {
+    for (const { case: name } of sweep.opClasses ?? []) {
+      const of = (r: KernelBenchReport) => r.sweeps.find((s) => s.model === sweep.model)?.opClasses?.find((p) => p.case === name);
+      const b = base.map(of).filter((p) => p !== undefined);
+      const n = next.map(of).filter((p) => p !== undefined);
+      if (b.length === 0 || n.length === 0) continue;
+      const baseAttentionMs = median(b.map((p) => p.attention.ms));
+      const newAttentionMs = median(n.map((p) => p.attention.ms));
+      const baseMatmulMs = median(b.map((p) => p.matmul.ms));
+      const newMatmulMs = median(n.map((p) => p.matmul.ms));
+      opClasses.push({ model: sweep.model, case: name, baseAttentionMs, newAttentionMs, baseMatmulMs, newMatmulMs, attentionSpeedup: baseAttentionMs / newAttentionMs, matmulSpeedup: baseMatmulMs / newMatmulMs });
+    }
+  }
+  return { schema: 1, ...meta, rounds: Math.min(base.length, next.length), points, ...(opClasses.length > 0 ? { opClasses } : {}) };
 }
 
 const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
@@ -87,6 +117,19 @@ export function renderBaselineMarkdown(r: BaselineReport): string {
         `| ${p.model} | ${p.batch} | ${fmt(p.baseStepMs)} | ${fmt(p.newStepMs)} | ${fmt(p.stepSpeedup, 2)}x | ${fmt(p.baseGpuMs)} | ${fmt(p.newGpuMs)} | ${fmt(p.gpuSpeedup, 2)}x | ${p.baseDispatches} / ${p.newDispatches} |`,
     ),
   ];
+  if (r.opClasses) {
+    lines.push(
+      '',
+      "Attention and the matmuls in the same profiled steps (bench:kernels' op classes: a 512-token prefill chunk ending at context 1,200, decode rows at 1,230), medians over rounds of each side's median:",
+      '',
+      '| model | case | attention ms (base) | attention ms (new) | attention speed-up | matmul ms (base) | matmul ms (new) | matmul speed-up |',
+      '|---|---|---:|---:|---:|---:|---:|---:|',
+      ...r.opClasses.map(
+        (p) =>
+          `| ${p.model} | ${p.case} | ${fmt(p.baseAttentionMs)} | ${fmt(p.newAttentionMs)} | ${fmt(p.attentionSpeedup, 2)}x | ${fmt(p.baseMatmulMs)} | ${fmt(p.newMatmulMs)} | ${fmt(p.matmulSpeedup, 2)}x |`,
+      ),
+    );
+  }
   return lines.join('\n') + '\n';
 }
 

@@ -21,7 +21,7 @@ const RAISED_LIMITS = [
 export const REQUIRED_MINIMUMS = {
   maxStorageBuffersPerShaderStage: 7, // rope_kv_write and paged_attention bind 7 storage buffers (WebGPU guarantees 8)
   maxComputeInvocationsPerWorkgroup: 64,
-  maxComputeWorkgroupStorageSize: 4 * (4 * 16 * 16 + 4 * 16), // paged attention's q . k partials, 4 heads x 16 keys x 16 lanes, and scores ('gpu' setting; sample needs 1 KiB)
+  maxComputeWorkgroupStorageSize: 16 * (4 * 8 * 16 + 4 * 8), // paged attention's q . k partials, vec4s of 4 head quads x 8 keys x 16 lanes, and scores ('gpu' setting; sample needs 1 KiB)
 } as const;
 
 type AdapterLike = Pick<GPUAdapter, 'features' | 'limits'>;

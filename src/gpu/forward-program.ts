@@ -3,7 +3,7 @@
 // Not the step loop (gpu-runner.ts) and not the math (shaders/).
 import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
-import { ACTIVATION_CODE, attentionHeadBlocks, attentionShape, attentionShapeOverrides, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
+import { ACTIVATION_CODE, attentionGrid, attentionMergeOverrides, attentionShape, attentionShapeOverrides, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
 import { layerKv, type KvArena, type KvArenas } from './kv-arena';
 import type { Overrides, PipelineCache } from './pipeline-cache';
 import { samplerShape } from './sample-plan';
@@ -153,13 +153,12 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   if (kv.window) ropeKvSlots.set(kv.window, ropeKvSlot(kv.window));
   // attention's lanes, heads and splits: the setting's (kernels.ts attentionShape), never the step's
   const attention = attentionShape(p.setting, p.maxContext);
-  const headBlocks = attentionHeadBlocks(attention, c.numHeads);
   // the pool's storage type (both arenas'): the writer rounds to it, attention decodes it (the merge pass never reads the pool)
   const kvType = kv.full.shape.kvCacheType;
   const kvOverride = { KV_TYPE: KV_TYPE_CODE[kvType] };
   // gemma2's soft-capped scores: an override, so other models' attention carries no branch for it
   const attentionOverrides = { ...kvOverride, SOFTCAP: c.attnLogitSoftcap > 0 ? 1 : 0, ...attentionShapeOverrides(attention) };
-  const mergeOverrides = attentionShapeOverrides(attention);
+  const mergeOverrides = attentionMergeOverrides(attention);
   const attentionParams = (numItems: number, window: number, arena: KvArena) => ({
     numItems,
     numHeads: c.numHeads,
@@ -226,11 +225,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     add(list, label, want('rms_norm', { GATHER_ROWS: gather ? 1 : 0, ADD_TO_OUT: addToOut ? 1 : 0 }), slotB, { x: buf(x), weight: buf(weight), rowIndex: buf(gather ? act.sampleTokens : act.unused), out: buf(out) }, (cnt, out2) =>
       spread(count(cnt), out2),
     );
-  /** paged_attention's grids: one workgroup per (item, head block). */
-  const attentionGrid = (numItems: (cnt: Counts) => number): Dispatch['grid'] => (cnt, out) => {
-    out[0] = headBlocks;
-    out[1] = numItems(cnt);
-  };
+  /** paged_attention's grids (kernels.ts attentionGrid): `main` over items and head quads, `merge` over queries and heads. */
+  const attentionGrids = (pass: 'main' | 'merge', numItems: (cnt: Counts) => number): Dispatch['grid'] => (cnt, out) =>
+    attentionGrid(pass, numItems(cnt), attention, c.numHeads, c.numKvHeads, out);
   const perToken = (width: number): Dispatch['grid'] => (cnt, out) => {
     out[0] = Math.ceil(width / ELEMENTWISE_WORKGROUP);
     out[1] = cnt.numTokens;
@@ -263,9 +260,9 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     add(specs, `L${l}.rope_kv_write`, want('rope_kv_write', kvOverride), ropeKvSlots.get(arena)!, { tokens: buf(act.tokens), table: buf(p.ropeTables[l]!), blockTables: buf(tables), q: buf(act.q), k: buf(act.k), v: buf(act.v), kv: kvLayer }, perToken(kvWriteInvocations));
     const attentionBuffers = (items: GPUBuffer) => ({ rows: buf(act.rowInfo), items: buf(items), blockTables: buf(tables), q: buf(act.q), kv: kvLayer, out: buf(act.attn), states: buf(act.attentionStates) });
     const attentionSlot = attentionSlots.get(attentionKey(l))!;
-    add(specs, `L${l}.attention`, want('paged_attention', attentionOverrides), attentionSlot.main, attentionBuffers(act.attentionItems), attentionGrid((cnt) => cnt.numAttentionItems));
+    add(specs, `L${l}.attention`, want('paged_attention', attentionOverrides), attentionSlot.main, attentionBuffers(act.attentionItems), attentionGrids('main', (cnt) => cnt.numAttentionItems));
     // every query's split states, in split order, into attn (a lone split too: one path for all)
-    add(specs, `L${l}.attention_merge`, want('paged_attention_merge', mergeOverrides), attentionSlot.merge, attentionBuffers(act.mergeItems), attentionGrid((cnt) => cnt.numMergeItems));
+    add(specs, `L${l}.attention_merge`, want('paged_attention_merge', mergeOverrides), attentionSlot.merge, attentionBuffers(act.mergeItems), attentionGrids('merge', (cnt) => cnt.numMergeItems));
     // x += o_proj(attn), or (gemma) x += rmsnorm(o_proj(attn)): o_proj's output goes through h,
     // free between the q/k/v projections that read it and the MLP's input norm that rewrites it
     if (L.attnOutputNorm) {

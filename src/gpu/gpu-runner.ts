@@ -12,7 +12,7 @@ import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } 
 import { KvArena, type KvArenas } from './kv-arena';
 import { defaultKvBudgetBytes } from './kv-budget';
 import { planKvGroups } from './kv-groups';
-import { ATTENTION_MAX_HEAD_DIM, attentionShape, type KernelSetting } from './kernels';
+import { ATTENTION_MAX_HEAD_DIM, attentionLanes, attentionShape, type KernelSetting } from './kernels';
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
 import { samplerShape } from './sample-plan';
@@ -191,7 +191,7 @@ export class GpuRunner implements ModelRunner {
     // every token's states at its most splits, so no query's path depends on what else the step holds
     const attention = attentionShape(setting, maxContext);
     if (maxTokens * attention.maxSplits > 65535) throw new Error(`maxTokensPerStep ${maxTokens} x ${attention.maxSplits} attention splits exceed one grid dimension (65535)`);
-    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionSplits: attention, maxDraftTokens, windowGroup };
+    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionSplits: attention, attentionQueriesPerItem: attentionLanes(c.numHeads, c.numKvHeads).queriesPerItem, maxDraftTokens, windowGroup };
     const meta = new StepMeta(limits);
     const act = new Activations(
       device,

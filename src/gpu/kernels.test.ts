@@ -65,7 +65,7 @@ describe('kernel registry vs shaders/', () => {
       ['row', 'u32'],
       ['query', 'u32'],
       ['split', 'u32'],
-      ['pad0', 'u32'],
+      ['numQueries', 'u32'],
     ]);
     expect([ROW_INFO_WORDS, ATTENTION_ITEM_WORDS]).toEqual([4, 4]);
     const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
@@ -78,7 +78,8 @@ describe('kernel registry vs shaders/', () => {
     expect(shape.lanes * shape.laneQuads * 4).toBeGreaterThanOrEqual(ATTENTION_MAX_HEAD_DIM);
     expect(shape.laneQuads).toBeLessThanOrEqual(ATTENTION_MAX_LANE_QUADS);
     expect(shape.splitKeys % ATTENTION_TILE).toBe(0);
-    if (setting === 'gpu') expect(shape.lanes * shape.heads).toBeGreaterThanOrEqual(64); // DESIGN: >= 64 invocations on GPUs
+    if (setting === 'gpu') expect(shape.lanes * shape.quads * shape.items).toBeGreaterThanOrEqual(64); // DESIGN: >= 64 invocations on GPUs
+    expect(shape.lanes * shape.mergeHeads).toBeGreaterThanOrEqual(setting === 'gpu' ? 64 : 4);
   });
 
   it("matmul's tile constants are the host's", () => {

@@ -244,32 +244,38 @@ export const MATMUL_SHAPE: Record<KernelSetting, MatmulShape> = {
 };
 
 /** Keys per online-softmax update of paged_attention (its TILE const); splits are whole tiles. */
-export const ATTENTION_TILE = 16;
-/** Dim quads one paged_attention lane can hold (its MAX_LANE_QUADS const, which sizes its registers). */
+export const ATTENTION_TILE = 8;
+/** Dim quads one paged_attention invocation can hold (its MAX_LANE_QUADS const, which sizes its arrays). */
 export const ATTENTION_MAX_LANE_QUADS = 64;
 
 /**
- * How paged_attention lays heads over lanes and keys over splits in a kernel setting: LANES lanes
- * a head along head_dim, each holding LANE_QUADS dim quads (lane i: quads i, i + LANES, ...),
- * HEADS heads a workgroup; splits of splitKeys keys (widened so a query has at most maxSplits).
- * 'gpu': 16 lanes x 4 heads (64 invocations; a GQA group of up to 4 shares its K/V loads in one
- * workgroup), a key row one coalesced read, 256-key splits spread over workgroups. 'cpu'
- * (SwiftShader, where every invocation and workgroup costs a fixed few microseconds and barriers
- * a thread switch): one lane per head holding every dim, 4 heads (one SIMD group of SwiftShader's
- * width 4), and one split a query, so the merge pass only divides.
+ * How paged_attention lays its work over invocations in a kernel setting. An invocation carries
+ * four lanes, (query, head) pairs of one head quad (attentionLanes), so every K/V value it loads
+ * serves four lanes; `lanes` invocations an item along head_dim, each holding `laneQuads` dim quads
+ * (invocation i: quads i, i + lanes, ...); a `main` workgroup takes `items` items and `quads` head
+ * quads; a `merge` workgroup `mergeHeads` heads; splits of splitKeys keys, widened so a query has at
+ * most maxSplits.
+ * 'gpu': 16 invocations an item along head_dim (a key row one coalesced read), 4 head quads a
+ * workgroup (64 invocations; a GQA group's heads share each K/V load), 256-key splits spread over
+ * workgroups. 'cpu' (SwiftShader, whose loads cost several times their arithmetic and whose
+ * invocations run four to a SIMD group): one invocation an item holding every dim, 4 items a
+ * workgroup (consecutive query groups of a prefill chunk read nearly the same keys), one split a
+ * query, so the merge pass only divides.
  */
 export interface AttentionShape {
   lanes: number;
-  heads: number;
   laneQuads: number;
+  items: number;
+  quads: number;
+  mergeHeads: number;
   splitKeys: number;
   /** Most splits of one query (the setting's, capped by the context's narrow splits): sizes scratch and items. */
   maxSplits: number;
 }
 
 const ATTENTION_SHAPES: Record<KernelSetting, AttentionShape> = {
-  gpu: { lanes: 16, heads: 4, laneQuads: 4, splitKeys: 256, maxSplits: 16 },
-  cpu: { lanes: 1, heads: 4, laneQuads: 64, splitKeys: 256, maxSplits: 1 },
+  gpu: { lanes: 16, laneQuads: 4, items: 1, quads: 4, mergeHeads: 4, splitKeys: 256, maxSplits: 16 },
+  cpu: { lanes: 1, laneQuads: 64, items: 4, quads: 1, mergeHeads: 4, splitKeys: 256, maxSplits: 1 },
 };
 
 /**
@@ -284,14 +290,46 @@ export function attentionShape(setting: KernelSetting, maxContext: number): Atte
   return { ...shape, maxSplits: Math.max(1, Math.min(shape.maxSplits, Math.ceil(maxContext / shape.splitKeys))) };
 }
 
-/** paged_attention's overrides for a shape (with KV_TYPE and SOFTCAP from the model). */
+/** paged_attention's `main` overrides for a shape (with KV_TYPE and SOFTCAP from the model). */
 export function attentionShapeOverrides(shape: AttentionShape): Overrides {
-  return { LANES: shape.lanes, HEADS: shape.heads, LANE_QUADS: shape.laneQuads };
+  return { LANES: shape.lanes, LANE_QUADS: shape.laneQuads, ITEMS: shape.items, QUADS: shape.quads };
 }
 
-/** Workgroups of one attention work item: head blocks of `heads` consecutive heads. */
-export function attentionHeadBlocks(shape: AttentionShape, numHeads: number): number {
-  return Math.ceil(numHeads / shape.heads);
+/** paged_attention's `merge` overrides for a shape. */
+export function attentionMergeOverrides(shape: AttentionShape): Overrides {
+  return { LANES: shape.lanes, LANE_QUADS: shape.laneQuads, HEADS: shape.mergeHeads };
+}
+
+/**
+ * An invocation's four lanes in a model (paged_attention's main): a head quad holds quadHeads
+ * heads of one GQA group (at most 4), a work item queriesPerItem consecutive queries (4 / quadHeads,
+ * so the lanes are full where the group is 1, 2 or 4 wide), quadsPerKvHead quads cover a group.
+ */
+export interface AttentionLanes {
+  quadHeads: number;
+  queriesPerItem: number;
+  numQuads: number;
+}
+
+export function attentionLanes(numHeads: number, numKvHeads: number): AttentionLanes {
+  const group = numHeads / numKvHeads;
+  const quadHeads = Math.min(4, group);
+  return { quadHeads, queriesPerItem: Math.floor(4 / quadHeads), numQuads: numKvHeads * Math.ceil(group / quadHeads) };
+}
+
+/**
+ * paged_attention's workgroups for `numItems` items: `main` x over groups of shape.quads head quads
+ * and y over groups of shape.items items; `merge` x over groups of mergeHeads heads and y over its
+ * items (one a query).
+ */
+export function attentionGrid(pass: 'main' | 'merge', numItems: number, shape: AttentionShape, numHeads: number, numKvHeads: number, out: Uint32Array | number[]): void {
+  if (pass === 'main') {
+    out[0] = Math.ceil(attentionLanes(numHeads, numKvHeads).numQuads / shape.quads);
+    out[1] = Math.ceil(numItems / shape.items);
+  } else {
+    out[0] = Math.ceil(numHeads / shape.mergeHeads);
+    out[1] = numItems;
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import type { StepPlan, StepRow } from '../engine/types';
 import { KV_CACHE_TYPES, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 import { roundKvValues } from '../reference/kv-rounding';
 import { kvWrite, pagedAttention, plainScoring, slotMapping, windowStart, type AttentionLayout, type AttentionScoring } from '../reference/ops';
-import { attentionHeadBlocks, attentionShape, attentionShapeOverrides, KV_TYPE_CODE, type AttentionShape } from './kernels';
+import { attentionGrid, attentionLanes, attentionMergeOverrides, attentionShape, attentionShapeOverrides, KV_TYPE_CODE, type AttentionShape } from './kernels';
 import { kvLayerLayout } from './kv-arena';
 import { encodeKvWords } from './testing/kv-words';
 import { runPasses, type Pass } from './testing/kernel-harness';
@@ -72,7 +72,7 @@ interface Step {
 
 /** scoring: scale, soft-cap and window (default llama's: 1 / sqrt(headDim), none, none). */
 function makeStep(kvCacheType: KvCacheType, shape: AttentionShape, plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, scoring = plainScoring(headDim)): Step {
-  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: shape });
+  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: shape, attentionQueriesPerItem: attentionLanes(heads.numHeads, heads.numKvHeads).queriesPerItem });
   meta.pack(plan);
   const kvDim = heads.numKvHeads * headDim;
   const T = meta.numTokens;
@@ -97,9 +97,13 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
     new Float32Array(bytes)[10] = step.scoring.softcap;
     return bytes;
   };
-  const headBlocks = attentionHeadBlocks(shape, numHeads);
   const numItems = meta.numAttentionItems;
   const numMerges = meta.numMergeItems;
+  const grid = (pass: 'main' | 'merge', n: number): [number, number] => {
+    const out = [0, 0];
+    attentionGrid(pass, n, shape, numHeads, numKvHeads, out);
+    return [out[0]!, out[1]!];
+  };
   const data = [
     params(numItems), // 0
     meta.rowInfo.slice(0, meta.numRows * ROW_INFO_WORDS), // 1
@@ -114,8 +118,8 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
   ];
   const overrides = { KV_TYPE: KV_TYPE_CODE[kvCacheType], SOFTCAP: step.scoring.softcap > 0 ? 1 : 0, ...attentionShapeOverrides(shape) };
   const passes: Pass[] = [
-    { kernel: 'paged_attention', overrides, workgroups: [headBlocks, numItems], bind: [0, 1, 2, 3, 4, 5, 6, 7] },
-    { kernel: 'paged_attention_merge', overrides: attentionShapeOverrides(shape), workgroups: [headBlocks, numMerges], bind: [8, 1, 9, 3, 4, 5, 6, 7] },
+    { kernel: 'paged_attention', overrides, workgroups: grid('main', numItems), bind: [0, 1, 2, 3, 4, 5, 6, 7] },
+    { kernel: 'paged_attention_merge', overrides: attentionMergeOverrides(shape), workgroups: grid('merge', numMerges), bind: [8, 1, 9, 3, 4, 5, 6, 7] },
   ];
   const attended = await runPasses(data, passes, [6]);
   return { kv, out: new Float32Array(attended.get(6)!) };
@@ -211,7 +215,8 @@ describe.each(CASES)('paged_attention.wgsl, %s KV, %s shape', (kvCacheType, _nam
       const headDim = headDimFor(kvCacheType, heads);
       const history = historyOf(kvCacheType, 96, 2 * NUM_BLOCKS * BLOCK_SIZE * heads.numKvHeads * headDim);
       const step = makeStep(kvCacheType, shape, makePlan([[2100, 1], [30, 70], [255, 1], [600, 1]]), headDim, 23, heads);
-      expect(step.meta.numAttentionItems > step.meta.numMergeItems).toBe(shape.maxSplits > 1); // some query split, in a shape that splits
+      const splitItems = Array.from({ length: step.meta.numAttentionItems }, (_, i) => step.meta.attentionItems[i * ATTENTION_ITEM_WORDS + 2]!).filter((split) => split > 0);
+      expect(splitItems.length > 0).toBe(shape.maxSplits > 1); // some query split, in a shape that splits
       const gpu = await runOnGpu(step, history);
       expect(scaledError(gpu.out, runOnCpu(step, history).out)).toBeLessThanOrEqual(ATTENTION_TOLERANCE);
       const rowLen = heads.numHeads * headDim;

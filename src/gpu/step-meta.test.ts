@@ -35,16 +35,30 @@ describe('StepMeta attention items', () => {
     const meta = new StepMeta(limits());
     meta.pack(plan([[0, 2], [511, 1], [1200, 1], [255, 2]])); // a chunk; decode at 512 and 1,201 keys; a chunk crossing 256
     expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
-      [0, 0, 0, 0],
-      [0, 1, 0, 0],
-      [1, 0, 0, 0],
-      [1, 0, 1, 0],
-      ...[0, 1, 2, 3, 4].map((split) => [2, 0, split, 0]),
-      [3, 0, 0, 0],
-      [3, 1, 0, 0],
-      [3, 1, 1, 0],
+      [0, 0, 0, 1],
+      [0, 1, 0, 1],
+      [1, 0, 0, 1],
+      [1, 0, 1, 1],
+      ...[0, 1, 2, 3, 4].map((split) => [2, 0, split, 1]),
+      [3, 0, 0, 1],
+      [3, 1, 0, 1],
+      [3, 1, 1, 1],
     ]);
-    expect(items(meta.mergeItems, meta.numMergeItems)).toEqual([[0, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [2, 0, 0, 0], [3, 0, 0, 0], [3, 1, 0, 0]]);
+    expect(items(meta.mergeItems, meta.numMergeItems)).toEqual([[0, 0, 0, 1], [0, 1, 0, 1], [1, 0, 0, 1], [2, 0, 0, 1], [3, 0, 0, 1], [3, 1, 0, 1]]);
+  });
+
+  it("groups a row's consecutive queries by queriesPerItem, an item per split any of them reaches", () => {
+    const meta = new StepMeta({ ...limits(), attentionQueriesPerItem: 2 });
+    meta.pack(plan([[253, 5], [600, 1]])); // queries at 254..258 keys (the last two cross 256), then a decode row
+    expect(items(meta.attentionItems, meta.numAttentionItems)).toEqual([
+      [0, 0, 0, 2],
+      [0, 2, 0, 2],
+      [0, 2, 1, 2],
+      [0, 4, 0, 1],
+      [0, 4, 1, 1],
+      ...[0, 1, 2].map((split) => [1, 0, split, 1]),
+    ]);
+    expect(meta.numMergeItems).toBe(6);
   });
 
   it('widens the splits of a query past maxSplits narrow ones to whole multiples', () => {
@@ -59,7 +73,7 @@ describe('StepMeta attention items', () => {
     const verify = items(meta.attentionItems, meta.numAttentionItems);
     const decodes = [1022, 1023, 1024].flatMap((startPos, q) => {
       meta.pack(plan([[startPos, 1]]));
-      return items(meta.attentionItems, meta.numAttentionItems).map(([, , split]) => [0, q, split!, 0]);
+      return items(meta.attentionItems, meta.numAttentionItems).map(([, , split]) => [0, q, split!, 1]);
     });
     expect(verify).toEqual(decodes);
     expect(verify).toHaveLength(4 + 4 + 5);

@@ -10,10 +10,12 @@ export const TOKEN_INFO_WORDS = 4;
 /** u32 words of one RowInfo { firstToken, numTokens, startPos, blockTableOffset } (paged_attention). */
 export const ROW_INFO_WORDS = 4;
 /**
- * u32 words of one attention WorkItem { row, query, split, pad } (paged_attention): every query of
- * every row, decode, verify or prefill alike, is one item per split of its keys (kernels.ts
- * attentionNumSplits, from its position alone) and one merge item. Nothing about the rest of the
- * step enters a query's items, so nothing enters its bits.
+ * u32 words of one attention WorkItem { row, query, split, numQueries } (paged_attention): every
+ * row's queries, decode, verify or prefill alike, in groups of attentionQueriesPerItem consecutive
+ * ones, each group one item per split of its queries' keys (kernels.ts attentionNumSplits, from a
+ * query's position alone), and every query one merge item. A query's lane computes the same
+ * instructions on its own values whatever group it is in, so nothing about the rest of the step
+ * enters its bits.
  */
 export const ATTENTION_ITEM_WORDS = 4;
 /** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, invTemperature, pad x2 } (sample.wgsl). */
@@ -30,6 +32,8 @@ export interface StepMetaLimits {
   vocabSize: number;
   /** How attention splits a query's keys (kernels.ts attentionShape): its work items per query. */
   attentionSplits: Pick<AttentionShape, 'splitKeys' | 'maxSplits'>;
+  /** Queries of one attention item (kernels.ts attentionLanes' queriesPerItem; default 1). */
+  attentionQueriesPerItem?: number;
   /** Drafted tokens one row may carry (StepRow.numDraftTokens; default 0: none). */
   maxDraftTokens?: number;
   /**
@@ -48,12 +52,12 @@ export function maxSampledPositions(limits: Pick<StepMetaLimits, 'maxTokens' | '
 }
 
 /** Writes WorkItem `index` of `into` field by field (pack runs every step: no array per item). */
-function writeItem(into: Uint32Array, index: number, row: number, query: number, split: number): void {
+function writeItem(into: Uint32Array, index: number, row: number, query: number, split: number, numQueries: number): void {
   const o = index * ATTENTION_ITEM_WORDS;
   into[o] = row;
   into[o + 1] = query;
   into[o + 2] = split;
-  into[o + 3] = 0;
+  into[o + 3] = numQueries;
 }
 
 export class StepMeta {
@@ -125,6 +129,7 @@ export class StepMeta {
   /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
   pack(plan: StepPlan): void {
     const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize, attentionSplits } = this.limits;
+    const queriesPerItem = this.limits.attentionQueriesPerItem ?? 1;
     const maxDraftTokens = this.limits.maxDraftTokens ?? 0;
     if (plan.rows.length > maxRows) throw new RangeError(`${plan.rows.length} rows exceed maxRows ${maxRows}`);
     let t = 0;
@@ -161,12 +166,15 @@ export class StepMeta {
       this.rowInfo[ri + 1] = n;
       this.rowInfo[ri + 2] = row.startPos;
       this.rowInfo[ri + 3] = entries;
-      // every query alike: an item per split of its keys, then a merge item
-      for (let q = 0; q < n; q++) {
-        const numSplits = attentionNumSplits(row.startPos + q + 1, attentionSplits);
-        for (let split = 0; split < numSplits; split++) writeItem(this.attentionItems, items++, r, q, split);
-        writeItem(this.mergeItems, merges++, r, q, 0);
+      // every query alike: groups of queriesPerItem, an item per split of the group's keys (a query
+      // sees none of a split past its own), then a merge item a query
+      for (let q = 0; q < n; q += queriesPerItem) {
+        const numQueries = Math.min(queriesPerItem, n - q);
+        let numSplits = 0;
+        for (let i = 0; i < numQueries; i++) numSplits = Math.max(numSplits, attentionNumSplits(row.startPos + q + i + 1, attentionSplits));
+        for (let split = 0; split < numSplits; split++) writeItem(this.attentionItems, items++, r, q, split, numQueries);
       }
+      for (let q = 0; q < n; q++) writeItem(this.mergeItems, merges++, r, q, 0, 1);
       for (let j = 0; j < n; j++, t++) {
         const id = row.tokenIds[j];
         if (!(id >= 0 && id < vocabSize)) throw new RangeError(`row ${row.sessionId}: token id ${id} outside vocab ${vocabSize}`);
