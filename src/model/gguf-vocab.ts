@@ -144,30 +144,36 @@ function sentencePiece(metadata: Record<string, unknown>, vocab: Vocab, ends: En
   return finish(metadata, vocab, tokenizerJson, ends, { bos: 1, eos: SENTENCEPIECE_DEFAULT_EOS, addBos: true });
 }
 
-/** Every split of a normal token into two vocabulary pieces, best-scoring result first. */
+/**
+ * Every split of a normal token into two vocabulary pieces, best-scoring result first (equal
+ * scores in vocabulary order, a token's own splits by left piece id). Tokens are ordered first
+ * and their splits emitted in turn, so a 262k vocabulary sorts 262k numbers, not its ~500k merges.
+ */
 function sentencePieceMerges(vocab: Vocab): Array<[string, string]> {
-  const merges: Array<{ left: string; right: string; score: number; leftId: number; rightId: number }> = [];
+  const { tokens, types, scores, idOf } = vocab;
   const mergeable = (id: number | undefined): id is number =>
-    id !== undefined && (vocab.types[id] === TokenType.normal || vocab.types[id] === TokenType.undefined);
-  vocab.tokens.forEach((token, id) => {
-    if (!mergeable(id)) return;
-    const chars = Array.from(token);
-    const local: typeof merges = [];
-    for (let cut = 1; cut < chars.length; cut++) {
-      const left = chars.slice(0, cut).join('');
-      const right = chars.slice(cut).join('');
-      const leftId = vocab.idOf.get(left);
-      const rightId = vocab.idOf.get(right);
-      if (mergeable(leftId) && mergeable(rightId)) {
-        local.push({ left, right, score: vocab.scores[id], leftId, rightId });
-      }
+    id !== undefined && (types[id] === TokenType.normal || types[id] === TokenType.undefined);
+  const order: number[] = [];
+  for (let id = 0; id < tokens.length; id++) if (mergeable(id) && tokens[id].length > 1) order.push(id);
+  order.sort((a, b) => scores[b] - scores[a] || a - b);
+  const merges: Array<[string, string]> = [];
+  const local: Array<{ leftId: number; cut: number }> = [];
+  for (const id of order) {
+    const token = tokens[id];
+    local.length = 0;
+    for (let cut = 1; cut < token.length; cut++) {
+      // Cut between code points only: never inside a surrogate pair.
+      const code = token.charCodeAt(cut);
+      if (code >= 0xdc00 && code <= 0xdfff) continue;
+      const leftId = idOf.get(token.slice(0, cut));
+      if (!mergeable(leftId) || !mergeable(idOf.get(token.slice(cut)))) continue;
+      local.push({ leftId, cut });
     }
-    local.sort((a, b) => a.leftId - b.leftId || a.rightId - b.rightId);
-    merges.push(...local);
-  });
-  // Array.prototype.sort is stable: equal scores keep vocabulary order.
-  merges.sort((a, b) => b.score - a.score);
-  return merges.map((m) => [m.left, m.right]);
+    // One token's splits have distinct left pieces, so the left id orders them.
+    if (local.length > 1) local.sort((x, y) => x.leftId - y.leftId);
+    for (const { cut } of local) merges.push([token.slice(0, cut), token.slice(cut)]);
+  }
+  return merges;
 }
 
 /** Control/unknown tokens are special (recognized only where templates put them). */
