@@ -1,19 +1,22 @@
-// Whole random-weight models at the published vocabularies, one per family this project runs (gemma2 with the
-// Gemma 3 tokenizer), HF folder and GGUF, against llama.cpp: prompt ids, greedy tokens, teacher-forced log-probability gaps.
+// Whole random-weight models at the published vocabularies, one per family this project runs (gemma2 with the Gemma 3
+// tokenizer), HF folder and GGUF, against llama.cpp: prompt ids, greedy tokens and log-probability gaps (CpuRunner), greedy tokens (GpuRunner).
 // The full set runs with COHORT_PUBLISHED_MODELS=1 (minutes); npm test keeps published-gemma3-chat.test.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../engine/types';
-import { CpuRunner } from '../reference/cpu-runner';
-import { argmax } from '../reference/sample';
-import { fileSource, folderOpener } from '../../tools/models/node-files';
-import type { Arch } from './desc';
-import { openGgufModel, openHfModel, type OpenedModel } from './open-model';
-import { publishedModelParts, writePublishedModel } from './testing/published-model.node';
-import { PUBLISHED_TOKENIZERS, type PublishedTokenizer } from './testing/published-tokenizers.node';
+import type { ChatMessage, ModelRunner } from '../../src/engine/types';
+import { GpuRunner } from '../../src/gpu/gpu-runner';
+import { testPipelineCache } from '../../src/gpu/testing/kernel-harness';
+import { kernelSettingFromEnv, loadShader } from '../../src/gpu/testing/node-gpu';
+import { CpuRunner } from '../../src/reference/cpu-runner';
+import { argmax } from '../../src/reference/sample';
+import { fileSource, folderOpener } from './node-files';
+import type { Arch } from '../../src/model/desc';
+import { openGgufModel, openHfModel, type OpenedModel } from '../../src/model/open-model';
+import { publishedModelParts, writePublishedModel } from '../../src/model/testing/published-model.node';
+import { PUBLISHED_TOKENIZERS, type PublishedTokenizer } from '../../src/model/testing/published-tokenizers.node';
 
 const FULL = process.env.COHORT_PUBLISHED_MODELS === '1';
 const NUM_GENERATED = 8;
@@ -61,7 +64,8 @@ async function llamaCppSteps(path: string, prompt: number[]): Promise<Array<{ to
 
 /** Teacher-forced on llama.cpp's tokens: how many of our argmax tokens match, and the largest log-probability gap. */
 function teacherForced(opened: OpenedModel, prompt: number[], steps: Array<{ token: number; probabilities: Map<Token, number> }>) {
-  const runner = new CpuRunner(opened.desc, { blockSize: 16, numBlocks: 16, kvCacheType: 'f32' });
+  // gemma's local layers: every position in the one pool, the window applied by masking (one block table per row).
+  const runner = new CpuRunner(opened.desc, { blockSize: 16, numBlocks: 16, kvCacheType: 'f32', windowKv: false });
   const blockTable = Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8);
   const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0 };
   let fed = Int32Array.from(prompt);
@@ -82,7 +86,23 @@ function teacherForced(opened: OpenedModel, prompt: number[], steps: Array<{ tok
   return { equal, maxGap };
 }
 
-describe.skipIf(!llama).each(cases)('$name: HF folder and GGUF against llama.cpp (CPU runner)', ({ published, arch }) => {
+/** Teacher-forced on llama.cpp's tokens: how many tokens `runner` samples greedily as llama.cpp did. */
+async function greedyEqual(runner: ModelRunner, prompt: number[], tokens: number[]): Promise<number> {
+  const blockTable = Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8);
+  const greedy = { temperature: 0, topK: 0, topP: 1, seed: 0 };
+  let fed = Int32Array.from(prompt);
+  let pos = 0;
+  let equal = 0;
+  for (const [i, token] of tokens.entries()) {
+    const { sampledIds } = await runner.execute({ stepIndex: i, rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTable, sampling: greedy, sample: true }] });
+    pos += fed.length;
+    if (sampledIds[0] === token) equal++;
+    fed = Int32Array.of(token);
+  }
+  return equal;
+}
+
+describe.skipIf(!llama).each(cases)('$name: HF folder and GGUF against llama.cpp', ({ published, arch }) => {
   it('same prompt ids in both layouts; greedy tokens and log-probabilities as llama.cpp\'s', async () => {
     const caseDir = join(dir, `${arch}-${published.family}`);
     const { hfDir, ggufPath } = writePublishedModel(publishedModelParts(published, arch), published.generationEos, caseDir);
@@ -96,6 +116,16 @@ describe.skipIf(!llama).each(cases)('$name: HF folder and GGUF against llama.cpp
       console.log(`${arch} + ${published.family} (${layout}): ${equal}/${NUM_GENERATED} teacher-forced greedy tokens equal, max |dlogp| ${maxGap.toExponential(2)}`);
       expect(equal).toBe(NUM_GENERATED);
       expect(maxGap).toBeLessThan(LOGPROB_TOLERANCE);
+    }
+    // GpuRunner (npm webgpu, SwiftShader) on the GGUF: the same greedy tokens, teacher-forced.
+    const pipelines = await testPipelineCache();
+    const gpu = await GpuRunner.create({ device: pipelines.device, pipelines, model: gguf.desc, shaderSource: loadShader, blockSize: 16, numBlocks: 16, maxTokensPerStep: 64, maxRows: 1, maxContext: 128, windowKv: false, kernels: kernelSettingFromEnv() });
+    try {
+      const equal = await greedyEqual(gpu, prompt, steps.map((step) => step.token));
+      console.log(`${arch} + ${published.family} (GGUF, GpuRunner): ${equal}/${NUM_GENERATED} teacher-forced greedy tokens equal`);
+      expect(equal).toBe(NUM_GENERATED);
+    } finally {
+      gpu.dispose();
     }
     rmSync(caseDir, { recursive: true, force: true });
   }, 600_000);
