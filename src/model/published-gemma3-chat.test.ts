@@ -12,7 +12,7 @@ import { hfToGguf, type HfModelParts } from '../../tools/models/hf-to-gguf';
 import { fileSource, folderOpener } from '../../tools/models/node-files';
 import { hfFiles, syntheticModel } from '../../tools/models/synth';
 import { openGgufModel, openHfModel, type OpenedModel } from './open-model';
-import { publishedTokenizerFiles } from './testing/published-tokenizers.node';
+import { publishedTokenizerFiles } from './testing/published-tokenizer-fixtures';
 
 const ROWS = 262_144;
 /** Gemma 3's end tokens as llama.cpp reads them: <eos>, <end_of_turn>, and </s> by its text. */

@@ -10,7 +10,7 @@ import { vocabMetadata } from '../../tools/models/vocab-to-gguf';
 import type { ChatMessage } from '../engine/types';
 import { chatTemplateFromGguf, chatTemplateFromTokenizerConfig } from './chat-template';
 import { tokenizerFromGguf } from './gguf-vocab';
-import { PUBLISHED_TOKENIZERS, publishedTokenizerFiles } from './testing/published-tokenizers.node';
+import { PUBLISHED_TOKENIZERS, publishedTokenizerFiles } from './testing/published-tokenizer-fixtures';
 import { HfTokenizer } from './tokenizer';
 import { chatPromptPieces, encodeChat } from './tokenizer-chat';
 

@@ -15,8 +15,8 @@ import { argmax } from '../../src/reference/sample';
 import { fileSource, folderOpener } from './node-files';
 import type { Arch } from '../../src/model/desc';
 import { openGgufModel, openHfModel, type OpenedModel } from '../../src/model/open-model';
-import { publishedModelParts, writePublishedModel } from '../../src/model/testing/published-model.node';
-import { PUBLISHED_TOKENIZERS, type PublishedTokenizer } from '../../src/model/testing/published-tokenizers.node';
+import { publishedModelParts, writePublishedModel } from '../../src/model/testing/published-model-fixtures';
+import { PUBLISHED_TOKENIZERS, type PublishedTokenizer } from '../../src/model/testing/published-tokenizer-fixtures';
 
 const FULL = process.env.COHORT_PUBLISHED_MODELS === '1';
 const NUM_GENERATED = 8;

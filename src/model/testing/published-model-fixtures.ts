@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Arch } from '../desc';
 import { hfToGguf, type HfModelParts } from '../../../tools/models/hf-to-gguf';
 import { hfFiles, syntheticModel } from '../../../tools/models/synth';
-import { publishedTokenizerFiles, type PublishedTokenizer } from './published-tokenizers.node';
+import { publishedTokenizerFiles, type PublishedTokenizer } from './published-tokenizer-fixtures';
 
 /** Small enough for the CPU reference at a 262k vocabulary (its embedding alone is 64 MiB in f32). */
 const DIMS = { hidden: 64, intermediate: 128, layers: 2, heads: 2, kvHeads: 1, headDim: 32 };
