@@ -6,6 +6,7 @@ import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 import { ModelFormatError } from './errors';
 import { endOfGeneration } from './end-of-generation';
 import { encodeChat } from './tokenizer-chat';
+import { idLookup, postProcessorAddsFirst, setAsideIds } from './tokenizer-lookups';
 import { TokenSplitter } from './tokenizer-splitter';
 import { checkVocabEntries } from './vocab-limits';
 
@@ -351,22 +352,6 @@ export class HfTokenizer implements Tokenizer {
   }
 }
 
-/**
- * Added tokens at or past `rows` that the model vocabulary does not hold and that are not BOS:
- * text never needs them (transformers loads such folders; llama.cpp's converter drops them).
- * Any other id past the rows stays, for idsOutside to refuse.
- */
-function setAsideIds(tokenizerJson: JsonObject, rows: number, bosTokenId: number | null): number[] {
-  const added = (tokenizerJson.added_tokens ?? []) as Array<{ id?: unknown }>;
-  const past = added.map((t) => t.id).filter((id): id is number => typeof id === 'number' && id >= rows && id !== bosTokenId);
-  if (past.length === 0) return [];
-  const vocab = (tokenizerJson.model as JsonObject | undefined)?.vocab;
-  const modelIds = new Set<unknown>(
-    Array.isArray(vocab) ? vocab.map((_, i) => i) : vocab && typeof vocab === 'object' ? Object.values(vocab) : [],
-  );
-  return past.filter((id) => !modelIds.has(id));
-}
-
 /** lstrip/rstrip added tokens eat the whitespace beside them, as the library does. */
 function applyStrip(sections: Section[]): void {
   sections.forEach((section, i) => {
@@ -376,39 +361,4 @@ function applyStrip(sections: Section[]): void {
     if (section.token.lstrip && before && 'text' in before) before.text = before.text.trimEnd();
     if (section.token.rstrip && after && 'text' in after) after.text = after.text.trimStart();
   });
-}
-
-/** content -> id from a raw tokenizer.json (added tokens first, then the model vocabulary). */
-function idLookup(tokenizerJson: JsonObject): (content: string) => number | undefined {
-  const added = new Map<string, number>();
-  for (const t of (tokenizerJson.added_tokens as Array<{ id: number; content: string }> | undefined) ?? []) {
-    added.set(t.content, t.id);
-  }
-  const model = tokenizerJson.model as JsonObject | undefined;
-  const vocab = model?.vocab;
-  return (content) => {
-    const id = added.get(content);
-    if (id !== undefined) return id;
-    if (vocab && !Array.isArray(vocab) && typeof vocab === 'object') {
-      const v = (vocab as Record<string, unknown>)[content];
-      if (typeof v === 'number') return v;
-    }
-    if (Array.isArray(vocab)) {
-      const index = vocab.findIndex((entry) => Array.isArray(entry) && entry[0] === content);
-      if (index >= 0) return index;
-    }
-    return undefined;
-  };
-}
-
-/** Whether a TemplateProcessing post-processor (maybe inside a Sequence) starts with `content`. */
-function postProcessorAddsFirst(processor: unknown, content: string): boolean {
-  if (processor === null || typeof processor !== 'object') return false;
-  const p = processor as JsonObject;
-  if (p.type === 'Sequence' && Array.isArray(p.processors)) {
-    return p.processors.some((inner) => postProcessorAddsFirst(inner, content));
-  }
-  if (p.type !== 'TemplateProcessing' || !Array.isArray(p.single)) return false;
-  const first = p.single[0] as { SpecialToken?: { id?: string } } | undefined;
-  return first?.SpecialToken?.id === content;
 }
