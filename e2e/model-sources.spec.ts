@@ -4,7 +4,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { expect, test, type Route } from '@playwright/test';
 import { openPlayground as open } from './playground-page';
 import { hfToGguf } from '../tools/models/hf-to-gguf';
-import { SYNTH_SLIDING_WINDOW, syntheticModel } from '../tools/models/synth';
+import { SYNTH_SLIDING_WINDOW } from '../tools/models/synth';
+import { publishedModelParts } from '../src/model/testing/published-model-fixtures';
+import { PUBLISHED_TOKENIZERS } from '../src/model/testing/published-tokenizer-fixtures';
 
 test('a normal load of the embedded model requests no file that is not there', async ({ page, context }) => {
   test.setTimeout(300_000);
@@ -136,9 +138,10 @@ test('suggested Hub models: listed with quant and size, one click downloads into
 
 test('a Gemma 3 suggestion loads, shows its local and global layers, and chats', async ({ page }) => {
   test.setTimeout(300_000);
-  // A random-weight gemma3 GGUF of the test's own making stands in for the Hub file: the real
-  // download, cache, GGUF gemma3 load and GPU serving paths (window 16 on layer 0, layer 1 global).
-  const gguf = hfToGguf(syntheticModel({ arch: 'gemma3', seed: 2, tieWordEmbeddings: true }), 'q8_0');
+  // A random-weight gemma3 GGUF of the test's own making, with the published Gemma 3 tokenizer at
+  // its 262,144 rows, stands in for the Hub file: the real download, cache, GGUF gemma3 load
+  // (tokens beginning with U+FEFF included) and GPU serving paths (window 16 on layer 0, layer 1 global).
+  const gguf = hfToGguf(publishedModelParts(PUBLISHED_TOKENIZERS[0], 'gemma3', 2), 'q8_0');
   await page.route('https://huggingface.co/**', async (route) => {
     const url = new URL(route.request().url());
     if (url.pathname === '/unsloth/gemma-3-270m-it-GGUF/resolve/main/gemma-3-270m-it-Q8_0.gguf') return serveBytes(route, gguf);
@@ -154,6 +157,8 @@ test('a Gemma 3 suggestion loads, shows its local and global layers, and chats',
   await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
   await expect(page.getByTestId('model-info')).toContainText('gemma3');
   await expect(page.getByTestId('attention-layers')).toHaveText(`local (window ${SYNTH_SLIDING_WINDOW}): layers 0; global: 1`);
+  // llama.cpp's end tokens for Gemma 3: <eos>, <end_of_turn> and </s>
+  await expect(page.getByTestId('end-tokens')).toHaveText('1 <eos>, 106 <end_of_turn>, 212 </s>');
   // the local layer's K/V in a pool of its own, whose blocks go back past the window
   await expect(page.getByTestId('kv-window-pool')).toContainText('blocks for the local layers');
   await page.getByTestId('add-session').click();

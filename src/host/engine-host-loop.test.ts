@@ -48,7 +48,9 @@ describe('EngineHost in-process, turns back to back', () => {
     await api.unloadModel();
     await new Promise((r) => setImmediate(r));
     expect(unhandled).toEqual([]);
-    expect([...reasons.keys()]).toEqual(['length']);
+    // Every turn ends by length, or on an end token (<|endoftext|> ends a turn, as in llama.cpp): none by error.
+    expect([...reasons.keys()].filter((reason) => reason !== 'length' && reason !== 'eos')).toEqual([]);
+    expect(reasons.get('length')).toBeGreaterThan(0);
     expect(stepIndexes).toEqual(stepIndexes.map((_, i) => i));
   }, 600_000);
 });

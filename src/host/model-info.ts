@@ -37,6 +37,8 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheT
     kvCacheType,
     kvBytesPerToken: kvBytesPerToken(c, kvCacheType),
     ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
+    endTokens: opened.endTokens,
+    ...(opened.setAsideTokens.length > 0 ? { setAsideTokens: opened.setAsideTokens } : {}),
     ...(c.layerWindows.some((w) => w > 0) ? { layerWindows: [...c.layerWindows] } : {}),
     ...(runner.windowGroup
       ? { kvWindowPool: { ...runner.windowGroup, bytesPerToken: kvBytesPerToken({ ...c, numLayers: c.layerWindows.filter((w) => w > 0).length }, kvCacheType) } }

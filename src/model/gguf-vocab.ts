@@ -1,6 +1,7 @@
 // GGUF tokenizer metadata -> an equivalent tokenizer.json, loaded by the same HfTokenizer as
 // Hugging Face files, following llama.cpp's reading of the keys. Not GGUF parsing itself.
 
+import { endOfGeneration, type EndOfGeneration } from './end-of-generation';
 import { ModelFormatError } from './errors';
 import { byteLevelPreTokenizerJson, preTokenizerSpec, SUPPORTED_PRE_TOKENIZERS } from './gguf-vocab-pre';
 import { HfTokenizer, type HfTokenizerOptions, type JsonObject } from './tokenizer';
@@ -19,8 +20,6 @@ export const TokenType = {
   byte: 6,
 } as const;
 
-/** Texts llama.cpp treats as end of generation whatever the eos key says. */
-const END_OF_GENERATION_TEXTS = ['<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|eom_id|>', '<EOT>'];
 
 export interface GgufTokenizerFiles {
   tokenizerJson: JsonObject;
@@ -44,13 +43,8 @@ export function tokenizerFromGguf(metadata: Record<string, unknown>): HfTokenize
 export function ggufVocabToTokenizerFiles(metadata: Record<string, unknown>): GgufTokenizerFiles {
   const model = metadata['tokenizer.ggml.model'];
   const vocab = readVocab(metadata);
-  // llama.cpp forces end-of-generation tokens to control type whatever the file says.
-  for (const text of END_OF_GENERATION_TEXTS) {
-    const id = vocab.idOf.get(text);
-    if (id !== undefined) vocab.types[id] = TokenType.control;
-  }
-  if (model === 'gpt2') return byteLevelBpe(metadata, vocab);
-  if (model === 'llama') return sentencePiece(metadata, vocab);
+  if (model === 'gpt2') return byteLevelBpe(metadata, vocab, endsOf(metadata, vocab, null));
+  if (model === 'llama') return sentencePiece(metadata, vocab, endsOf(metadata, vocab, SENTENCEPIECE_DEFAULT_EOS));
   throw new ModelFormatError(
     FILE,
     `tokenizer.ggml.model "${String(model)}" is not supported (supported: "gpt2" byte-level BPE, "llama" SentencePiece)`,
@@ -58,7 +52,7 @@ export function ggufVocabToTokenizerFiles(metadata: Record<string, unknown>): Gg
 }
 
 /** gpt2: byte-level BPE; tokens are GPT-2 byte-to-unicode strings, merges are "a b" pairs. */
-function byteLevelBpe(metadata: Record<string, unknown>, vocab: Vocab): GgufTokenizerFiles {
+function byteLevelBpe(metadata: Record<string, unknown>, vocab: Vocab, ends: EndOfGeneration): GgufTokenizerFiles {
   const pre = optionalString(metadata, 'tokenizer.ggml.pre');
   const spec = preTokenizerSpec(pre);
   if (!spec) {
@@ -96,7 +90,7 @@ function byteLevelBpe(metadata: Record<string, unknown>, vocab: Vocab): GgufToke
       merges,
     },
   };
-  return finish(metadata, vocab, tokenizerJson, { bos: null, eos: null, addBos: spec.addBos });
+  return finish(metadata, vocab, tokenizerJson, ends, { bos: null, eos: null, addBos: spec.addBos });
 }
 
 /**
@@ -105,7 +99,7 @@ function byteLevelBpe(metadata: Record<string, unknown>, vocab: Vocab): GgufToke
  * Hugging Face converts these vocabularies (SentencePieceExtractor); unknown characters fall
  * back to <0xNN> byte tokens.
  */
-function sentencePiece(metadata: Record<string, unknown>, vocab: Vocab): GgufTokenizerFiles {
+function sentencePiece(metadata: Record<string, unknown>, vocab: Vocab, ends: EndOfGeneration): GgufTokenizerFiles {
   const addSpacePrefix = optionalBool(metadata, 'tokenizer.ggml.add_space_prefix') ?? true;
   const modelVocab = emptyRecord();
   vocab.tokens.forEach((token, id) => {
@@ -147,33 +141,39 @@ function sentencePiece(metadata: Record<string, unknown>, vocab: Vocab): GgufTok
     },
   };
   // llama.cpp's defaults for SentencePiece vocabularies: <s> = 1, </s> = 2, add BOS.
-  return finish(metadata, vocab, tokenizerJson, { bos: 1, eos: 2, addBos: true });
+  return finish(metadata, vocab, tokenizerJson, ends, { bos: 1, eos: SENTENCEPIECE_DEFAULT_EOS, addBos: true });
 }
 
-/** Every split of a normal token into two vocabulary pieces, best-scoring result first. */
+/**
+ * Every split of a normal token into two vocabulary pieces, best-scoring result first (equal
+ * scores in vocabulary order, a token's own splits by left piece id). Tokens are ordered first
+ * and their splits emitted in turn, so a 262k vocabulary sorts 262k numbers, not its ~500k merges.
+ */
 function sentencePieceMerges(vocab: Vocab): Array<[string, string]> {
-  const merges: Array<{ left: string; right: string; score: number; leftId: number; rightId: number }> = [];
+  const { tokens, types, scores, idOf } = vocab;
   const mergeable = (id: number | undefined): id is number =>
-    id !== undefined && (vocab.types[id] === TokenType.normal || vocab.types[id] === TokenType.undefined);
-  vocab.tokens.forEach((token, id) => {
-    if (!mergeable(id)) return;
-    const chars = Array.from(token);
-    const local: typeof merges = [];
-    for (let cut = 1; cut < chars.length; cut++) {
-      const left = chars.slice(0, cut).join('');
-      const right = chars.slice(cut).join('');
-      const leftId = vocab.idOf.get(left);
-      const rightId = vocab.idOf.get(right);
-      if (mergeable(leftId) && mergeable(rightId)) {
-        local.push({ left, right, score: vocab.scores[id], leftId, rightId });
-      }
+    id !== undefined && (types[id] === TokenType.normal || types[id] === TokenType.undefined);
+  const order: number[] = [];
+  for (let id = 0; id < tokens.length; id++) if (mergeable(id) && tokens[id].length > 1) order.push(id);
+  order.sort((a, b) => scores[b] - scores[a] || a - b);
+  const merges: Array<[string, string]> = [];
+  const local: Array<{ leftId: number; cut: number }> = [];
+  for (const id of order) {
+    const token = tokens[id];
+    local.length = 0;
+    for (let cut = 1; cut < token.length; cut++) {
+      // Cut between code points only: never inside a surrogate pair.
+      const code = token.charCodeAt(cut);
+      if (code >= 0xdc00 && code <= 0xdfff) continue;
+      const leftId = idOf.get(token.slice(0, cut));
+      if (!mergeable(leftId) || !mergeable(idOf.get(token.slice(cut)))) continue;
+      local.push({ leftId, cut });
     }
-    local.sort((a, b) => a.leftId - b.leftId || a.rightId - b.rightId);
-    merges.push(...local);
-  });
-  // Array.prototype.sort is stable: equal scores keep vocabulary order.
-  merges.sort((a, b) => b.score - a.score);
-  return merges.map((m) => [m.left, m.right]);
+    // One token's splits have distinct left pieces, so the left id orders them.
+    if (local.length > 1) local.sort((x, y) => x.leftId - y.leftId);
+    for (const { cut } of local) merges.push([token.slice(0, cut), token.slice(cut)]);
+  }
+  return merges;
 }
 
 /** Control/unknown tokens are special (recognized only where templates put them). */
@@ -188,23 +188,43 @@ function addedTokens(vocab: Vocab, unknownIsAdded: boolean): JsonObject[] {
   return added;
 }
 
+const SENTENCEPIECE_DEFAULT_EOS = 2;
+
+/** An id key of the file when it names a token of the vocabulary, else `fallback` (llama.cpp's reading). */
+function vocabId(metadata: Record<string, unknown>, vocab: Vocab, key: string, fallback: number | null): number | null {
+  const inRange = (id: number | null): boolean => id !== null && id >= 0 && id < vocab.tokens.length;
+  const id = optionalId(metadata, key);
+  if (inRange(id)) return id;
+  return inRange(fallback) ? fallback : null;
+}
+
+/**
+ * llama.cpp's end-of-generation list, and the token types it overrides for it: its known
+ * end-of-turn texts become control tokens whatever the file says (typed text then never becomes
+ * them); the ones its workarounds take off the list go back to plain.
+ */
+function endsOf(metadata: Record<string, unknown>, vocab: Vocab, defaultEos: number | null): EndOfGeneration {
+  const ends = endOfGeneration((text) => vocab.idOf.get(text), {
+    eos: vocabId(metadata, vocab, 'tokenizer.ggml.eos_token_id', defaultEos),
+    eot: vocabId(metadata, vocab, 'tokenizer.ggml.eot_token_id', null),
+    eom: vocabId(metadata, vocab, 'tokenizer.ggml.eom_token_id', null),
+  });
+  // A normal token stays one for tokenization (llama.cpp's merges reach it too: Qwen's "</s>").
+  for (const id of ends.control) if (vocab.types[id] !== TokenType.normal && vocab.types[id] !== TokenType.undefined) vocab.types[id] = TokenType.control;
+  for (const id of ends.demoted) vocab.types[id] = vocab.tokens[id] === '<|end|>' ? TokenType.userDefined : TokenType.normal;
+  return ends;
+}
+
 function finish(
   metadata: Record<string, unknown>,
   vocab: Vocab,
   tokenizerJson: JsonObject,
+  ends: EndOfGeneration,
   defaults: { bos: number | null; eos: number | null; addBos: boolean },
 ): GgufTokenizerFiles {
-  const inRange = (id: number | null): number | null => (id !== null && id >= 0 && id < vocab.tokens.length ? id : null);
-  const bosTokenId = inRange(optionalId(metadata, 'tokenizer.ggml.bos_token_id') ?? defaults.bos);
-  const eosId = inRange(optionalId(metadata, 'tokenizer.ggml.eos_token_id') ?? defaults.eos);
-  const eosTokenIds: number[] = [];
-  for (const id of [eosId, optionalId(metadata, 'tokenizer.ggml.eot_token_id'), optionalId(metadata, 'tokenizer.ggml.eom_token_id')]) {
-    if (inRange(id) !== null) eosTokenIds.push(id as number);
-  }
-  for (const text of END_OF_GENERATION_TEXTS) {
-    const id = vocab.idOf.get(text);
-    if (id !== undefined) eosTokenIds.push(id);
-  }
+  const bosTokenId = vocabId(metadata, vocab, 'tokenizer.ggml.bos_token_id', defaults.bos);
+  const eosId = vocabId(metadata, vocab, 'tokenizer.ggml.eos_token_id', defaults.eos);
+  const eosTokenIds = ends.ids;
   const tokenizerConfig: JsonObject = {
     bos_token: bosTokenId === null ? null : vocab.tokens[bosTokenId],
     eos_token: eosId === null ? null : vocab.tokens[eosId],

@@ -1,7 +1,7 @@
 // GGUF header reader over any ByteSource: metadata and tensor infos read front to back in
 // pieces, every count, length and size bounded before it is trusted. Not tensor loading (gguf-loader.ts).
 import type { ByteSource } from './byte-source';
-import { check } from './errors';
+import { ModelFormatError, check } from './errors';
 import { MAX_VOCAB_ENTRIES } from './vocab-limits';
 
 // Our own reader rather than @huggingface/gguf: that parser decodes strings from a buffer it
@@ -53,7 +53,9 @@ const ARRAY_TYPE = 9;
 /** Bytes of each scalar GGUF value type, by type id (string and array have none). */
 const SCALAR_BYTES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
 
-const utf8 = new TextDecoder();
+// Exactly as stored: a default decoder strips a leading U+FEFF (six of Gemma's SentencePiece
+// tokens begin with one, and would then collide with others) and replaces bad bytes with U+FFFD.
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
 
 /** A cursor over the header that fetches more of the file only when a read needs it. */
 class HeaderReader {
@@ -124,8 +126,13 @@ class HeaderReader {
     const n = Number(length);
     await this.need(n);
     const at = this.pos - this.bufStart;
+    const start = this.pos;
     this.pos += n;
-    return utf8.decode(this.buf.subarray(at, at + n));
+    try {
+      return utf8.decode(this.buf.subarray(at, at + n));
+    } catch {
+      throw new ModelFormatError(this.src.name, `the ${n}-byte string at byte ${start} is not valid UTF-8`);
+    }
   }
 }
 

@@ -248,6 +248,28 @@ describe('GGUF metadata strings are read whole or refused', () => {
   it('refuses a key that appears twice', async () => {
     await expect(header([['general.name', str('a')], ['general.name', str('b')]])).rejects.toThrow(/metadata key "general.name" appears twice/);
   });
+
+  it('decodes strings exactly as stored: a leading U+FEFF stays (Gemma 3 id 135260 is U+FEFF + "//")', async () => {
+    const tokens = ['//', '\uFEFF//', '\uFEFF', '\uFEFF\uFEFF'];
+    const { metadata } = await header([['tokenizer.ggml.tokens', arr('string', tokens)], ['general.name', str('\uFEFFname')]]);
+    expect(metadata.get('tokenizer.ggml.tokens')).toEqual(tokens);
+    expect(metadata.get('general.name')).toBe('\uFEFFname');
+  });
+
+  it('refuses a string that is not valid UTF-8 rather than replacing its bytes', async () => {
+    const bytes = writeGguf([['general.name', str('a\u00ffb')]], []);
+    const at = bytes.findIndex((b, i) => b === 0xc3 && bytes[i + 1] === 0xbf);
+    bytes[at] = 0xff;
+    const err = await readGgufHeader(bytesSource('m.gguf', bytes)).then(() => null, (e: unknown) => e);
+    expect(err).toEqual(new ModelFormatError('m.gguf', `the 4-byte string at byte ${at - 1} is not valid UTF-8`));
+  });
+
+  it('a duplicate token after exact decoding is still refused', async () => {
+    const { metadata } = await header([['tokenizer.ggml.tokens', arr('string', ['a', '\uFEFFa', '\uFEFFa'])]]);
+    expect(() => tokenizerFromGguf({ 'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.tokens': metadata.get('tokenizer.ggml.tokens') })).toThrow(
+      new ModelFormatError('GGUF tokenizer metadata', 'token "\uFEFFa" appears twice (ids 1 and 2)'),
+    );
+  });
 });
 
 describe('oversized vocabularies', () => {
@@ -318,11 +340,32 @@ describe('token ids past the embedding', () => {
     expect(await openWith(parts)).toEqual(new ModelFormatError('tokenizer.json', "token ids 256, 257, 258 lie outside the model's vocabulary of 256 tokens (ids 0 to 255, its embedding rows)"));
   });
 
-  it('HF: one added token far past the vocabulary', async () => {
+  it('HF: an added token past the rows that nothing needs is set aside, not refused (Gemma 3 <image_soft_token>)', async () => {
     const parts = tiny();
     const added = parts.tokenizer.added_tokens as Array<Record<string, unknown>>;
     parts.tokenizer.added_tokens = [...added, { ...added[0], id: 70_000, content: '<|tool|>' }];
+    const opened = await openHfModel(mapOpener(hfFiles(parts, 'f32')), 'm');
+    expect(opened.setAsideTokens).toEqual([{ id: 70_000, content: '<|tool|>' }]);
+    const tokenizer = opened.tokenizer as HfTokenizer;
+    // Never matched in typed text, never written by a template without being refused.
+    expect(tokenizer.encode('a<|tool|>b')).not.toContain(70_000);
+    expect(() => tokenizer.encodePieces(['a', 70_000])).toThrow(/token 70000 "<\|tool\|>", which the model has no embedding row for/);
+  });
+
+  it('HF: a set-aside token that the chat template writes is refused at load, naming it', async () => {
+    const parts = tiny();
+    const added = parts.tokenizer.added_tokens as Array<Record<string, unknown>>;
+    parts.tokenizer.added_tokens = [...added, { ...added[0], id: 70_000, content: '<|tool|>' }];
+    const config = parts.tokenizerConfig as Record<string, unknown>;
+    config.chat_template = `{% for m in messages %}<|tool|>{{ m.content }}{% endfor %}`;
     expect(await openWith(parts)).toEqual(new ModelFormatError('tokenizer.json', "token id 70000 lies outside the model's vocabulary of 259 tokens (ids 0 to 258, its embedding rows)"));
+  });
+
+  it('HF: a model-vocabulary token past the rows (ordinary text reaches it) is still refused', async () => {
+    const parts = tiny();
+    const model = parts.tokenizer.model as { vocab: Record<string, number> };
+    model.vocab = { ...model.vocab, zz: 70_001 };
+    expect(await openWith(parts)).toEqual(new ModelFormatError('tokenizer.json', "token id 70001 lies outside the model's vocabulary of 259 tokens (ids 0 to 258, its embedding rows)"));
   });
 
   it('HF: the unmodified folder loads, its tokenizer filling the embedding exactly', async () => {

@@ -1,6 +1,6 @@
 // Opens a whole model (weights, tokenizer, chat template) from a Hugging Face folder or a GGUF
 // file, whatever the bytes come from (URL, dropped files, memory). Not a parser: it composes them.
-import type { ChatTemplate, Tokenizer } from '../engine/types';
+import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 import { readJson, type ByteSource, type FileOpener, type ProgressCallback } from './byte-source';
 import { chatTemplateFromGguf, chatTemplateFromTokenizerConfig, type JinjaChatTemplate } from './chat-template';
 import type { ModelDesc } from './desc';
@@ -23,6 +23,15 @@ export interface OpenedModel {
   chatTemplate: ChatTemplate;
   /** Set when the model ships no chat template and a ChatML fallback is used. */
   templateNote?: string;
+  /** The tokens that end a generation, with their text, ascending by id. */
+  endTokens: TokenLabel[];
+  /** Added tokens past the embedding rows, set aside: never matched in text, never produced. */
+  setAsideTokens: TokenLabel[];
+}
+
+export interface TokenLabel {
+  id: number;
+  content: string;
 }
 
 async function optionalJson(open: FileOpener, name: string): Promise<JsonObject | null> {
@@ -44,10 +53,13 @@ export async function openHfModel(open: FileOpener, name: string, onProgress?: P
   if (tokenizerJson === null || typeof tokenizerJson !== 'object') throw new ModelFormatError('tokenizer.json', 'is not a JSON object');
   const tokenizerConfig = await optionalJson(open, 'tokenizer_config.json');
   const generationConfig = await optionalJson(open, 'generation_config.json');
-  const tokenizer = HfTokenizer.fromFiles({ tokenizerJson: tokenizerJson as JsonObject, tokenizerConfig, generationConfig });
-  checkIdsFitEmbedding('tokenizer.json', tokenizer.idsOutside(desc.config.vocabSize), desc.config.vocabSize);
+  const rows = desc.config.vocabSize;
+  const tokenizer = HfTokenizer.fromFiles({ tokenizerJson: tokenizerJson as JsonObject, tokenizerConfig, generationConfig }, rows);
+  checkIdsFitEmbedding('tokenizer.json', tokenizer.idsOutside(rows), rows);
   const chatTemplate = chatTemplateFromTokenizerConfig(tokenizerConfig ?? {});
-  return { name, desc, tokenizer, chatTemplate, ...noteOf(chatTemplate) };
+  // A set-aside token the template writes in every chat would fail every turn: refuse it now.
+  checkIdsFitEmbedding('tokenizer.json', templateSetAsideIds(tokenizer, chatTemplate), rows);
+  return { name, desc, tokenizer, chatTemplate, ...noteOf(chatTemplate), ...labels(tokenizer) };
 }
 
 /** A single GGUF file: weights, vocabulary and chat template all come from it. */
@@ -58,7 +70,35 @@ export async function openGgufModel(src: ByteSource, onProgress?: ProgressCallba
   const tokenizer = tokenizerFromGguf(metadata);
   const chatTemplate = chatTemplateFromGguf(metadata);
   const name = typeof metadata['general.name'] === 'string' ? (metadata['general.name'] as string) : src.name;
-  return { name, desc, tokenizer, chatTemplate, ...noteOf(chatTemplate) };
+  return { name, desc, tokenizer, chatTemplate, ...noteOf(chatTemplate), ...labels(tokenizer) };
+}
+
+function labels(tokenizer: HfTokenizer): Pick<OpenedModel, 'endTokens' | 'setAsideTokens'> {
+  return {
+    endTokens: tokenizer.eosTokenIds.map((id) => ({ id, content: tokenizer.idToToken(id) ?? '' })),
+    setAsideTokens: tokenizer.setAside.map(({ id, content }) => ({ id, content })),
+  };
+}
+
+/** Set-aside ids the template writes in a plain conversation (with a system message or, if it refuses one, without). */
+function templateSetAsideIds(tokenizer: HfTokenizer, template: JinjaChatTemplate): number[] {
+  if (tokenizer.setAside.length === 0) return [];
+  const turns: ChatMessage[] = [
+    { role: 'user', content: 'a' },
+    { role: 'assistant', content: 'b' },
+    { role: 'user', content: 'c' },
+  ];
+  for (const messages of [[{ role: 'system', content: 's' } as ChatMessage, ...turns], turns]) {
+    let rendered: string;
+    try {
+      rendered = template.render(messages, true);
+    } catch {
+      continue;
+    }
+    const ids = new Set(tokenizer.setAside.map((t) => t.id));
+    return [...new Set(tokenizer.specialSpans(rendered).map((span) => span.id).filter((id) => ids.has(id)))];
+  }
+  return [];
 }
 
 function noteOf(template: JinjaChatTemplate): { templateNote?: string } {

@@ -49,7 +49,8 @@ describe('HfTokenizer on the default byte-level vocabulary', () => {
   it('reads ids and flags from tokenizer_config.json and generation_config.json', () => {
     const files = byteLevelFiles();
     const tok = HfTokenizer.fromFiles(files);
-    expect(tok.eosTokenIds).toEqual([258]);
+    // <|im_end|> from the config, and <|endoftext|>, an end-of-turn text llama.cpp ends on too.
+    expect(tok.eosTokenIds).toEqual([256, 258]);
     expect(tok.bosTokenId).toBe(256);
     expect(tok.addBosToken).toBe(false);
     expect(tok.vocabSize).toBe(259);

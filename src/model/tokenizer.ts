@@ -4,7 +4,9 @@
 import { Tokenizer as LibTokenizer } from '@huggingface/tokenizers';
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 import { ModelFormatError } from './errors';
+import { endOfGeneration } from './end-of-generation';
 import { encodeChat } from './tokenizer-chat';
+import { idLookup, postProcessorAddsFirst, setAsideIds } from './tokenizer-lookups';
 import { TokenSplitter } from './tokenizer-splitter';
 import { checkVocabEntries } from './vocab-limits';
 
@@ -31,6 +33,18 @@ export interface HfTokenizerOptions {
   eosTokenIds: number[];
   /** Remove spaces before punctuation when decoding (" ." -> "."); false keeps text exact. */
   cleanUpTokenizationSpaces: boolean;
+  /** Added tokens to treat as special whatever the file says (llama.cpp's end-of-turn texts). */
+  controlIds?: readonly number[];
+  /** The model's embedding rows, when known: end ids past them are dropped (never sampled). */
+  embeddingRows?: number;
+  /** Added tokens past the embedding rows that nothing needs: never matched in text, never produced. */
+  setAsideIds?: readonly number[];
+}
+
+/** An added token the model has no embedding row for. */
+export interface SetAsideToken {
+  id: number;
+  content: string;
 }
 
 export interface DecodeOptions {
@@ -82,6 +96,8 @@ export class HfTokenizer implements Tokenizer {
   readonly addBosToken: boolean;
   /** Largest token id + 1 (the embedding rows a model needs at least). */
   readonly vocabSize: number;
+  /** Added tokens past the embedding rows that nothing needs (Gemma 3's <image_soft_token>), ascending. */
+  readonly setAside: SetAsideToken[] = [];
   private readonly lib: LibTokenizer;
   private readonly config: JsonObject;
   private readonly addedById = new Map<number, AddedTokenInfo>();
@@ -103,11 +119,16 @@ export class HfTokenizer implements Tokenizer {
     }
     const normalizedContents: string[] = [];
     const rawContents: string[] = [];
+    const controlIds = new Set(options.controlIds ?? []);
+    const setAsideIds = new Set(options.setAsideIds ?? []);
     for (const [id, token] of this.lib.get_added_tokens_decoder()) {
+      // Set aside: kept only so that a template writing it is told apart from text and refused.
+      const setAside = setAsideIds.has(id);
+      if (setAside) this.setAside.push({ id, content: token.content });
       const info: AddedTokenInfo = {
         id,
         content: token.content,
-        special: token.special,
+        special: token.special || controlIds.has(id) || setAside,
         normalized: token.normalized,
         lstrip: token.lstrip,
         rstrip: token.rstrip,
@@ -134,16 +155,22 @@ export class HfTokenizer implements Tokenizer {
     this.vocabSize = maxId + 1;
     this.bosTokenId = options.bosTokenId;
     this.addBosToken = options.addBosToken && options.bosTokenId !== null;
-    this.eosTokenIds = [...new Set(options.eosTokenIds)];
+    const rows = options.embeddingRows ?? Infinity;
+    // An end id past the rows can never be sampled.
+    this.eosTokenIds = [...new Set(options.eosTokenIds)].filter((id) => id < rows).sort((a, b) => a - b);
+    this.setAside.sort((a, b) => a.id - b.id);
   }
 
-  /** Loads tokenizer.json with tokenizer_config.json and generation_config.json beside it. */
-  static fromFiles(files: TokenizerFiles): HfTokenizer {
+  /**
+   * Loads tokenizer.json with tokenizer_config.json and generation_config.json beside it, for a
+   * model of `embeddingRows` rows (added tokens past them that nothing needs are set aside).
+   */
+  static fromFiles(files: TokenizerFiles, embeddingRows?: number): HfTokenizer {
     // The tokenizer library and the lookups below trust their input: a damaged file can fail
     // anywhere in construction or at first use. Build it and run it once here, so damage
     // surfaces at load as one typed error.
     try {
-      const tokenizer = HfTokenizer.build(files);
+      const tokenizer = HfTokenizer.build(files, embeddingRows);
       tokenizer.decode(tokenizer.encode('Hello, world! 123'));
       return tokenizer;
     } catch (err) {
@@ -152,7 +179,7 @@ export class HfTokenizer implements Tokenizer {
     }
   }
 
-  private static build(files: TokenizerFiles): HfTokenizer {
+  private static build(files: TokenizerFiles, embeddingRows?: number): HfTokenizer {
     const tokenizerJson = parseJsonObject(files.tokenizerJson, 'tokenizer.json');
     // Before the library builds its tables, which would take seconds and gigabytes.
     const model = tokenizerJson.model as JsonObject | null | undefined;
@@ -174,6 +201,11 @@ export class HfTokenizer implements Tokenizer {
     const eosContent = tokenContent(config.eos_token);
     const eosId = eosContent === null ? undefined : idOf(eosContent);
     if (eosId !== undefined) eosTokenIds.push(eosId);
+    // The tokens llama.cpp ends on by their text (<end_of_turn>, <|im_end|>, </s>, ...), so both
+    // layouts of a model stop at the same token; those that are added tokens become special.
+    const ends = endOfGeneration(idOf, { eos: eosId ?? null });
+    eosTokenIds.push(...ends.ids);
+    const addedIds = new Set(((tokenizerJson.added_tokens ?? []) as Array<{ id?: unknown }>).map((t) => t.id));
     const addBosToken =
       typeof config.add_bos_token === 'boolean'
         ? config.add_bos_token
@@ -184,6 +216,8 @@ export class HfTokenizer implements Tokenizer {
       eosTokenIds,
       // Transformers' old default was true; LLM configs set it explicitly, and exact text wins.
       cleanUpTokenizationSpaces: config.clean_up_tokenization_spaces === true,
+      controlIds: ends.control.filter((id) => addedIds.has(id)),
+      ...(embeddingRows === undefined ? {} : { embeddingRows, setAsideIds: setAsideIds(tokenizerJson, embeddingRows, bosTokenId) }),
     });
   }
 
@@ -221,6 +255,9 @@ export class HfTokenizer implements Tokenizer {
       flushText();
       const token = this.addedById.get(piece);
       if (!token) throw new Error(`token id ${piece} is not an added token of this tokenizer`);
+      if (this.setAside.some((t) => t.id === piece)) {
+        throw new Error(`the prompt needs token ${piece} "${token.content}", which the model has no embedding row for (set aside at load)`);
+      }
       sections.push({ token });
     }
     flushText();
@@ -266,6 +303,7 @@ export class HfTokenizer implements Tokenizer {
     // The library's vocabulary also maps `undefined` to the last hole below a sparse id: not a token.
     for (const [content, id] of this.lib.get_vocab(true)) if (typeof content === 'string' && !inRange(id)) outside.add(id);
     for (const id of this.addedById.keys()) if (!inRange(id)) outside.add(id);
+    for (const { id } of this.setAside) outside.delete(id);
     return [...outside];
   }
 
@@ -323,39 +361,4 @@ function applyStrip(sections: Section[]): void {
     if (section.token.lstrip && before && 'text' in before) before.text = before.text.trimEnd();
     if (section.token.rstrip && after && 'text' in after) after.text = after.text.trimStart();
   });
-}
-
-/** content -> id from a raw tokenizer.json (added tokens first, then the model vocabulary). */
-function idLookup(tokenizerJson: JsonObject): (content: string) => number | undefined {
-  const added = new Map<string, number>();
-  for (const t of (tokenizerJson.added_tokens as Array<{ id: number; content: string }> | undefined) ?? []) {
-    added.set(t.content, t.id);
-  }
-  const model = tokenizerJson.model as JsonObject | undefined;
-  const vocab = model?.vocab;
-  return (content) => {
-    const id = added.get(content);
-    if (id !== undefined) return id;
-    if (vocab && !Array.isArray(vocab) && typeof vocab === 'object') {
-      const v = (vocab as Record<string, unknown>)[content];
-      if (typeof v === 'number') return v;
-    }
-    if (Array.isArray(vocab)) {
-      const index = vocab.findIndex((entry) => Array.isArray(entry) && entry[0] === content);
-      if (index >= 0) return index;
-    }
-    return undefined;
-  };
-}
-
-/** Whether a TemplateProcessing post-processor (maybe inside a Sequence) starts with `content`. */
-function postProcessorAddsFirst(processor: unknown, content: string): boolean {
-  if (processor === null || typeof processor !== 'object') return false;
-  const p = processor as JsonObject;
-  if (p.type === 'Sequence' && Array.isArray(p.processors)) {
-    return p.processors.some((inner) => postProcessorAddsFirst(inner, content));
-  }
-  if (p.type !== 'TemplateProcessing' || !Array.isArray(p.single)) return false;
-  const first = p.single[0] as { SpecialToken?: { id?: string } } | undefined;
-  return first?.SpecialToken?.id === content;
 }

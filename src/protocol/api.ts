@@ -56,6 +56,10 @@ export interface ModelInfo {
   contextTokens: number;
   /** Set when the model has no chat template and a fallback is used. */
   templateNote?: string;
+  /** The tokens that end a generation, ascending by id (absent when a server serves the model). */
+  endTokens?: Array<{ id: number; content: string }>;
+  /** Added tokens past the embedding rows, set aside at load: never matched in text, never produced. */
+  setAsideTokens?: Array<{ id: number; content: string }>;
   /** [numLayers] each layer's attention window (0: every position), set only when some layer slides (gemma). */
   layerWindows?: number[];
   /**

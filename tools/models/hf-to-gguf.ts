@@ -1,13 +1,16 @@
 // HF llama/qwen2/qwen3/gemma2/gemma3 weights + tokenizer -> GGUF bytes laid out as llama.cpp's convert_hf_to_gguf
-// does (names, permuted llama Q/K rows, gemma's norms + 1, gpt2 vocabulary). Not file I/O and not a general converter.
+// does (names, permuted llama Q/K rows, gemma's norms + 1, the vocabulary by vocab-to-gguf.ts). Not file I/O and not a general converter.
 import type { DType, ModelConfig } from '../../src/model/desc';
 import { configFromHf, slidingLayers } from '../../src/model/hf-config';
 import { storesNormOffset } from '../../src/model/norm-multipliers';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
 import { ggufNameFromHf } from '../../src/model/gguf-config';
 import { permuteRowsToGguf } from '../../src/model/permute';
-import { arr, bool, f32, str, u32, writeGguf, type GgufTensorInput, type GgufValue } from './gguf-writer';
+import { f32, str, u32, writeGguf, type GgufTensorInput, type GgufValue } from './gguf-writer';
 import { canEncode, encodeTensor } from './quantize';
+import { vocabMetadata } from './vocab-to-gguf';
+
+export { vocabMetadata };
 
 export interface F32Tensor {
   shape: number[];
@@ -28,64 +31,6 @@ export interface HfModelParts {
 
 /** llama.cpp's general.file_type for a model whose matrices are mostly `dtype`. */
 const FILE_TYPES: Record<DType, number> = { f32: 0, f16: 1, q4_0: 2, q8_0: 7, q4_K: 15, q6_K: 18, bf16: 32 };
-const TOKEN_NORMAL = 1;
-const TOKEN_CONTROL = 3;
-const TOKEN_USER_DEFINED = 4;
-const TOKEN_UNUSED = 5;
-
-interface AddedToken { id: number; content: string; special?: boolean }
-
-function tokenString(v: unknown): string | null {
-  if (typeof v === 'string') return v;
-  if (v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string') return (v as { content: string }).content;
-  return null;
-}
-
-/** tokenizer.* keys for a byte-level BPE tokenizer.json (llama.cpp's "gpt2" model). */
-export function vocabMetadata(parts: HfModelParts, vocabSize: number): Array<[string, GgufValue]> {
-  const model = parts.tokenizer.model as { type?: string; vocab?: Record<string, number>; merges?: unknown[] } | undefined;
-  if (!model || model.type !== 'BPE' || !model.vocab) throw new Error('tokenizer.json: only BPE tokenizers can be exported');
-  const added = (parts.tokenizer.added_tokens ?? []) as AddedToken[];
-  const tokens: string[] = new Array(vocabSize);
-  const types: number[] = new Array(vocabSize).fill(TOKEN_UNUSED);
-  for (const [s, id] of Object.entries(model.vocab)) {
-    if (id < vocabSize) {
-      tokens[id] = s;
-      types[id] = TOKEN_NORMAL;
-    }
-  }
-  for (const t of added) {
-    if (t.id >= vocabSize) continue;
-    tokens[t.id] = t.content;
-    types[t.id] = t.special ? TOKEN_CONTROL : TOKEN_USER_DEFINED;
-  }
-  for (let i = 0; i < vocabSize; i++) if (tokens[i] === undefined) tokens[i] = `[PAD${i}]`;
-  const merges = (model.merges ?? []).map((m) => (Array.isArray(m) ? m.join(' ') : String(m)));
-  const idOf = new Map(tokens.map((t, i) => [t, i]));
-  const tc = parts.tokenizerConfig ?? {};
-  const meta: Array<[string, GgufValue]> = [
-    ['tokenizer.ggml.model', str('gpt2')],
-    ['tokenizer.ggml.pre', str('default')],
-    ['tokenizer.ggml.tokens', arr('string', tokens)],
-    ['tokenizer.ggml.token_type', arr('i32', types)],
-    ['tokenizer.ggml.merges', arr('string', merges)],
-  ];
-  const special = (key: string, tcKey: string, configKey: string): void => {
-    const s = tokenString(tc[tcKey]);
-    let id = s !== null ? idOf.get(s) : undefined;
-    const fromConfig = parts.config[configKey];
-    if (id === undefined && typeof fromConfig === 'number') id = fromConfig;
-    if (id === undefined && Array.isArray(fromConfig) && typeof fromConfig[0] === 'number') id = fromConfig[0];
-    if (id !== undefined) meta.push([`tokenizer.ggml.${key}`, u32(id)]);
-  };
-  special('bos_token_id', 'bos_token', 'bos_token_id');
-  special('eos_token_id', 'eos_token', 'eos_token_id');
-  special('padding_token_id', 'pad_token', 'pad_token_id');
-  if (typeof tc.add_bos_token === 'boolean') meta.push(['tokenizer.ggml.add_bos_token', bool(tc.add_bos_token)]);
-  if (typeof tc.add_eos_token === 'boolean') meta.push(['tokenizer.ggml.add_eos_token', bool(tc.add_eos_token)]);
-  if (typeof tc.chat_template === 'string') meta.push(['tokenizer.chat_template', str(tc.chat_template)]);
-  return meta;
-}
 
 /** Llama-3 per-frequency factors as convert_hf_to_gguf writes them to rope_freqs.weight. */
 export function llama3RopeFactors(c: ModelConfig): Float32Array | null {

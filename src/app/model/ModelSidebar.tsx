@@ -52,6 +52,7 @@ function ModelCard() {
           <dd>{model.vocabSize.toLocaleString('en-US')}</dd>
           <dt>Context</dt>
           <dd>{model.maxPositionEmbeddings.toLocaleString('en-US')} positions</dd>
+          <TokenFacts model={model} />
           <AttentionFacts model={model} />
           <KvFacts model={model} />
           {model.templateNote && (
@@ -65,6 +66,29 @@ function ModelCard() {
         <p className="muted">{loading ? `Loading ${loading.label}…` : 'No model loaded yet.'}</p>
       )}
     </section>
+  );
+}
+
+/** Where generation ends, and the tokens set aside at load (ids past the embedding rows). */
+function TokenFacts({ model }: { model: ModelInfo }) {
+  const label = (t: { id: number; content: string }) => `${t.id} ${t.content}`;
+  return (
+    <>
+      {model.endTokens && (
+        <>
+          <dt>Ends on</dt>
+          <dd data-testid="end-tokens">{model.endTokens.length > 0 ? model.endTokens.map(label).join(', ') : 'no token (max tokens only)'}</dd>
+        </>
+      )}
+      {model.setAsideTokens && (
+        <>
+          <dt>Set aside</dt>
+          <dd data-testid="set-aside-tokens" className="muted">
+            {model.setAsideTokens.map(label).join(', ')}: past the model's {model.vocabSize.toLocaleString('en-US')} embedding rows, never produced or matched in text
+          </dd>
+        </>
+      )}
+    </>
   );
 }
 
