@@ -1,14 +1,14 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
 // budget, preempts when the KV pool says no, and applies the runner's sampled tokens; decode rows'
 // drafts and their verification are draft-rows.ts. It never sees buffers or sessions' text.
-import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
+import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, TokenLogprob, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
 import { DEFAULT_SPECULATION, type Speculation } from './speculation';
 import { NO_DRAFTS, addDrafts, applyRowSamples, planRow, shapeOf, type ScheduledEntry } from './draft-rows';
 import { MIN_PREFILL_TOKENS, stepTargetMs, uncalibratedPrefillTokens, type StepBudget } from './step-budget';
 import { StepCostModel, type StepShape } from './step-cost';
-import { type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
+import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 export interface SchedulerConfig {
   /** Token budget of one step, all rows together. */
@@ -255,7 +255,7 @@ export class Scheduler {
         this.finish(request, 'error', `runner returned ${draftIds.length} draft ids for ${drafts.length} drafts`);
         row.finishReason = 'error';
       } else if (plan.rows[i].sample) {
-        this.applySamples(request, row, result.sampledIds[i], drafts, draftIds);
+        this.applySamples(request, row, result.sampledIds[i], drafts, draftIds, result.logprobs?.[i]);
       }
       rows.push(row);
     });
@@ -263,12 +263,27 @@ export class Scheduler {
   }
 
   /** Appends a row's sampled tokens (draft-rows.ts), ending the turn where a rule says so. */
-  private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array): void {
+  private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array, logprobs: readonly SampledLogprobs[] | undefined): void {
     const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
+    if (request.sampling.logprobs !== undefined) row.newLogprobs = this.tokenLogprobs(run.tokenIds, run.finishReason === 'eos', logprobs);
     if (run.finishReason) {
       this.finish(request, run.finishReason, run.error);
       row.finishReason = run.finishReason;
     }
+  }
+
+  /**
+   * The run's tokens' logprobs (the runner's sampled positions line up with the run: the j-th token
+   * was sampled at the row's j-th position) with their texts; the EOS token that ended it left out.
+   */
+  private tokenLogprobs(tokenIds: readonly number[], endsWithEos: boolean, logprobs: readonly SampledLogprobs[] | undefined): TokenLogprob[] {
+    const n = tokenIds.length - (endsWithEos ? 1 : 0);
+    if (n > 0 && (!logprobs || logprobs.length < n)) throw new Error(`runner returned ${logprobs?.length ?? 0} logprobs for ${n} tokens`);
+    const text = (id: number) => this.tokenizer.decode([id]);
+    return tokenIds.slice(0, n).map((id, j) => {
+      const at = logprobs![j]!;
+      return { id, token: text(id), logprob: at.logprob, top: Array.from(at.topIds, (topId, t) => ({ id: topId, token: text(topId), logprob: at.topLogprobs[t]! })) };
+    });
   }
 
   /** The runner failed: every request of the step ends with an error; the rest carry on. */
