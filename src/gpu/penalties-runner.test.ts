@@ -28,7 +28,7 @@ describe('penalties and logprobs on GpuRunner (cohort-tiny)', () => {
   // 77 'M': the needle's first letter banned, so the reply is the penalties' own
   const penalized: Partial<SamplingParams> = { frequencyPenalty: 0.8, presencePenalty: 0.4, repetitionPenalty: 1.2, logitBias: { 77: -100, 32: -2 }, logprobs: 3 };
 
-  it('greedy: CpuRunner's tokens; the same alone, in a cohort and under speculation', async () => {
+  it("greedy: CpuRunner's tokens; the same alone, in a cohort and under speculation", async () => {
     const options = { sampling: penalized };
     const together = await answer(prompts, 'off', 0, options);
     const cpu = await answerOn(() => new CpuRunner(model, { numBlocks: 257, maxDraftTokens: 8 }), prompts, 'off', 0, options);
