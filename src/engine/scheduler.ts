@@ -265,7 +265,16 @@ export class Scheduler {
   /** Appends a row's sampled tokens (draft-rows.ts), ending the turn where a rule says so. */
   private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array, logprobs: readonly SampledLogprobs[] | undefined): void {
     const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
-    if (request.sampling.logprobs !== undefined) row.newLogprobs = this.tokenLogprobs(run.tokenIds, run.finishReason === 'eos', logprobs);
+    if (request.sampling.logprobs !== undefined && !run.error) {
+      const tokenLogprobs = this.tokenLogprobs(run.tokenIds, run.finishReason === 'eos', logprobs);
+      if (tokenLogprobs) {
+        row.newLogprobs = tokenLogprobs;
+      } else {
+        // only this turn ends: the others' tokens never depend on it
+        run.finishReason = 'error';
+        run.error = `the runner returned no logprobs for ${run.tokenIds.length} tokens`;
+      }
+    }
     if (run.finishReason) {
       this.finish(request, run.finishReason, run.error);
       row.finishReason = run.finishReason;
@@ -276,9 +285,9 @@ export class Scheduler {
    * The run's tokens' logprobs (the runner's sampled positions line up with the run: the j-th token
    * was sampled at the row's j-th position) with their texts; the EOS token that ended it left out.
    */
-  private tokenLogprobs(tokenIds: readonly number[], endsWithEos: boolean, logprobs: readonly SampledLogprobs[] | undefined): TokenLogprob[] {
+  private tokenLogprobs(tokenIds: readonly number[], endsWithEos: boolean, logprobs: readonly SampledLogprobs[] | undefined): TokenLogprob[] | null {
     const n = tokenIds.length - (endsWithEos ? 1 : 0);
-    if (n > 0 && (!logprobs || logprobs.length < n)) throw new Error(`runner returned ${logprobs?.length ?? 0} logprobs for ${n} tokens`);
+    if (n > 0 && (!logprobs || logprobs.length < n)) return null;
     const text = (id: number) => this.tokenizer.decode([id]);
     return tokenIds.slice(0, n).map((id, j) => {
       const at = logprobs![j]!;
