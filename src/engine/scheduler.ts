@@ -1,7 +1,8 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
 // budget, preempts when the KV pool says no, and applies the runner's sampled tokens; decode rows'
 // drafts and their verification are draft-rows.ts. It never sees buffers or sessions' text.
-import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, TokenLogprob, WaitingEvent } from './events';
+import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
+import { tokenLogprobs } from './token-logprobs';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
 import { DEFAULT_SPECULATION, type Speculation } from './speculation';
@@ -266,9 +267,9 @@ export class Scheduler {
   private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array, logprobs: readonly SampledLogprobs[] | undefined): void {
     const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
     if (request.sampling.logprobs !== undefined && !run.error) {
-      const tokenLogprobs = this.tokenLogprobs(run.tokenIds, run.finishReason === 'eos', logprobs);
-      if (tokenLogprobs) {
-        row.newLogprobs = tokenLogprobs;
+      const rowLogprobs = tokenLogprobs(this.tokenizer, run.tokenIds, run.finishReason === 'eos', logprobs);
+      if (rowLogprobs) {
+        row.newLogprobs = rowLogprobs;
       } else {
         // only this turn ends: the others' tokens never depend on it
         run.finishReason = 'error';
@@ -279,20 +280,6 @@ export class Scheduler {
       this.finish(request, run.finishReason, run.error);
       row.finishReason = run.finishReason;
     }
-  }
-
-  /**
-   * The run's tokens' logprobs (the runner's sampled positions line up with the run: the j-th token
-   * was sampled at the row's j-th position) with their texts; the EOS token that ended it left out.
-   */
-  private tokenLogprobs(tokenIds: readonly number[], endsWithEos: boolean, logprobs: readonly SampledLogprobs[] | undefined): TokenLogprob[] | null {
-    const n = tokenIds.length - (endsWithEos ? 1 : 0);
-    if (n > 0 && (!logprobs || logprobs.length < n)) return null;
-    const text = (id: number) => this.tokenizer.decode([id]);
-    return tokenIds.slice(0, n).map((id, j) => {
-      const at = logprobs![j]!;
-      return { id, token: text(id), logprob: at.logprob, top: Array.from(at.topIds, (topId, t) => ({ id: topId, token: text(topId), logprob: at.topLogprobs[t]! })) };
-    });
   }
 
   /** The runner failed: every request of the step ends with an error; the rest carry on. */
