@@ -6,7 +6,7 @@ import type { KVCacheManager } from './kv-manager';
 import type { Request } from './request';
 import { chooseDraftLengths, draftCandidate, type DraftCandidate, type Speculation } from './speculation';
 import { attendedPositions, type StepCostModel, type StepShape } from './step-cost';
-import { hasPenalties } from './penalties';
+import { countsTokens } from './penalties';
 import type { StepRow } from './types';
 import { acceptSamples, type AcceptedRun } from './verify';
 
@@ -52,7 +52,7 @@ export function planRow({ request, numNewTokens, drafts }: ScheduledEntry, kv: K
     sample,
     ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),
     // penalties count the row's own tokens: the runner sees them as data (drafts are the row's tail)
-    ...(sample && hasPenalties(request.sampling) ? { penaltyTokens: Int32Array.from(request.tokenIds), numPromptTokens: request.numPromptTokens } : {}),
+    ...(sample && countsTokens(request.sampling) ? { penaltyTokens: Int32Array.from(request.tokenIds), numPromptTokens: request.numPromptTokens } : {}),
   };
 }
 

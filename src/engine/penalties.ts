@@ -22,6 +22,11 @@ export function hasPenalties(s: SamplingParams): boolean {
   return (s.frequencyPenalty ?? 0) !== 0 || (s.presencePenalty ?? 0) !== 0 || (s.repetitionPenalty ?? 1) !== 1 || (s.logitBias !== undefined && Object.keys(s.logitBias).length > 0);
 }
 
+/** Whether a row's penalties count its tokens (any penalty on; logit_bias alone does not). */
+export function countsTokens(s: SamplingParams): boolean {
+  return (s.frequencyPenalty ?? 0) !== 0 || (s.presencePenalty ?? 0) !== 0 || (s.repetitionPenalty ?? 1) !== 1;
+}
+
 /**
  * f32 1 / f32(repetitionPenalty): a positive logit is multiplied by it (vLLM and llama.cpp
  * divide), computed once on the host so the GPU never divides (WGSL's division is not correctly
@@ -46,9 +51,15 @@ export interface PenaltyEntries {
 /**
  * Entries of a row: every id of `tokens` (prompt, then output) when a repetition penalty is on,
  * every id of the output when frequency or presence is on, every logit_bias id; ids at or past
- * `vocab` are left out (the host refuses such a logit_bias before a session exists).
+ * `vocab` are left out (the host refuses such a logit_bias before a session exists). `tokens` may
+ * be absent only where no penalty counts them (countsTokens): a row with bias alone.
  */
-export function penaltyEntries(s: SamplingParams, tokens: ArrayLike<number>, numPromptTokens: number, vocab: number): PenaltyEntries {
+export function penaltyEntries(s: SamplingParams, tokens: ArrayLike<number> | undefined, numPromptTokens: number, vocab: number): PenaltyEntries {
+  if (!tokens) {
+    if (countsTokens(s)) throw new RangeError('a row with penalties carries no penaltyTokens');
+    tokens = [];
+    numPromptTokens = 0;
+  }
   const counts = new Map<number, number>();
   const prompt = new Set<number>();
   const repetition = (s.repetitionPenalty ?? 1) !== 1;

@@ -58,7 +58,7 @@ export interface StepRow {
   numDraftTokens?: number;
   /**
    * [known tokens] the sequence up to the row's last known token (prompt, then output): present on
-   * a sampling row whose sampling has penalties (penalties.ts), which count its tokens.
+   * a sampling row whose penalties count its tokens (penalties.ts countsTokens; not for logit_bias alone).
    */
   penaltyTokens?: Int32Array;
   /** Of penaltyTokens, how many are the prompt (the rest are output); present with it. */

@@ -219,7 +219,6 @@ export class StepMeta {
       let firstEntry = numEntries;
       let rowEntries = 0;
       if (penalties) {
-        if (!row.penaltyTokens) throw new RangeError(`row ${row.sessionId}: penalties without penaltyTokens`);
         const e = penaltyEntries(row.sampling, row.penaltyTokens, row.numPromptTokens ?? 0, vocabSize);
         if (numEntries + e.ids.length > this.maxPenaltyEntries) throw new RangeError(`step's penalty entries exceed ${this.maxPenaltyEntries}`);
         this.entries ??= (() => {

@@ -172,7 +172,6 @@ class PositionSampler {
     const row = this.rows[r]!;
     this.counts.set(r, after + 1);
     if (hasPenalties(row.sampling)) {
-      if (!row.penaltyTokens) throw new RangeError(`row ${row.sessionId}: penalties without penaltyTokens`);
       let entries = this.entries.get(r);
       if (!entries) {
         entries = penaltyEntries(row.sampling, row.penaltyTokens, row.numPromptTokens ?? 0, this.vocab);

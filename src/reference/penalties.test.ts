@@ -50,6 +50,11 @@ describe('applyPenalties', () => {
     }
   });
 
+  it('needs the tokens only where a penalty counts them', () => {
+    expect(() => penaltyEntries(s, undefined, 0, vocab)).toThrow(RangeError);
+    expect(Array.from(penaltyEntries({ ...base, logitBias: { 9: -1, 3: 2 } }, undefined, 0, vocab).ids)).toEqual([3, 9]);
+  });
+
   it('leaves ids no token or bias names alone, and the row unchanged without penalties', () => {
     const raw = logits();
     const out = raw.slice();
@@ -117,4 +122,16 @@ describe('penalties and logprobs through the engine on CpuRunner (cohort-tiny)',
       }
     }, 300_000);
   }
+
+  it('logit_bias alone (no tokens counted, none carried): the same tokens alone, in a cohort and under speculation', async () => {
+    const options = { sampling: { logitBias: { 77: -100 } } }; // 77 'M'
+    const together = await answer(prompts, 'off', 0, options);
+    const plainRun = await answer(prompts.slice(0, 1), 'off', 0, {});
+    expect(together.answers[0]!.ids).not.toEqual(plainRun.answers[0]!.ids);
+    expect(together.answers[0]!.ids).not.toContain(77);
+    const alone = await answer(prompts.slice(0, 1), 'off', 0, options);
+    const speculated = await answer(prompts, { maxDraftTokens: 8 }, 0, options);
+    expect(alone.answers[0]!.ids).toEqual(together.answers[0]!.ids);
+    expect(speculated.answers.map((a) => a.ids)).toEqual(together.answers.map((a) => a.ids));
+  }, 300_000);
 });
