@@ -116,6 +116,25 @@ test('per-request temperatures in one cohort give each request the tokens it get
   expect(Math.max(...together.steps.map((s) => s.rows.length)), rowsPerStep(together)).toBe(4);
 });
 
+test('logprobs and penalties: streamed logprobs are the non-streamed ones, the same alone and beside a plain request', async () => {
+  const spec = ask('Note 0001: this paragraph is unrelated padding. Question: what is the secret code? Answer:', { temperature: 0.9, seed: 3, max_tokens: 10, ignore_eos: true, logprobs: true, top_logprobs: 3, frequency_penalty: 0.8, presence_penalty: 0.4, repetition_penalty: 1.2, logit_bias: { '77': -100 }, ...plainDecode });
+  const whole = await runRequests(page, [{ ...spec, stream: false }]);
+  const lp = whole.outcomes[0]!.logprobs[0]!;
+  expect(lp).toHaveLength(10);
+  for (const t of lp) {
+    expect(t.logprob).toBeLessThanOrEqual(0);
+    expect(t.top_logprobs).toHaveLength(3);
+    expect(t.bytes).toEqual(Array.from(new TextEncoder().encode(t.token)));
+  }
+  const plain = ask('Note 0002: this paragraph is unrelated padding. Question: what is the secret code? Answer:', { temperature: 0.9, seed: 4, max_tokens: 10, ignore_eos: true, ...plainDecode });
+  const together = await runRequests(page, [spec, plain]);
+  expect(together.outcomes[0]!.texts[0]).toBe(whole.outcomes[0]!.texts[0]);
+  expect(together.outcomes[0]!.logprobs[0]).toEqual(lp);
+  expect(together.outcomes[1]!.logprobs.flat()).toEqual([]);
+  const bad = await runRequests(page, [{ ...spec, params: { ...spec.params, top_logprobs: 21 } }]);
+  expect(bad.outcomes[0]!.error?.message).toMatch(/top_logprobs/);
+});
+
 test('the second turn of a resent conversation reports cached_tokens > 0', async () => {
   const [c] = makeNiahSuite(5, 1, 300, 300);
   const user = { role: 'user' as const, content: c!.prompt };

@@ -13,6 +13,9 @@
 // 50 vocabulary passes per active cut) whose sums run over SAMPLE_FALLBACK_LANES strided lanes.
 // Counts are integers (atomics are exact in any order); every f32 sum runs in a fixed order on
 // one row's data: a row's token never depends on the cohort or on the kernel setting.
+// Rows asking for logprobs get them in finish, after the draw, from the logits it drew from
+// (penalties.wgsl has already written bias and penalties into them), scaled by the row's
+// 1/temperature (1 for greedy rows), over the whole vocabulary: twin sampledLogprobs.
 
 override WORKGROUP_SIZE: u32 = 256u;  // main's invocations: a power of two from 64 to 2048
 const FINISH_SIZE: u32 = 64u;         // finish's invocations and the fallback's lanes, in every setting
@@ -21,6 +24,8 @@ const BINS: u32 = 2048u;              // digit bins of one level
 const MAX_LEVELS: u32 = 5u;           // histogram levels: 3 of the logit key, up to 2 of the id
 const HIST_WORDS: u32 = 10244u;       // per row: MAX_LEVELS * BINS counts, the gather counter, pad
 const LEVEL_WORDS: u32 = 8u;          // one LevelState
+const MAX_TOP_LOGPROBS: u32 = 20u;     // src/engine/penalties.ts MAX_TOP_LOGPROBS
+const LOGPROB_WORDS: u32 = 41u;        // one logprob slot: the token's, then (id, logprob) per top id
 
 // NON_FINITE_LOGITS of src/engine/types.ts (-2) as the u32 the runner reads back.
 const NON_FINITE_LOGITS: u32 = 0xfffffffeu;
@@ -43,8 +48,8 @@ struct SampleInfo {
   seed: u32,
   pos: u32,            // sequence position of the token being sampled
   invTemperature: f32, // inverseTemperature of src/engine/sample-numerics.ts; 0 = greedy
-  pad0: u32,
-  pad1: u32,
+  logprobs: u32,       // 0: none; else 1 + the top ids wanted (0..MAX_TOP_LOGPROBS)
+  logprobSlot: u32,    // the position's slot in logprobOut (slots only for positions that ask)
 }
 
 // The radix select's progress: the kept set's last rank key is known on the bits of the masks.
@@ -68,6 +73,8 @@ struct LevelState {
 // [numRows, HIST_WORDS], all zero between steps: finish zeroes what the levels counted
 @group(0) @binding(5) var<storage, read_write> hist: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> sampled: array<u32>;   // [numRows]
+// [logprob slots, LOGPROB_WORDS]: the sampled token's logprob, then per top id its id (bits) and logprob
+@group(0) @binding(7) var<storage, read_write> logprobOut: array<f32>;
 
 var<workgroup> wHist: array<atomic<u32>, BINS>;
 var<workgroup> wPart: array<u32, WORKGROUP_SIZE>;
@@ -75,6 +82,7 @@ var<workgroup> wBest: array<u32, WORKGROUP_SIZE>;
 var<workgroup> wBad: array<u32, WORKGROUP_SIZE>;
 var<workgroup> wState: LevelState;
 var<workgroup> wPick: vec2<u32>;
+var<workgroup> wToken: u32;
 var<workgroup> sKey: array<u32, CAP>;
 var<workgroup> sId: array<u32, CAP>;
 var<workgroup> sW: array<f32, CAP>;
@@ -446,6 +454,59 @@ fn drawBisected(lid: u32, info: SampleInfo, maxLogit: f32) -> u32 {
   return params.vocab - 1u - cut.y;
 }
 
+// The best id ranked strictly after `after` (0xffffffff: none yet): every lane over its strided
+// ids, then the lanes in order; ranks are a total order, so any order would pick the same id.
+fn nextRanked(lid: u32, after: u32) -> u32 {
+  var best = 0xffffffffu;
+  let haveAfter = after != 0xffffffffu;
+  for (var i = lid; i < params.vocab; i += FINISH_SIZE) {
+    if (haveAfter && !rankedBefore(after, i)) { continue; }
+    if (best == 0xffffffffu || rankedBefore(i, best)) { best = i; }
+  }
+  wBest[lid] = best;
+  workgroupBarrier();
+  var pick = 0xffffffffu;
+  for (var j = 0u; j < FINISH_SIZE; j++) {
+    let b = wBest[j];
+    if (b != 0xffffffffu && (pick == 0xffffffffu || rankedBefore(b, pick))) { pick = b; }
+  }
+  workgroupBarrier();
+  return pick;
+}
+
+// a's rank before b's among ids (not the sort's scratch): higher key, then lower id.
+fn rankedBefore(a: u32, b: u32) -> bool {
+  let ka = logitKey(a);
+  let kb = logitKey(b);
+  return ka > kb || (ka == kb && a < b);
+}
+
+// The position's logprobs into its slot: z_i = (logit_i - max) * scale; ln of the sum of
+// expWeight(z_i) over FINISH_SIZE strided lanes then the lanes in order; log p_i = z_i - ln total.
+// Then the top ids, one vocabulary pass each (rows that ask only; at most MAX_TOP_LOGPROBS).
+fn writeLogprobs(lid: u32, info: SampleInfo, token: u32, maxLogit: f32) {
+  let scale = select(1.0, info.invTemperature, info.invTemperature > 0.0);
+  var mass = 0.0;
+  for (var i = lid; i < params.vocab; i += FINISH_SIZE) { mass += expWeight((logits[rowBase + i] - maxLogit) * scale); }
+  red[lid] = vec2<f32>(mass, 0.0);
+  workgroupBarrier();
+  var total = 0.0;
+  for (var j = 0u; j < FINISH_SIZE; j++) { total += red[j].x; }
+  workgroupBarrier();
+  let lse = log(total);
+  let slot = info.logprobSlot * LOGPROB_WORDS;
+  if (lid == 0u) { logprobOut[slot] = (logits[rowBase + token] - maxLogit) * scale - lse; }
+  let numTop = min(info.logprobs - 1u, min(MAX_TOP_LOGPROBS, params.vocab));
+  var after = 0xffffffffu;
+  for (var r = 0u; r < numTop; r++) {
+    after = nextRanked(lid, after);
+    if (lid == 0u) {
+      logprobOut[slot + 1u + 2u * r] = bitcast<f32>(after);
+      logprobOut[slot + 2u + 2u * r] = (logits[rowBase + after] - maxLogit) * scale - lse;
+    }
+  }
+}
+
 @compute @workgroup_size(FINISH_SIZE)
 fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let row = wid.x;
@@ -476,7 +537,12 @@ fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
       token = drawBisected(lid, info, maxLogit);
     }
   }
-  if (lid == 0u) { sampled[row] = token; }
+  if (lid == 0u) {
+    sampled[row] = token;
+    wToken = token;
+  }
+  token = workgroupUniformLoad(&wToken);
+  if (info.logprobs != 0u && token != NON_FINITE_LOGITS) { writeLogprobs(lid, info, token, logits[rowBase + pick.x]); }
   // leave the row's counts zero for the next step (only gathered rows counted)
   if (gathered(info)) {
     for (var i = lid; i <= MAX_LEVELS * BINS; i += FINISH_SIZE) { atomicStore(&hist[row * HIST_WORDS + i], 0u); }

@@ -6,6 +6,7 @@ import type { KVCacheManager } from './kv-manager';
 import type { Request } from './request';
 import { chooseDraftLengths, draftCandidate, type DraftCandidate, type Speculation } from './speculation';
 import { attendedPositions, type StepCostModel, type StepShape } from './step-cost';
+import { countsTokens } from './penalties';
 import type { StepRow } from './types';
 import { acceptSamples, type AcceptedRun } from './verify';
 
@@ -40,6 +41,7 @@ export function planRow({ request, numNewTokens, drafts }: ScheduledEntry, kv: K
   const tokenIds = new Int32Array(numNewTokens); // [numNewTokens] known tokens, then drafts
   tokenIds.set(request.tokenIds.slice(start, start + numKnown));
   tokenIds.set(drafts, numKnown);
+  const sample = start + numKnown === request.numTokens;
   return {
     sessionId: request.sessionId,
     tokenIds,
@@ -47,8 +49,10 @@ export function planRow({ request, numNewTokens, drafts }: ScheduledEntry, kv: K
     blockTable: Int32Array.from(kv.blockTable(request.requestId)), // [numBlocks of the request]
     ...(kv.windowGroup ? { windowBlockTable: Int32Array.from(kv.windowBlockTable(request.requestId)) } : {}), // [numBlocks of the request]
     sampling: request.sampling,
-    sample: start + numKnown === request.numTokens,
+    sample,
     ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),
+    // penalties count the row's own tokens: the runner sees them as data (drafts are the row's tail)
+    ...(sample && countsTokens(request.sampling) ? { penaltyTokens: Int32Array.from(request.tokenIds), numPromptTokens: request.numPromptTokens } : {}),
   };
 }
 

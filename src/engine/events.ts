@@ -9,6 +9,18 @@ export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled' | 'error';
 
 export type SessionState = 'idle' | 'waiting' | 'prefill' | 'decode' | 'done' | 'cancelled' | 'error';
 
+/** A token as its log-probability reports it: the id, its text (the tokenizer's decode of it alone). */
+export interface TokenLogprobAlternative {
+  id: number;
+  token: string;
+  logprob: number;
+}
+
+/** One generated token's log-probability and the most likely tokens at its position. */
+export interface TokenLogprob extends TokenLogprobAlternative {
+  /** Most likely first (the sampling's `logprobs` of them). */
+  top: TokenLogprobAlternative[];
+}
 /** One row of a step as the UI sees it. */
 export interface StepRowEvent {
   sessionId: string;
@@ -25,6 +37,11 @@ export interface StepRowEvent {
   newTokenIds: Int32Array;
   /** Text the new tokens completed ('' mid-character or while it may still become a stop string). */
   newText: string;
+  /**
+   * For a session whose sampling asks for logprobs: one per new token in order, an end-of-sequence
+   * token left out (it has no text in the reply); absent otherwise.
+   */
+  newLogprobs?: TokenLogprob[];
   finishReason?: FinishReason;
   /** Drafted tokens the row fed for verification (speculative decoding); absent: none. Counted in numTokens. */
   numDrafted?: number;

@@ -79,4 +79,15 @@ describe('non-finite logits', () => {
     await runToIdle(engine);
     expect((await engine.waitForTurn(bad)).finishReason).toBe('length');
   });
+
+  it('a runner that returns no logprobs ends only the turn that asked for them, with why', async () => {
+    const engine = makeEngine(new FakeRunner({ numBlocks: 64, blockSize: 4 }));
+    const asks = engine.createSession({ maxNewTokens: 4, sampling: { logprobs: 2 } });
+    const plain = engine.createSession({ maxNewTokens: 4 });
+    engine.send(asks, [100, 101, 102]);
+    engine.send(plain, [100, 101, 102]);
+    await runToIdle(engine);
+    expect(await engine.waitForTurn(asks)).toMatchObject({ finishReason: 'error', error: 'the runner returned no logprobs for 1 tokens' });
+    expect((await engine.waitForTurn(plain)).outputTokenIds).toHaveLength(4);
+  });
 });

@@ -26,3 +26,13 @@ export function inverseTemperature(temperature: number): number {
   if (!(t > 0)) return 0;
   return Math.fround(Math.min(F32_MAX, Math.max(F32_MIN_NORMAL, Math.fround(1 / t))));
 }
+
+/**
+ * The scale of the distribution log-probabilities are reported from: the sampling's own
+ * (inverseTemperature) when it draws, 1 when it is greedy (the model's distribution, as at
+ * temperature 1; a greedy row's draw has no temperature to apply).
+ */
+export function logprobScale(temperature: number): number {
+  const scale = inverseTemperature(temperature);
+  return scale > 0 ? scale : 1;
+}

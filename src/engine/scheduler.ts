@@ -2,13 +2,14 @@
 // budget, preempts when the KV pool says no, and applies the runner's sampled tokens; decode rows'
 // drafts and their verification are draft-rows.ts. It never sees buffers or sessions' text.
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
+import { tokenLogprobs } from './token-logprobs';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
 import { DEFAULT_SPECULATION, type Speculation } from './speculation';
 import { NO_DRAFTS, addDrafts, applyRowSamples, planRow, shapeOf, type ScheduledEntry } from './draft-rows';
 import { MIN_PREFILL_TOKENS, stepTargetMs, uncalibratedPrefillTokens, type StepBudget } from './step-budget';
 import { StepCostModel, type StepShape } from './step-cost';
-import { type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
+import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 export interface SchedulerConfig {
   /** Token budget of one step, all rows together. */
@@ -255,7 +256,7 @@ export class Scheduler {
         this.finish(request, 'error', `runner returned ${draftIds.length} draft ids for ${drafts.length} drafts`);
         row.finishReason = 'error';
       } else if (plan.rows[i].sample) {
-        this.applySamples(request, row, result.sampledIds[i], drafts, draftIds);
+        this.applySamples(request, row, result.sampledIds[i], drafts, draftIds, result.logprobs?.[i]);
       }
       rows.push(row);
     });
@@ -263,8 +264,18 @@ export class Scheduler {
   }
 
   /** Appends a row's sampled tokens (draft-rows.ts), ending the turn where a rule says so. */
-  private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array): void {
+  private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array, logprobs: readonly SampledLogprobs[] | undefined): void {
     const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
+    if (request.sampling.logprobs !== undefined && !run.error) {
+      const rowLogprobs = tokenLogprobs(this.tokenizer, run.tokenIds, run.finishReason === 'eos', logprobs);
+      if (rowLogprobs) {
+        row.newLogprobs = rowLogprobs;
+      } else {
+        // only this turn ends: the others' tokens never depend on it
+        run.finishReason = 'error';
+        run.error = `the runner returned no logprobs for ${run.tokenIds.length} tokens`;
+      }
+    }
     if (run.finishReason) {
       this.finish(request, run.finishReason, run.error);
       row.finishReason = run.finishReason;

@@ -90,6 +90,13 @@ describe('sampling options', () => {
     ['seed', { seed: NaN }, 'NaN'],
     ['seed', { seed: -7 }, '-7'],
     ['sampling', { sampling: null as unknown as SessionOptions['sampling'] }, 'null'],
+    ['sampling.frequencyPenalty', { sampling: { frequencyPenalty: 2.01 } }, '2.01'],
+    ['sampling.presencePenalty', { sampling: { presencePenalty: NaN } }, 'NaN'],
+    ['sampling.repetitionPenalty', { sampling: { repetitionPenalty: 0 } }, '0'],
+    ['sampling.logitBias', { sampling: { logitBias: { 3: 100.5 } } }, '100.5'],
+    ['sampling.logitBias', { sampling: { logitBias: { '-1': 1 } } }, '"-1"'],
+    ['sampling.logprobs', { sampling: { logprobs: 21 } }, '21'],
+    ['sampling.logprobs', { sampling: { logprobs: 1.5 } }, '1.5'],
   ];
   it.each(refused)('refuses %s in %j', (option, options, shown) => {
     const err = refusal(makeEngine(), options);
@@ -103,6 +110,8 @@ describe('sampling options', () => {
       { sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 } },
       { sampling: { temperature: MIN_TEMPERATURE, topK: MAX_TOP_K, topP: 1e-9, seed: MAX_SEED } },
       { sampling: { temperature: MAX_TEMPERATURE, topK: 1 }, seed: MAX_SEED },
+      { sampling: { frequencyPenalty: -2, presencePenalty: 2, repetitionPenalty: 100, logitBias: { 0: -100, 7: 100 }, logprobs: 20 } },
+      { sampling: { frequencyPenalty: 2, presencePenalty: -2, repetitionPenalty: 1e-3, logprobs: 0 } },
     ];
     for (const options of ok) expect(() => engine.createSession(options)).not.toThrow();
   });

@@ -1,6 +1,7 @@
 // SessionOptions, the bounds of every option and the one check of them, run where a session is
 // created so every host (worker, Node, library) refuses the same values. Not the UI's limits.
 import { InvalidOptionError } from './errors';
+import { MAX_LOGIT_BIAS, MAX_LOGIT_BIAS_ENTRIES, MAX_PENALTY, MAX_REPETITION_PENALTY, MAX_TOP_LOGPROBS } from './penalties';
 import { validateSpeculation, type Speculation } from './speculation';
 import type { SamplingParams } from './types';
 
@@ -40,7 +41,15 @@ export function sessionSampling(options: SessionOptions, sessionNumber: number):
     topK: options.sampling?.topK ?? 0,
     topP: options.sampling?.topP ?? 1,
     seed: options.seed ?? options.sampling?.seed ?? sessionNumber,
+    ...optional(options.sampling, ['frequencyPenalty', 'presencePenalty', 'repetitionPenalty', 'logitBias', 'logprobs']),
   };
+}
+
+/** The fields of `sampling` among `keys` that are set (absent ones stay absent: their neutral value). */
+function optional<K extends keyof SamplingParams>(sampling: Partial<SamplingParams> | undefined, keys: K[]): Partial<Pick<SamplingParams, K>> {
+  const out: Partial<Pick<SamplingParams, K>> = {};
+  for (const key of keys) if (sampling?.[key] !== undefined) out[key] = sampling[key];
+  return out;
 }
 
 /**
@@ -91,6 +100,7 @@ export function validateSessionOptions(options: SessionOptions): void {
       throw new InvalidOptionError('sampling.topP', topP, 'a number in (0, 1] (1 = no cut)');
     }
     if (seed !== undefined) checkSeed('sampling.seed', seed);
+    checkPenalties(sampling);
   }
   if (options.systemPrompt !== undefined && typeof options.systemPrompt !== 'string') {
     throw new InvalidOptionError('systemPrompt', options.systemPrompt, 'a string');
@@ -117,6 +127,29 @@ export function validateSessionOptions(options: SessionOptions): void {
       const ok = isRecord(message) && (message.role === 'user' || message.role === 'assistant') && typeof message.content === 'string';
       if (!ok) throw new InvalidOptionError(`history[${i}]`, message, 'a user or assistant message with text content (history holds only user and assistant messages)');
     });
+  }
+}
+
+/** Penalties, logit bias and logprobs: OpenAI's ranges, and repetitionPenalty's (vLLM's: > 0). */
+function checkPenalties(sampling: Record<string, unknown>): void {
+  const { frequencyPenalty, presencePenalty, repetitionPenalty, logitBias, logprobs } = sampling;
+  for (const [option, value] of [['sampling.frequencyPenalty', frequencyPenalty], ['sampling.presencePenalty', presencePenalty]] as const) {
+    if (value !== undefined && !(isNumber(value) && value >= -MAX_PENALTY && value <= MAX_PENALTY)) throw new InvalidOptionError(option, value, `a number from -${MAX_PENALTY} to ${MAX_PENALTY}`);
+  }
+  if (repetitionPenalty !== undefined && !(isNumber(repetitionPenalty) && repetitionPenalty > 0 && repetitionPenalty <= MAX_REPETITION_PENALTY)) {
+    throw new InvalidOptionError('sampling.repetitionPenalty', repetitionPenalty, `a number in (0, ${MAX_REPETITION_PENALTY}] (1 = off)`);
+  }
+  if (logitBias !== undefined) {
+    if (!isRecord(logitBias)) throw new InvalidOptionError('sampling.logitBias', logitBias, 'an object of token id -> bias');
+    const entries = Object.entries(logitBias);
+    if (entries.length > MAX_LOGIT_BIAS_ENTRIES) throw new InvalidOptionError('sampling.logitBias', `${entries.length} entries`, `at most ${MAX_LOGIT_BIAS_ENTRIES} entries`);
+    for (const [key, value] of entries) {
+      if (!/^(0|[1-9][0-9]*)$/.test(key) || Number(key) > 0xffffffff) throw new InvalidOptionError('sampling.logitBias', key, 'token ids (integers >= 0) as keys');
+      if (!(isNumber(value) && value >= -MAX_LOGIT_BIAS && value <= MAX_LOGIT_BIAS)) throw new InvalidOptionError('sampling.logitBias', value, `biases from -${MAX_LOGIT_BIAS} to ${MAX_LOGIT_BIAS} (token ${key})`);
+    }
+  }
+  if (logprobs !== undefined && !(Number.isInteger(logprobs) && (logprobs as number) >= 0 && (logprobs as number) <= MAX_TOP_LOGPROBS)) {
+    throw new InvalidOptionError('sampling.logprobs', logprobs, `an integer from 0 to ${MAX_TOP_LOGPROBS} (the top alternatives returned)`);
   }
 }
 

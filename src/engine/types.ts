@@ -10,6 +10,25 @@ export interface SamplingParams {
   topP: number;
   /** Seeds the per-position RNG (see sampleUniform): same seed + position -> same draw. */
   seed: number;
+  /**
+   * OpenAI's frequency_penalty (-2..2; absent 0): subtracted from a token's logit once per time it
+   * occurs in the request's output so far. penalties.ts says the order and arithmetic.
+   */
+  frequencyPenalty?: number;
+  /** OpenAI's presence_penalty (-2..2; absent 0): subtracted once from every token the output holds. */
+  presencePenalty?: number;
+  /**
+   * llama.cpp's and vLLM's repetition_penalty (> 0; absent 1 = off) over the prompt and output
+   * tokens (vLLM's set): a positive logit is divided by it, a negative one multiplied.
+   */
+  repetitionPenalty?: number;
+  /** OpenAI's logit_bias: token id -> -100..100 added to its logit before everything else. */
+  logitBias?: Readonly<Record<number, number>>;
+  /**
+   * Return the log-probability of each sampled token and of this many most likely tokens (0-20),
+   * from the distribution the token was drawn from (logprobs.ts); absent: none.
+   */
+  logprobs?: number;
 }
 
 /** One row of a step: one session's contiguous run of tokens at positions startPos.. */
@@ -37,6 +56,13 @@ export interface StepRow {
    * after each drafted one, each keyed by its own position: numDraftTokens + 1 ids (StepResult).
    */
   numDraftTokens?: number;
+  /**
+   * [known tokens] the sequence up to the row's last known token (prompt, then output): present on
+   * a sampling row whose penalties count its tokens (penalties.ts countsTokens; not for logit_bias alone).
+   */
+  penaltyTokens?: Int32Array;
+  /** Of penaltyTokens, how many are the prompt (the rest are output); present with it. */
+  numPromptTokens?: number;
 }
 
 /** Plain data handed from scheduler to runner; the runner never chooses rows. */
@@ -67,8 +93,22 @@ export interface StepResult {
    * the scheduler, not the runner, decides how many drafts are accepted.
    */
   draftSampledIds?: Int32Array;
+  /**
+   * [rows.length] for rows whose sampling asks for logprobs: one entry per sampled position (after
+   * the last known token, then after each draft), undefined for other rows. Absent when none asked.
+   */
+  logprobs?: (SampledLogprobs[] | undefined)[];
   /** GPU execution time when timestamp queries exist. */
   gpuTimeMs?: number;
+}
+
+/** Log-probabilities at one sampled position (logprobs.ts says of which distribution). */
+export interface SampledLogprobs {
+  /** The sampled token's log-probability. */
+  logprob: number;
+  /** The sampling's `logprobs` most likely ids, most likely first (equal logits: lower id first). */
+  topIds: Int32Array;
+  topLogprobs: Float32Array;
 }
 
 /** Batched mode's row cap unless the caller sets one; runners size their per-row buffers to it. */

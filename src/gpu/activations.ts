@@ -2,7 +2,7 @@
 // metadata, readback), sized once for maxTokensPerStep, maxRows and the sampled positions. Not the weights or KV pool.
 import type { ModelConfig } from '../model/desc';
 import { SAMPLE_HIST_WORDS } from './sample-plan';
-import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, PENALTY_ENTRY_WORDS, PENALTY_INFO_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, SAMPLE_LOGPROB_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 export interface ActivationSizes {
   maxTokens: number;
@@ -21,10 +21,17 @@ export interface ActivationSizes {
   maxAttentionSplits: number;
   /** u32 words of one sampled position's sampler state (sample-plan.ts samplerShape) */
   sampleStateWords: number;
+  /** Penalty entries a step may hold (StepMeta.maxPenaltyEntries) */
+  maxPenaltyEntries: number;
 }
 
 /** Bytes at the start of the readback buffer for the pass's two u64 timestamps. */
 export const READBACK_TIMESTAMP_BYTES = 16;
+
+/** Where the readback holds the logprob slots: after the timestamps and every sampled id, 16-byte aligned. */
+export function logprobReadbackOffset(maxSampled: number): number {
+  return Math.ceil((READBACK_TIMESTAMP_BYTES + maxSampled * 4) / 16) * 16;
+}
 
 export class Activations {
   readonly x: GPUBuffer; // [maxTokens, hidden] residual stream
@@ -42,6 +49,9 @@ export class Activations {
   readonly sampleState: GPUBuffer; // [maxSampled, sampleStateWords] u32 chunk argmaxes, radix levels, gathered ids
   readonly sampleHist: GPUBuffer; // [maxSampled, SAMPLE_HIST_WORDS] u32 radix counts, zero between steps
   readonly sampled: GPUBuffer; // [maxSampled] u32 sampled ids
+  readonly logprobOut: GPUBuffer; // [maxSampled, SAMPLE_LOGPROB_WORDS] f32 logprob slots of the positions that ask
+  readonly penaltyInfo: GPUBuffer; // [maxSampled, PenaltyInfo] the penalized positions
+  readonly penaltyEntries: GPUBuffer; // [maxPenaltyEntries, Entry] the penalized rows' entries
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
   readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
   readonly attentionItems: GPUBuffer; // [maxAttentionItems, WorkItem] paged attention's work items
@@ -56,7 +66,7 @@ export class Activations {
   readonly unusedOut: readonly [GPUBuffer, GPUBuffer];
   private gateUpBuffers: { gate: GPUBuffer; up: GPUBuffer } | null = null; // see gateUp()
   readonly timestamps: GPUBuffer | null; // [2] u64 resolved pass timestamps
-  readonly readback: GPUBuffer; // [READBACK_TIMESTAMP_BYTES + maxSampled * 4] MAP_READ
+  readonly readback: GPUBuffer; // [READBACK_TIMESTAMP_BYTES + maxSampled * 4 + logprobReadbackBytes] MAP_READ: timestamps, ids, logprob slots
   private readonly all: GPUBuffer[] = [];
 
   constructor(
@@ -90,6 +100,9 @@ export class Activations {
     this.sampleState = make('sampleState', s.maxSampled * s.sampleStateWords * 4);
     this.sampleHist = make('sampleHist', s.maxSampled * SAMPLE_HIST_WORDS * 4); // created zeroed, as the sampler needs
     this.sampled = f32('sampled', s.maxSampled);
+    this.logprobOut = f32('logprobOut', s.maxSampled * SAMPLE_LOGPROB_WORDS);
+    this.penaltyInfo = make('penaltyInfo', s.maxSampled * PENALTY_INFO_WORDS * 4);
+    this.penaltyEntries = make('penaltyEntries', s.maxPenaltyEntries * PENALTY_ENTRY_WORDS * 4);
     this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
     this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);
     this.attentionItems = make('attentionItems', s.maxAttentionItems * ATTENTION_ITEM_WORDS * 4);
@@ -102,7 +115,7 @@ export class Activations {
     this.unused = f32('unused', 4);
     this.unusedOut = [f32('unusedOut2', 4), f32('unusedOut3', 4)];
     this.timestamps = withTimestamps ? make('timestamps', READBACK_TIMESTAMP_BYTES, GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC) : null;
-    this.readback = make('readback', READBACK_TIMESTAMP_BYTES + s.maxSampled * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    this.readback = make('readback', logprobReadbackOffset(s.maxSampled) + s.maxSampled * SAMPLE_LOGPROB_WORDS * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
   }
 
   /**

@@ -9,8 +9,8 @@ import type { Overrides, PipelineCache } from './pipeline-cache';
 import { samplerShape } from './sample-plan';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 
-/** Step sizes a dispatch depends on: tokens fed, positions sampling (and of those, the ones whose sampler gathers), attention's work items. */
-export type Counts = { numTokens: number; numSampled: number; numGathered: number; numAttentionItems: number; numMergeItems: number };
+/** Step sizes a dispatch depends on: tokens fed, positions sampling (and of those, the ones whose sampler gathers, and the ones with penalties or bias), attention's work items. */
+export type Counts = { numTokens: number; numSampled: number; numGathered: number; numPenalized: number; numAttentionItems: number; numMergeItems: number };
 
 export interface Dispatch {
   label: string;
@@ -99,7 +99,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   /** Registers a slot of `kernel`'s Params, recomputed from each step's counts. */
   const slot = <K extends KernelName>(kernel: K, values: (cnt: Counts) => ParamValues<K>): Slot => {
     const fields: readonly (readonly [string, string])[] = KERNELS[kernel].params;
-    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numGathered: 0, numAttentionItems: 0, numMergeItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
+    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numGathered: 0, numPenalized: 0, numAttentionItems: 0, numMergeItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
     if (stray.length > 0) throw new Error(`${kernel} Params has no field ${stray.join(', ')}`);
     fills.push((cnt, u, f, b) => packParams(kernel, values(cnt), u, f, b));
     return { kernel, offset: (fills.length - 1) * SLOT_BYTES };
@@ -192,6 +192,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const samplerParams = (cnt: Counts, level: number) => ({ numRows: cnt.numSampled, vocab: c.vocabSize, chunkSize: sampler.chunkSize, numChunks: sampler.numChunks, level, numLevels: sampler.numLevels });
   const slotsSampleLevel = Array.from({ length: sampler.numLevels + 1 }, (_, level) => slot('sample', (cnt) => samplerParams(cnt, level)));
   const slotSampleFinish = slot('sample_finish', (cnt) => samplerParams(cnt, 0));
+  const slotPenalties = slot('penalties', (cnt) => ({ numPenalized: cnt.numPenalized, vocab: c.vocabSize }));
 
   const paramsBuffer = device.createBuffer({ label: 'params', size: fills.length * SLOT_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   const mirror = new ArrayBuffer(fills.length * SLOT_BYTES);
@@ -294,7 +295,14 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);
   matmulOp(tailSpecs, 'lm_head', { params: slotMmLm, x: act.hLast, m: w.lmHead, y: act.logits, count: sampledRows });
-  const samplerBuffers = { logits: buf(act.logits), infos: buf(act.sampleInfo), weights: buf(act.sampleScratch), state: buf(act.sampleState), hist: buf(act.sampleHist), sampled: buf(act.sampled) };
+  // bias and penalties written into the logits of the positions that use them: a pass of its own
+  // (a workgroup per such position, so its cost follows their entries, not the vocabulary), run
+  // only in steps that have one, so other steps pay nothing and the sampler stays one kernel
+  add(tailSpecs, 'penalties', want('penalties'), slotPenalties, { logits: buf(act.logits), tokens: buf(act.tokens), infos: buf(act.penaltyInfo), entries: buf(act.penaltyEntries) }, (cnt, out) => {
+    out[0] = cnt.numPenalized;
+    out[1] = 1;
+  }, true);
+  const samplerBuffers = { logits: buf(act.logits), infos: buf(act.sampleInfo), weights: buf(act.sampleScratch), state: buf(act.sampleState), hist: buf(act.sampleHist), sampled: buf(act.sampled), logprobOut: buf(act.logprobOut) };
   slotsSampleLevel.forEach((slotLevel, level) => {
     const label = level === 0 ? 'sample' : level === sampler.numLevels ? 'sample_gather' : `sample_level${level}`;
     // rows that need no level (greedy, fallback, done early) leave at once; a step where no row

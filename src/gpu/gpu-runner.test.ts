@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { folderOpener } from '../../tools/models/node-files';
 import { CpuRunner } from '../reference/cpu-runner';
 import { DEFAULT_MAX_ROWS } from '../engine/types';
+import { maxPenaltyEntriesPerRow } from '../engine/penalties';
+import { PENALTY_ENTRY_WORDS } from './step-meta';
 import type { KernelSetting } from './kernels';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
@@ -161,10 +163,12 @@ describe('GpuRunner buffer sizing', () => {
       // A sampled position costs its logits and its sampling weights ([vocab] f32 each), the
       // sampler's state and radix counts (a fixed size whatever the vocabulary) plus a few small
       // entries: no third [vocab] for a logits readback (testing/step-probe.ts makes its own).
+      // A row also holds room for its penalty entries (16 bytes an id it may penalize).
       const samplerBytes = 4 * (SAMPLE_HIST_WORDS + samplerShape(model.config.vocabSize, byDefault.kernelSetting).stateWords);
+      const penaltyBytes = 4 * PENALTY_ENTRY_WORDS * maxPenaltyEntriesPerRow(model.config.vocabSize, byDefault.maxContext);
       const perPlainRow = (await activations({ maxRows: 9, maxDraftTokens: 0 })) - (await activations({ maxRows: 8, maxDraftTokens: 0 }));
-      expect(perPlainRow).toBeGreaterThanOrEqual(2 * vocabBytes + samplerBytes);
-      expect(perPlainRow).toBeLessThan(3 * vocabBytes + samplerBytes);
+      expect(perPlainRow).toBeGreaterThanOrEqual(2 * vocabBytes + samplerBytes + penaltyBytes);
+      expect(perPlainRow).toBeLessThan(3 * vocabBytes + samplerBytes + penaltyBytes);
       const perDraft = ((await activations({ maxRows: 8, maxDraftTokens: 2 })) - (await activations({ maxRows: 8, maxDraftTokens: 0 }))) / (8 * 2);
       expect(perDraft).toBeGreaterThanOrEqual(2 * vocabBytes + samplerBytes);
       expect(perDraft).toBeLessThan(3 * vocabBytes + samplerBytes);

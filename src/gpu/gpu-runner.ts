@@ -2,11 +2,11 @@
 // encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
 import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS, windowGroupBlocks } from '../engine/types';
-import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
+import type { ModelRunner, SampledLogprobs, StepPlan, StepResult } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
-import { Activations, READBACK_TIMESTAMP_BYTES } from './activations';
+import { Activations, logprobReadbackOffset, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
 import { buildForwardProgram, type Counts, type Dispatch, type ForwardProgram } from './forward-program';
 import { KvArena, type KvArenas } from './kv-arena';
@@ -16,7 +16,7 @@ import { ATTENTION_MAX_HEAD_DIM, attentionLanes, attentionShape, type KernelSett
 import { PipelineCache, type ShaderSource } from './pipeline-cache';
 import { ropeTable, ropeTableLevel } from './rope-tables';
 import { samplerShape } from './sample-plan';
-import { ATTENTION_ITEM_WORDS, maxSampledPositions, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, maxSampledPositions, PENALTY_ENTRY_WORDS, PENALTY_INFO_WORDS, ROW_INFO_WORDS, StepMeta, SAMPLE_INFO_WORDS, SAMPLE_LOGPROB_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 import { destroyWeights, uploadWeights, type GpuWeights } from './weights';
 
 export interface GpuRunnerOptions {
@@ -109,6 +109,8 @@ export class GpuRunner implements ModelRunner {
   /** GPU bytes held: weights, KV pools (both arenas), activations; and how many buffers hold the KV pools. */
   readonly memory: { weights: number; kv: number; activations: number; kvBuffers: number };
   private readonly grid = new Uint32Array(2);
+  /** Byte offset of the logprob slots in the readback. */
+  private readonly logprobOffset: number;
   /** The body and the tail: a step in which a position samples. */
   private readonly sampledStep: readonly Dispatch[];
   private readonly querySet: GPUQuerySet | null;
@@ -136,6 +138,7 @@ export class GpuRunner implements ModelRunner {
     if (meta.limits.windowGroup) this.windowGroup = meta.limits.windowGroup;
     if (kvNote) this.kvNote = kvNote;
     this.maxTokensPerStep = meta.limits.maxTokens;
+    this.logprobOffset = logprobReadbackOffset(maxSampledPositions(meta.limits));
     this.maxRows = meta.limits.maxRows;
     this.maxContext = meta.limits.maxPositions;
     this.maxDraftTokens = meta.limits.maxDraftTokens ?? 0;
@@ -196,7 +199,7 @@ export class GpuRunner implements ModelRunner {
     const act = new Activations(
       device,
       c,
-      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxAttentionSplits: attention.maxSplits, sampleStateWords: samplerShape(c.vocabSize, setting).stateWords },
+      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxAttentionSplits: attention.maxSplits, sampleStateWords: samplerShape(c.vocabSize, setting).stateWords, maxPenaltyEntries: meta.maxPenaltyEntries },
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);
@@ -288,6 +291,10 @@ export class GpuRunner implements ModelRunner {
         queue.writeBuffer(act.sampleInfo, 0, meta.sampleInfo.buffer, 0, counts.numSampled * SAMPLE_INFO_WORDS * 4);
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
       }
+      if (counts.numPenalized > 0) {
+        queue.writeBuffer(act.penaltyInfo, 0, meta.penaltyInfo.buffer, 0, counts.numPenalized * PENALTY_INFO_WORDS * 4);
+        if (meta.numPenaltyEntries > 0) queue.writeBuffer(act.penaltyEntries, 0, meta.penaltyEntries.buffer, 0, meta.numPenaltyEntries * PENALTY_ENTRY_WORDS * 4);
+      }
       this.program.writeParams(queue, counts);
       const dispatches = counts.numSampled > 0 ? this.sampledStep : this.program.body;
       try {
@@ -297,16 +304,19 @@ export class GpuRunner implements ModelRunner {
         throw err;
       }
       if (counts.numSampled > 0) encoder.copyBufferToBuffer(act.sampled, 0, act.readback, READBACK_TIMESTAMP_BYTES, counts.numSampled * 4);
+      // logprob slots only for the positions that asked (none: nothing more read back)
+      if (meta.numLogprobSlots > 0) encoder.copyBufferToBuffer(act.logprobOut, 0, act.readback, this.logprobOffset, meta.numLogprobSlots * SAMPLE_LOGPROB_WORDS * 4);
     }
     queue.submit([encoder.finish()]);
     const error = await device.popErrorScope();
     if (error) throw new Error(`GpuRunner step ${plan.stepIndex}: ${error.message}`);
 
-    // The one readback: timestamps and sampled ids (its mapping also paces the loop to the GPU).
-    const readBytes = READBACK_TIMESTAMP_BYTES + counts.numSampled * 4;
+    // The one readback: timestamps, sampled ids and the logprob slots asked for (its mapping also paces the loop to the GPU).
+    const readBytes = meta.numLogprobSlots > 0 ? this.logprobOffset + meta.numLogprobSlots * SAMPLE_LOGPROB_WORDS * 4 : READBACK_TIMESTAMP_BYTES + counts.numSampled * 4;
     await act.readback.mapAsync(GPUMapMode.READ, 0, readBytes);
     const mapped = act.readback.getMappedRange(0, readBytes);
     const result = this.resultOf(plan, new Int32Array(mapped, READBACK_TIMESTAMP_BYTES, counts.numSampled));
+    if (meta.numLogprobSlots > 0) result.logprobs = this.logprobsOf(plan, new Float32Array(mapped, this.logprobOffset, meta.numLogprobSlots * SAMPLE_LOGPROB_WORDS));
     if (timed) {
       const [begin, end] = new BigUint64Array(mapped, 0, 2);
       if (begin! > 0n && end! > begin!) result.gpuTimeMs = Number(end! - begin!) / 1e6;
@@ -336,10 +346,35 @@ export class GpuRunner implements ModelRunner {
     return { sampledIds, draftSampledIds };
   }
 
+  /**
+   * Per row, the logprobs of its sampled positions from `slots` ([numLogprobSlots,
+   * SAMPLE_LOGPROB_WORDS]: the token's, then per top id its id bits and logprob), in plan order.
+   */
+  private logprobsOf(plan: StepPlan, slots: Float32Array): (SampledLogprobs[] | undefined)[] {
+    const { meta } = this;
+    const out: (SampledLogprobs[] | undefined)[] = plan.rows.map(() => undefined);
+    const ids = new Int32Array(slots.buffer, slots.byteOffset, slots.length);
+    for (let i = 0; i < meta.numSampled; i++) {
+      const slot = meta.logprobSlots[i]!;
+      if (slot < 0) continue;
+      const r = meta.sampleRows[i]!;
+      const o = slot * SAMPLE_LOGPROB_WORDS;
+      const numTop = Math.min(plan.rows[r]!.sampling.logprobs ?? 0, this.vocabSize);
+      const topIds = new Int32Array(numTop);
+      const topLogprobs = new Float32Array(numTop);
+      for (let t = 0; t < numTop; t++) {
+        topIds[t] = ids[o + 1 + 2 * t]!;
+        topLogprobs[t] = slots[o + 2 + 2 * t]!;
+      }
+      (out[r] ??= []).push({ logprob: slots[o]!, topIds, topLogprobs });
+    }
+    return out;
+  }
+
   /** The packed step's sizes, as the dispatches' grids and params read them. */
   private counts(): Counts {
     const { meta } = this;
-    return { numTokens: meta.numTokens, numSampled: meta.numSampled, numGathered: meta.numGathered, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
+    return { numTokens: meta.numTokens, numSampled: meta.numSampled, numGathered: meta.numGathered, numPenalized: meta.numPenalized, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
   }
 
   /** Fills this.grid for d; false when it has no workgroups. */

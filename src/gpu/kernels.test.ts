@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { ATTENTION_MAX_HEAD_DIM, ATTENTION_MAX_LANE_QUADS, ATTENTION_TILE, attentionShape, KERNELS, MATMUL_ROWS_PER_INVOCATION, MATMUL_TOKENS_PER_INVOCATION, SHADER_FILES, type BindingKind, type KernelName } from './kernels';
 import { SAMPLE_CANDIDATE_CAP } from '../engine/sample-numerics';
 import { SAMPLE_BINS, SAMPLE_FINISH_SIZE, SAMPLE_HIST_WORDS, SAMPLE_LEVEL_WORDS, SAMPLE_MAX_LEVELS } from './sample-plan';
-import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { ATTENTION_ITEM_WORDS, PENALTY_ENTRY_WORDS, PENALTY_INFO_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, SAMPLE_LOGPROB_WORDS, TOKEN_INFO_WORDS } from './step-meta';
+import { MAX_TOP_LOGPROBS } from '../engine/penalties';
 
 const shaderDir = join(import.meta.dirname, '../../shaders');
 const wgsl = (file: string): string => readFileSync(join(shaderDir, `${file}.wgsl`), 'utf8').replace(/\/\/[^\n]*/g, '');
@@ -91,6 +92,7 @@ describe('kernel registry vs shaders/', () => {
 
   it("sample's SampleInfo, LevelState and scratch constants are the host's", () => {
     const source = wgsl(KERNELS.sample.file);
+    const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
     expect(structFields(source, 'SampleInfo')).toEqual([
       ['temperature', 'f32'],
       ['topK', 'u32'],
@@ -98,12 +100,13 @@ describe('kernel registry vs shaders/', () => {
       ['seed', 'u32'],
       ['pos', 'u32'],
       ['invTemperature', 'f32'],
-      ['pad0', 'u32'],
-      ['pad1', 'u32'],
+      ['logprobs', 'u32'],
+      ['logprobSlot', 'u32'],
     ]);
     expect(SAMPLE_INFO_WORDS).toBe(8);
+    expect(constant('MAX_TOP_LOGPROBS')).toBe(MAX_TOP_LOGPROBS);
+    expect(constant('LOGPROB_WORDS')).toBe(SAMPLE_LOGPROB_WORDS);
     expect(structFields(source, 'LevelState')).toHaveLength(SAMPLE_LEVEL_WORDS);
-    const constant = (name: string) => Number(new RegExp(`const\\s+${name}\\s*:\\s*u32\\s*=\\s*(\\d+)u\\s*;`).exec(source)?.[1]);
     expect(constant('CAP')).toBe(SAMPLE_CANDIDATE_CAP);
     expect(constant('BINS')).toBe(SAMPLE_BINS);
     expect(constant('MAX_LEVELS')).toBe(SAMPLE_MAX_LEVELS);
@@ -112,12 +115,38 @@ describe('kernel registry vs shaders/', () => {
     expect(constant('FINISH_SIZE')).toBe(SAMPLE_FINISH_SIZE);
   });
 
+  it("penalties' PenaltyInfo and Entry are the host's", () => {
+    const source = wgsl(KERNELS.penalties.file);
+    expect(structFields(source, 'PenaltyInfo')).toEqual([
+      ['position', 'u32'],
+      ['first', 'u32'],
+      ['numEntries', 'u32'],
+      ['firstDraft', 'u32'],
+      ['numDrafts', 'u32'],
+      ['frequency', 'f32'],
+      ['presence', 'f32'],
+      ['repetition', 'f32'],
+      ['invRepetition', 'f32'],
+      ['pad0', 'u32'],
+      ['pad1', 'u32'],
+      ['pad2', 'u32'],
+    ]);
+    expect(PENALTY_INFO_WORDS).toBe(12);
+    expect(structFields(source, 'Entry')).toEqual([
+      ['id', 'u32'],
+      ['count', 'u32'],
+      ['inPrompt', 'u32'],
+      ['bias', 'f32'],
+    ]);
+    expect(PENALTY_ENTRY_WORDS).toBe(4);
+  });
+
   it('every copy of TokenInfo has the layout step-meta packs', () => {
     const copies = SHADER_FILES.flatMap((file) => {
       const fields = structFields(wgsl(file), 'TokenInfo');
       return fields ? [{ file, fields }] : [];
     });
-    expect(copies.map((c) => c.file).sort()).toEqual(['embedding', 'rope_kv_write']);
+    expect(copies.map((c) => c.file).sort()).toEqual(['embedding', 'penalties', 'rope_kv_write']);
     for (const { fields } of copies) {
       expect(fields).toEqual([
         ['id', 'u32'],

@@ -68,6 +68,7 @@ const SAMPLE_BINDINGS = [
   ['state', 'write'],
   ['hist', 'write'],
   ['sampled', 'write'],
+  ['logprobOut', 'write'],
 ] as const;
 
 /** sample.wgsl's Params, shared by both of its entry points. */
@@ -137,6 +138,12 @@ export const KERNELS = {
     file: 'swiglu',
     bindings: [['params', 'uniform'], ['gate', 'read'], ['up', 'read'], ['out', 'write']],
     params: [['numElements', 'u32'], ['pad0', 'u32'], ['pad1', 'u32'], ['pad2', 'u32']],
+  },
+  // bias and penalties into the logits of the positions that use them, before the sampler reads them
+  penalties: {
+    file: 'penalties',
+    bindings: [['params', 'uniform'], ['logits', 'write'], ['tokens', 'read'], ['infos', 'read'], ['entries', 'read']],
+    params: [['numPenalized', 'u32'], ['vocab', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
   },
   // sample.wgsl's level passes (level 0: the chunks' argmax and first histogram; the last: the gather)
   sample: {

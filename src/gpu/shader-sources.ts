@@ -3,6 +3,7 @@
 import embedding from '../../shaders/embedding.wgsl?raw';
 import matmul from '../../shaders/matmul.wgsl?raw';
 import pagedAttention from '../../shaders/paged_attention.wgsl?raw';
+import penalties from '../../shaders/penalties.wgsl?raw';
 import rmsNorm from '../../shaders/rms_norm.wgsl?raw';
 import ropeKvWrite from '../../shaders/rope_kv_write.wgsl?raw';
 import sample from '../../shaders/sample.wgsl?raw';
@@ -16,6 +17,7 @@ const SOURCES: Record<string, string> = {
   rope_kv_write: ropeKvWrite,
   paged_attention: pagedAttention,
   swiglu,
+  penalties,
   sample,
 };
 

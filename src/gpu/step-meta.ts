@@ -1,6 +1,7 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
 // items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan, StepRow } from '../engine/types';
+import { hasPenalties, inverseRepetitionPenalty, maxPenaltyEntriesPerRow, penaltyEntries } from '../engine/penalties';
 import { inverseTemperature } from '../engine/sample-numerics';
 import { sampleIsGathered } from './sample-plan';
 import { attentionNumSplits, type AttentionShape } from './kernels';
@@ -20,6 +21,12 @@ export const ROW_INFO_WORDS = 4;
 export const ATTENTION_ITEM_WORDS = 4;
 /** u32 words of one SampleInfo { temperature, topK, topP, seed, pos, invTemperature, pad x2 } (sample.wgsl). */
 export const SAMPLE_INFO_WORDS = 8;
+/** f32 words of one logprob slot (sample.wgsl's LOGPROB_WORDS): the token's, then (id bits, logprob) per top id, 20 at most. */
+export const SAMPLE_LOGPROB_WORDS = 41;
+/** u32 words of one PenaltyInfo (penalties.wgsl): one per sampled position of a penalized row. */
+export const PENALTY_INFO_WORDS = 12;
+/** u32 words of one penalty Entry { id, count, inPrompt, bias } (penalties.wgsl). */
+export const PENALTY_ENTRY_WORDS = 4;
 
 export interface StepMetaLimits {
   maxTokens: number;
@@ -89,6 +96,20 @@ export class StepMeta {
   readonly sampleTokens: Uint32Array;
   /** [maxSampled] index into plan.rows of the row each sampled position belongs to */
   readonly sampleRows: Int32Array;
+  /** [maxSampled] each sampled position's logprob slot (slots in sampled order), -1 when its row asks for none */
+  readonly logprobSlots: Int32Array;
+  /** [maxSampled, PENALTY_INFO_WORDS] viewed as u32 and f32: the penalized positions, in sampled order */
+  readonly penaltyInfo: Uint32Array;
+  private readonly penaltyInfoF32: Float32Array;
+  /** Entries all penalized rows of a step may hold: every row at maxPenaltyEntriesPerRow. */
+  readonly maxPenaltyEntries: number;
+  /** [maxPenaltyEntries, PENALTY_ENTRY_WORDS] u32 and f32, made at the first step with penalties (most steps never need it) */
+  private entries: { u32: Uint32Array; f32: Float32Array } | null = null;
+  /** Positions sampled with penalties or bias (penaltyInfo entries) and the entries they share (per row). */
+  numPenalized = 0;
+  numPenaltyEntries = 0;
+  /** Sampled positions whose rows ask for logprobs: the slots read back. */
+  numLogprobSlots = 0;
   numTokens = 0;
   numRows = 0;
   numBlockTableEntries = 0;
@@ -114,6 +135,15 @@ export class StepMeta {
     this.sampleInfoF32 = new Float32Array(this.sampleInfo.buffer);
     this.sampleTokens = new Uint32Array(maxSampled);
     this.sampleRows = new Int32Array(maxSampled);
+    this.logprobSlots = new Int32Array(maxSampled);
+    this.penaltyInfo = new Uint32Array(maxSampled * PENALTY_INFO_WORDS);
+    this.penaltyInfoF32 = new Float32Array(this.penaltyInfo.buffer);
+    this.maxPenaltyEntries = limits.maxRows * maxPenaltyEntriesPerRow(limits.vocabSize, limits.maxPositions);
+  }
+
+  /** [numPenaltyEntries, PENALTY_ENTRY_WORDS] of the last pack (empty before any step had penalties). */
+  get penaltyEntries(): Uint32Array {
+    return this.entries?.u32 ?? new Uint32Array(0);
   }
 
   /** Most attention work items a step can hold: every token at its most splits. */
@@ -139,6 +169,9 @@ export class StepMeta {
     let drafts = 0;
     let items = 0;
     let merges = 0;
+    let penalized = 0;
+    let numEntries = 0;
+    let logprobSlots = 0;
     plan.rows.forEach((row, r) => {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
@@ -188,7 +221,46 @@ export class StepMeta {
       // after the last known token, then after each draft: the draft at position p is verified by
       // the draw keyed by p + 1, plain decode's there, from logits bitwise plain decode's (no kernel's
       // result for a token depends on how its row was cut into steps)
+      // bias and penalties: the row's entries once, a PenaltyInfo per sampled position, each
+      // counting the drafts before it (penalties.wgsl)
+      const penalties = row.sample && hasPenalties(row.sampling);
+      let firstEntry = numEntries;
+      let rowEntries = 0;
+      if (penalties) {
+        const e = penaltyEntries(row.sampling, row.penaltyTokens, row.numPromptTokens ?? 0, vocabSize);
+        if (numEntries + e.ids.length > this.maxPenaltyEntries) throw new RangeError(`step's penalty entries exceed ${this.maxPenaltyEntries}`);
+        this.entries ??= (() => {
+          const u32 = new Uint32Array(this.maxPenaltyEntries * PENALTY_ENTRY_WORDS);
+          return { u32, f32: new Float32Array(u32.buffer) };
+        })();
+        for (let i = 0; i < e.ids.length; i++) {
+          const o = (numEntries + i) * PENALTY_ENTRY_WORDS;
+          this.entries.u32[o] = e.ids[i]!;
+          this.entries.u32[o + 1] = e.counts[i]!;
+          this.entries.u32[o + 2] = e.inPrompt[i]!;
+          this.entries.f32[o + 3] = e.bias[i]!;
+        }
+        firstEntry = numEntries;
+        rowEntries = e.ids.length;
+        numEntries += rowEntries;
+      }
+      const topLogprobs = row.sampling.logprobs;
       for (let j = row.sample ? -k : 1; j <= 0; j++, sampled++) {
+        if (penalties) {
+          const o = penalized * PENALTY_INFO_WORDS;
+          const repetition = Math.fround(row.sampling.repetitionPenalty ?? 1);
+          this.penaltyInfo[o] = sampled;
+          this.penaltyInfo[o + 1] = firstEntry;
+          this.penaltyInfo[o + 2] = rowEntries;
+          this.penaltyInfo[o + 3] = t - k; // the row's first draft
+          this.penaltyInfo[o + 4] = j + k; // drafts before this position
+          this.penaltyInfoF32[o + 5] = row.sampling.frequencyPenalty ?? 0;
+          this.penaltyInfoF32[o + 6] = row.sampling.presencePenalty ?? 0;
+          this.penaltyInfoF32[o + 7] = repetition;
+          this.penaltyInfoF32[o + 8] = inverseRepetitionPenalty(repetition); // the GPU never divides
+          penalized++;
+        }
+        this.logprobSlots[sampled] = topLogprobs === undefined ? -1 : logprobSlots++;
         const o = sampled * SAMPLE_INFO_WORDS;
         this.sampleInfoF32[o] = row.sampling.temperature;
         this.sampleInfo[o + 1] = Math.max(0, Math.floor(row.sampling.topK));
@@ -196,6 +268,8 @@ export class StepMeta {
         this.sampleInfo[o + 3] = row.sampling.seed >>> 0;
         this.sampleInfo[o + 4] = lastPos + 1 + j; // the position of the token being generated
         this.sampleInfoF32[o + 5] = inverseTemperature(row.sampling.temperature); // the GPU never divides
+        this.sampleInfo[o + 6] = topLogprobs === undefined ? 0 : 1 + topLogprobs;
+        this.sampleInfo[o + 7] = Math.max(0, this.logprobSlots[sampled]!);
         if (sampleIsGathered(row.sampling, vocabSize)) gathered++;
         this.sampleTokens[sampled] = t - 1 + j;
         this.sampleRows[sampled] = r;
@@ -210,6 +284,9 @@ export class StepMeta {
     this.numDrafts = drafts;
     this.numAttentionItems = items;
     this.numMergeItems = merges;
+    this.numPenalized = penalized;
+    this.numPenaltyEntries = numEntries;
+    this.numLogprobSlots = logprobSlots;
   }
 
   /**

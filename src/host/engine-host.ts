@@ -1,6 +1,7 @@
 // EngineHost: the EngineApi over EngineCore and a runner factory (model swap, sessions, step and
 // notice subscriptions, GPU-loss recovery). Pure and runner-agnostic: no DOM, GPU or comlink.
 import { EngineCore } from '../engine/engine-core';
+import { InvalidOptionError } from '../engine/errors';
 import { Subscriptions } from '../engine/listeners';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from '../protocol/events';
 import { DEFAULT_STEP_BUDGET, validateStepBudget, type StepBudget } from '../engine/step-budget';
@@ -139,6 +140,13 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
   async createSession(options: SessionOptions = {}): Promise<SessionId> {
     const loaded = this.loaded;
     if (!loaded) throw new Error('no model is loaded yet');
+    // a bias for an id past the vocabulary names no logit: refused, like OpenAI's invalid token id
+    const bias: unknown = options.sampling?.logitBias;
+    if (typeof bias === 'object' && bias !== null) {
+      const vocabSize = loaded.info.vocabSize;
+      const outside = Object.keys(bias).find((key) => /^[0-9]+$/.test(key) && Number(key) >= vocabSize);
+      if (outside !== undefined) throw new InvalidOptionError('sampling.logitBias', outside, `token ids from 0 to ${vocabSize - 1} (the model's vocabulary)`);
+    }
     const id = loaded.engine.createSession(options);
     this.sessionsMade++;
     return id;

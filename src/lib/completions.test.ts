@@ -228,6 +228,13 @@ describe('chat.completions over EngineApi', () => {
       [ask('hi', { n: 0 }), 'n'],
       [ask('hi', { tools: [{ type: 'function', function: { name: 'f' } }] }), 'tools'],
       [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
+      [ask('hi', { frequency_penalty: 2.5 }), 'frequency_penalty'],
+      [ask('hi', { presence_penalty: Number.NaN }), 'presence_penalty'],
+      [ask('hi', { repetition_penalty: 0 }), 'repetition_penalty'],
+      [ask('hi', { logit_bias: { '5': 101 } }), 'logit_bias'],
+      [ask('hi', { logit_bias: { abc: 1 } }), 'logit_bias'],
+      [ask('hi', { logit_bias: { '99999999': 1 } }), 'logit_bias'], // past the vocabulary
+      [ask('hi', { logprobs: true, top_logprobs: 21 }), 'top_logprobs'],
     ];
     for (const [params, param] of cases) {
       const err = await complete(params).catch((e: unknown) => e);
@@ -235,6 +242,32 @@ describe('chat.completions over EngineApi', () => {
       expect((err as InvalidRequestError).status).toBe(400);
       expect((err as InvalidRequestError).param).toBe(param);
     }
+  });
+
+  it("returns logprobs in OpenAI's shape, streamed the same; a penalized request gets its solo tokens in a cohort", async () => {
+    const params = ask('tell me a story', { temperature: 0.8, seed: 3, max_tokens: 12, ignore_eos: true, logprobs: true, top_logprobs: 2, frequency_penalty: 1, presence_penalty: 0.5, repetition_penalty: 1.3, logit_bias: { '101': -100 } });
+    const whole = await complete(params);
+    const lp = whole.choices[0]!.logprobs!.content!;
+    expect(lp).toHaveLength(12);
+    for (const t of lp) {
+      expect(t.logprob).toBeLessThanOrEqual(0);
+      expect(t.top_logprobs).toHaveLength(2);
+      expect(t.top_logprobs[0]!.logprob).toBeGreaterThanOrEqual(t.top_logprobs[1]!.logprob);
+      expect(t.bytes).toEqual(Array.from(new TextEncoder().encode(t.token)));
+      expect(t.token).not.toBe('e'); // id 101 banned
+    }
+    expect(lp).toHaveLength(whole.usage.completion_tokens);
+    const { chunks, texts } = await streamed(params);
+    expect(texts[0]).toBe(whole.choices[0]!.message.content);
+    expect(chunks.flatMap((c) => c.choices.flatMap((ch) => ch.logprobs?.content ?? []))).toEqual(lp);
+    // beside requests without penalties, each gets what it gets alone
+    const plain = ask('why is the sky blue', { temperature: 0.8, seed: 4, max_tokens: 12, ignore_eos: true });
+    const alone = (await complete(plain)).choices[0]!.message.content;
+    const [a, b] = await Promise.all([streamed(params), streamed(plain)]);
+    expect([a.texts[0], b.texts[0]]).toEqual([whole.choices[0]!.message.content, alone]);
+    expect((await complete(plain)).choices[0]!.logprobs).toBeNull();
+    const unpenalized = await complete({ ...params, frequency_penalty: 0, presence_penalty: 0, repetition_penalty: 1, logit_bias: null });
+    expect(unpenalized.choices[0]!.message.content).not.toBe(whole.choices[0]!.message.content);
   });
 
   it('streams every step to whoever asks', async () => {

@@ -8,7 +8,8 @@ import { MODEL_CHANGED, MODEL_CHANGED_ERROR_NAME } from '../protocol/load-errors
 import { TAB_EXPIRED_ERROR_NAME } from '../protocol/tab-errors';
 import { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelChangedError, ModelNotLoadedError, TabExpiredError } from './errors';
 import type { RequestPlan } from './request';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionStream, CompletionUsage, FinishReason, LoadedModel } from './types';
+import type { TokenLogprob, TokenLogprobAlternative } from '../protocol/events';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionStream, ChatCompletionTokenLogprob, CompletionUsage, FinishReason, LoadedModel, TopLogprob } from './types';
 
 /** The EngineApi verbs the library uses, with plain callbacks (a comlink wrapper proxies them). */
 export type EngineLink = Pick<
@@ -29,7 +30,7 @@ export interface RunContext {
   gpuLosses(): number;
 }
 
-type RunEvent = { kind: 'delta'; index: number; text: string; first: boolean } | { kind: 'finish'; index: number; reason: FinishReason } | { kind: 'usage'; usage: CompletionUsage };
+type RunEvent = { kind: 'delta'; index: number; text: string; first: boolean; logprobs?: ChatCompletionTokenLogprob[] } | { kind: 'finish'; index: number; reason: FinishReason } | { kind: 'usage'; usage: CompletionUsage };
 
 /** Runs the request; resolves once its first choice shows a token, so errors before that reject create(). */
 export async function runCompletion(ctx: RunContext, plan: RequestPlan, signal?: AbortSignal): Promise<ChatCompletionStream | ChatCompletion> {
@@ -111,7 +112,7 @@ class RequestRun {
       controller: this.controller,
       async *[Symbol.asyncIterator]() {
         for await (const e of events) {
-          if (e.kind === 'delta') yield chunk([{ index: e.index, delta: { ...(e.first ? { role: 'assistant' as const } : {}), content: e.text }, finish_reason: null, logprobs: null }]);
+          if (e.kind === 'delta') yield chunk([{ index: e.index, delta: { ...(e.first ? { role: 'assistant' as const } : {}), content: e.text }, finish_reason: null, logprobs: e.logprobs ? { content: e.logprobs, refusal: null } : null }]);
           else if (e.kind === 'finish') yield chunk([{ index: e.index, delta: {}, finish_reason: e.reason, logprobs: null }]);
           else yield chunk([], e.usage);
         }
@@ -122,10 +123,13 @@ class RequestRun {
   async collect(): Promise<ChatCompletion> {
     const texts = this.plan.sessions.map(() => '');
     const reasons: FinishReason[] = this.plan.sessions.map(() => 'stop');
+    const logprobs: ChatCompletionTokenLogprob[][] = this.plan.sessions.map(() => []);
     let usage: CompletionUsage | undefined;
     for await (const e of this.events) {
-      if (e.kind === 'delta') texts[e.index] += e.text;
-      else if (e.kind === 'finish') reasons[e.index] = e.reason;
+      if (e.kind === 'delta') {
+        texts[e.index] += e.text;
+        if (e.logprobs) logprobs[e.index]!.push(...e.logprobs);
+      } else if (e.kind === 'finish') reasons[e.index] = e.reason;
       else usage = e.usage;
     }
     return {
@@ -133,7 +137,7 @@ class RequestRun {
       object: 'chat.completion',
       created: this.created,
       model: this.ctx.model.id,
-      choices: texts.map((content, index) => ({ index, message: { role: 'assistant', content, refusal: null }, finish_reason: reasons[index]!, logprobs: null })),
+      choices: texts.map((content, index) => ({ index, message: { role: 'assistant', content, refusal: null }, finish_reason: reasons[index]!, logprobs: this.plan.logprobs ? { content: logprobs[index]!, refusal: null } : null })),
       usage: usage!,
     };
   }
@@ -145,7 +149,9 @@ class RequestRun {
       const index = this.sessionIds.indexOf(row.sessionId);
       if (index < 0 || row.newTokenIds.length === 0) continue;
       if (index === 0) this.onFirstShown();
-      if (row.newText) this.delta(index, row.newText);
+      // a token with logprobs is reported in the step that made it, even before its text shows
+      const logprobs = this.plan.logprobs && row.newLogprobs && row.newLogprobs.length > 0 ? row.newLogprobs.map(tokenLogprob) : undefined;
+      if (row.newText || logprobs) this.delta(index, row.newText, logprobs);
     }
     for (const done of event.finished) {
       const index = this.sessionIds.indexOf(done.sessionId);
@@ -153,8 +159,8 @@ class RequestRun {
     }
   }
 
-  private delta(index: number, text: string): void {
-    this.events.push({ kind: 'delta', index, text, first: !this.started[index] });
+  private delta(index: number, text: string, logprobs?: ChatCompletionTokenLogprob[]): void {
+    this.events.push({ kind: 'delta', index, text, first: !this.started[index], ...(logprobs ? { logprobs } : {}) });
     this.started[index] = true;
   }
 
@@ -227,6 +233,18 @@ class RequestRun {
   }
 }
 
+const utf8 = new TextEncoder();
+
+/** An alternative in OpenAI's shape: its text, logprob and the text's UTF-8 bytes. */
+function topLogprob(t: TokenLogprobAlternative): TopLogprob {
+  return { token: t.token, logprob: t.logprob, bytes: Array.from(utf8.encode(t.token)) };
+}
+
+/** A generated token's logprobs in OpenAI's shape. */
+function tokenLogprob(t: TokenLogprob): ChatCompletionTokenLogprob {
+  return { ...topLogprob(t), top_logprobs: t.top.map(topLogprob) };
+}
+
 function finishReason(reason: EngineFinishReason): FinishReason {
   return reason === 'length' ? 'length' : 'stop';
 }
@@ -267,6 +285,11 @@ const PARAM_OF_OPTION: Record<string, string> = {
   'sampling.topP': 'top_p',
   'sampling.topK': 'top_k',
   'sampling.seed': 'seed',
+  'sampling.frequencyPenalty': 'frequency_penalty',
+  'sampling.presencePenalty': 'presence_penalty',
+  'sampling.repetitionPenalty': 'repetition_penalty',
+  'sampling.logitBias': 'logit_bias',
+  'sampling.logprobs': 'top_logprobs',
   seed: 'seed',
   stopStrings: 'stop',
   systemPrompt: 'messages',

@@ -29,7 +29,7 @@ export {
 export type { ModelLoadErrorCode } from '../protocol/load-errors';
 export type * from './types';
 export type { EngineNotice, KvCacheOptions, KvCacheType, LoadProgress, ModelInfo, ModelSource } from '../protocol/api';
-export type { FinishedEvent, StepEvent, StepRowEvent, WaitingEvent } from '../protocol/events';
+export type { FinishedEvent, StepEvent, StepRowEvent, TokenLogprob, TokenLogprobAlternative, WaitingEvent } from '../protocol/events';
 export type { StepBudget } from '../protocol/api';
 
 export interface CreateEngineOptions extends LoadOptions, WorkerOptions {

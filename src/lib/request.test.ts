@@ -40,9 +40,22 @@ describe('planRequest', () => {
     expect(refusal({ messages: [{ role: 'user', content: 'q' }, { role: 'system', content: 's' }, { role: 'user', content: 'q' }] })).toBe('messages[1].role');
     expect(refusal({ messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).toBe('messages[0].content[0]');
     expect(refusal({ n: 129 })).toBe('n');
-    expect(refusal({ logprobs: true })).toBe('logprobs');
-    expect(refusal({ presence_penalty: 0.5 })).toBe('presence_penalty');
+    expect(refusal({ logprobs: 'yes' as never })).toBe('logprobs');
+    expect(refusal({ top_logprobs: 3 })).toBe('top_logprobs'); // without logprobs: true, as OpenAI
+    expect(refusal({ logprobs: true, top_logprobs: 21 })).toBe('top_logprobs');
+    expect(refusal({ logprobs: true, top_logprobs: 1.5 })).toBe('top_logprobs');
+    expect(refusal({ logit_bias: [1, 2] as never })).toBe('logit_bias');
+    expect(refusal({ logit_bias: 'x' as never })).toBe('logit_bias');
     expect(plan({ logprobs: false, presence_penalty: 0, tools: [], response_format: { type: 'text' } }).sessions).toHaveLength(1);
+  });
+
+  it("takes penalties, logit_bias and logprobs in OpenAI's shape as the engine's sampling", () => {
+    const p = plan({ frequency_penalty: 0.5, presence_penalty: -1, repetition_penalty: 1.1, logit_bias: { '50256': -100, '11': 2 }, logprobs: true, top_logprobs: 5, n: 2 });
+    expect(p.logprobs).toBe(true);
+    for (const s of p.sessions) expect(s.sampling).toEqual({ frequencyPenalty: 0.5, presencePenalty: -1, repetitionPenalty: 1.1, logitBias: { '50256': -100, '11': 2 }, logprobs: 5 });
+    expect(plan({ logprobs: true }).sessions[0]!.sampling).toEqual({ logprobs: 0 });
+    expect(plan({ logprobs: false, logit_bias: {} }).sessions[0]!.sampling).toEqual({});
+    expect(plan({}).logprobs).toBe(false);
   });
 
   it('passes a prediction on as text (string or text parts) and speculation as the engine option', () => {

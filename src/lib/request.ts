@@ -14,6 +14,8 @@ export interface RequestPlan {
   userText: string;
   stream: boolean;
   includeUsage: boolean;
+  /** logprobs: true: each choice's tokens come back with their log-probabilities. */
+  logprobs: boolean;
 }
 
 /** Fields that would change the output in ways the engine cannot honour: refused, not ignored. */
@@ -22,11 +24,6 @@ const UNSUPPORTED: Record<string, (value: unknown) => boolean> = {
   functions: (v) => Array.isArray(v) && v.length > 0,
   tool_choice: (v) => v !== 'none',
   function_call: (v) => v !== 'none',
-  logprobs: (v) => v === true,
-  top_logprobs: (v) => typeof v === 'number' && v > 0,
-  logit_bias: (v) => typeof v === 'object' && v !== null && Object.keys(v).length > 0,
-  frequency_penalty: (v) => typeof v === 'number' && v !== 0,
-  presence_penalty: (v) => typeof v === 'number' && v !== 0,
   response_format: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type !== 'text',
   audio: (v) => v !== null && v !== undefined,
 };
@@ -53,6 +50,11 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
       ...defined('temperature', request.temperature),
       ...defined('topP', request.top_p),
       ...defined('topK', request.top_k),
+      ...defined('frequencyPenalty', request.frequency_penalty),
+      ...defined('presencePenalty', request.presence_penalty),
+      ...defined('repetitionPenalty', request.repetition_penalty),
+      ...logitBiasOf(request.logit_bias),
+      ...logprobsOf(request.logprobs, request.top_logprobs),
     },
     ...(stopStrings !== undefined ? { stopStrings: stopStrings as string[] } : {}),
     ...(request.ignore_eos != null ? { ignoreEos: request.ignore_eos } : {}),
@@ -63,7 +65,23 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     ...base,
     ...(seed !== undefined ? { sampling: { ...base.sampling, seed: choiceSeed(seed, i) } } : {}),
   }));
-  return { sessions, userText, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true };
+  return { sessions, userText, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
+}
+
+/** `logit_bias` as the engine's (an object of token id keys); the engine checks ids and values and names the field. */
+function logitBiasOf(bias: unknown): { logitBias?: Record<number, number> } {
+  if (bias === undefined || bias === null) return {};
+  if (typeof bias !== 'object' || Array.isArray(bias)) throw new InvalidRequestError('logit_bias must be an object mapping token ids (as strings) to biases from -100 to 100', 'logit_bias');
+  return Object.keys(bias).length > 0 ? { logitBias: bias as Record<number, number> } : {};
+}
+
+/** `logprobs` and `top_logprobs` as the engine's `logprobs` (the top count; absent: none), as OpenAI checks them. */
+function logprobsOf(logprobs: unknown, top: unknown): { logprobs?: number } {
+  if (logprobs !== undefined && logprobs !== null && typeof logprobs !== 'boolean') throw new InvalidRequestError(`logprobs must be true or false, got ${JSON.stringify(logprobs)}`, 'logprobs');
+  if (top === undefined || top === null) return logprobs === true ? { logprobs: 0 } : {};
+  if (logprobs !== true) throw new InvalidRequestError('top_logprobs needs logprobs: true', 'top_logprobs');
+  if (!(Number.isInteger(top) && (top as number) >= 0 && (top as number) <= 20)) throw new InvalidRequestError(`top_logprobs must be an integer from 0 to 20, got ${JSON.stringify(top)}`, 'top_logprobs');
+  return { logprobs: top as number };
 }
 
 /**

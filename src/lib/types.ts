@@ -27,7 +27,7 @@ export interface ChatCompletionStreamOptions {
 
 /**
  * The request. Fields OpenAI defines that change the output and that Cohort cannot honour
- * (tools, logprobs, penalties, logit_bias, non-text response formats) are refused with a 400;
+ * (tools, non-text response formats) are refused with a 400;
  * the rest of the SDK's fields (metadata, store, user...) are accepted and have no effect.
  */
 export interface ChatCompletionCreateParamsBase {
@@ -57,16 +57,30 @@ export interface ChatCompletionCreateParamsBase {
    * drafts a step whatever they cost. The reply is the same either way; only its speed differs.
    */
   speculation?: 'auto' | 'off' | { max_draft_tokens: number } | null;
+  /**
+   * Return each generated token's log-probability (`choices[i].logprobs.content`), from the
+   * distribution it was drawn from: the logits after logit_bias and the penalties, scaled by
+   * 1/temperature (temperature 0: by 1), over the whole vocabulary, before top_k and top_p.
+   */
+  logprobs?: boolean | null;
+  /** With logprobs: this many most likely tokens at each position too (0 to 20). */
+  top_logprobs?: number | null;
+  /** Token id (a string key, as OpenAI's) -> -100..100, added to that token's logit. */
+  logit_bias?: Record<string, number> | null;
+  /** -2..2: subtracted from a token's logit per time it occurs in the reply so far. */
+  frequency_penalty?: number | null;
+  /** -2..2: subtracted once from the logit of every token the reply holds. */
+  presence_penalty?: number | null;
+  /**
+   * Cohort's extension (vLLM's and llama.cpp's repetition_penalty; > 0, 1 = off): the logit of a
+   * token in the prompt or the reply so far is divided by it when positive, multiplied when not.
+   */
+  repetition_penalty?: number | null;
   // Declared so the SDK's requests type-check; refused at run time when set to do something.
   tools?: unknown;
   tool_choice?: unknown;
   functions?: unknown;
   function_call?: unknown;
-  logprobs?: boolean | null;
-  top_logprobs?: number | null;
-  logit_bias?: unknown;
-  frequency_penalty?: number | null;
-  presence_penalty?: number | null;
   response_format?: unknown;
   audio?: unknown;
   /**
@@ -159,12 +173,31 @@ export interface ChatCompletionMessage {
   refusal: string | null;
 }
 
+/** One alternative at a token's position (OpenAI's shape). */
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  /** UTF-8 bytes of `token` (the tokenizer's text of that token alone). */
+  bytes: number[] | null;
+}
+
+/** One generated token's log-probability and the most likely tokens at its position. */
+export interface ChatCompletionTokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+/** `choices[i].logprobs` of a request with logprobs: true (null without). */
+export interface ChoiceLogprobs {
+  content: ChatCompletionTokenLogprob[] | null;
+  refusal: ChatCompletionTokenLogprob[] | null;
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: Array<{ index: number; message: ChatCompletionMessage; finish_reason: FinishReason; logprobs: null }>;
+  choices: Array<{ index: number; message: ChatCompletionMessage; finish_reason: FinishReason; logprobs: ChoiceLogprobs | null }>;
   usage: CompletionUsage;
 }
 
@@ -173,7 +206,7 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string | null }; finish_reason: FinishReason | null; logprobs?: null }>;
+  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string | null }; finish_reason: FinishReason | null; logprobs?: ChoiceLogprobs | null }>;
   /** Only on the last chunk, and only with stream_options.include_usage (null before it). */
   usage?: CompletionUsage | null;
 }

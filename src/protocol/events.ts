@@ -29,6 +29,8 @@ export type {
   SessionStats,
   StepBudgetEvent,
   StepRowEvent,
+  TokenLogprob,
+  TokenLogprobAlternative,
   WaitReason,
   WaitingEvent,
 } from '../engine/events';

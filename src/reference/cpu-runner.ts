@@ -4,8 +4,11 @@
 import { ForwardArena, forward } from './forward';
 import { KvPool } from './kv-pool';
 import { sampleToken } from './sample';
+import { sampledLogprobs } from './logprobs';
+import { applyPenalties } from './penalties';
 import { loadCpuWeights, type CpuWeights } from './weights';
-import { DEFAULT_MAX_DRAFT_TOKENS, windowGroupBlocks, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../engine/types';
+import { hasPenalties, penaltyEntries, type PenaltyEntries } from '../engine/penalties';
+import { DEFAULT_MAX_DRAFT_TOKENS, windowGroupBlocks, type ModelRunner, type SampledLogprobs, type StepPlan, type StepResult, type StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
 
@@ -87,14 +90,14 @@ export class CpuRunner implements ModelRunner {
 
   execute(plan: StepPlan): Promise<StepResult> {
     try {
-      const { sampledIds, draftSampledIds } = this.executeDetailed(plan);
-      return Promise.resolve(draftSampledIds ? { sampledIds, draftSampledIds } : { sampledIds });
+      const { sampledIds, draftSampledIds, logprobs } = this.executeDetailed(plan);
+      return Promise.resolve({ sampledIds, ...(draftSampledIds ? { draftSampledIds } : {}), ...(logprobs ? { logprobs } : {}) });
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
   }
 
-  /** execute(), synchronously, also returning the logits it sampled from. */
+  /** execute(), synchronously, also returning the logits it sampled from (after penalties and bias). */
   executeDetailed(plan: StepPlan): CpuStepDetail {
     if (this.disposed) throw new Error('CpuRunner used after dispose()');
     const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
@@ -105,38 +108,88 @@ export class CpuRunner implements ModelRunner {
     const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
     if (plan.rows.length === 0) return { sampledIds, sampleRows: [], logits: new Float32Array(0) };
     const numDrafts = plan.rows.reduce((n, row) => n + (row.numDraftTokens ?? 0), 0);
+    const vocab = this.weights.config.vocabSize;
+    const sampler = new PositionSampler(plan.rows, vocab);
     if (numDrafts === 0) {
       const { sampleRows, logits } = forward(this.weights, this.kv, plan, this.arena);
-      const vocab = this.weights.config.vocabSize;
       sampleRows.forEach((r, i) => {
         const row = plan.rows[r];
         const pos = row.startPos + row.tokenIds.length; // position of the token being generated
-        sampledIds[r] = sampleToken(logits.subarray(i * vocab, (i + 1) * vocab), row.sampling, pos);
+        sampledIds[r] = sampler.sample(r, logits.subarray(i * vocab, (i + 1) * vocab), pos, 0);
       });
-      return { sampledIds, sampleRows, logits };
+      return { sampledIds, sampleRows, logits, ...sampler.result() };
     }
     // Verify rows: the forward runs every token on its own (attention through its row's block
     // table, every K/V written before any is read), so a row cut into its known tokens and one
     // sampling row per draft yields the logits at each of those positions, bitwise as plain decode.
     const { rows, owners } = splitDraftRows(plan.rows, this.maxDraftTokens);
     const { sampleRows: split, logits } = forward(this.weights, this.kv, { stepIndex: plan.stepIndex, rows }, this.arena);
-    const vocab = this.weights.config.vocabSize;
     const draftSampledIds = new Int32Array(numDrafts); // [sum of numDraftTokens], rows in plan order
     const sampleRows: number[] = [];
     let draftAt = 0;
     split.forEach((s, i) => {
       const row = rows[s];
-      const id = sampleToken(logits.subarray(i * vocab, (i + 1) * vocab), row.sampling, row.startPos + row.tokenIds.length);
       const r = owners[s];
+      const after = sampleRows.length > 0 && sampleRows[sampleRows.length - 1] === r ? sampler.positionsOf(r) : 0; // drafts before this position
+      const id = sampler.sample(r, logits.subarray(i * vocab, (i + 1) * vocab), row.startPos + row.tokenIds.length, after);
       sampleRows.push(r);
-      if (sampleRows.length > 1 && sampleRows[sampleRows.length - 2] === r) draftSampledIds[draftAt++] = id;
+      if (after > 0) draftSampledIds[draftAt++] = id;
       else sampledIds[r] = id;
     });
-    return { sampledIds, draftSampledIds, sampleRows, logits };
+    return { sampledIds, draftSampledIds, sampleRows, logits, ...sampler.result() };
   }
 
   dispose(): void {
     this.disposed = true;
+  }
+}
+
+/**
+ * Samples a step's positions as the GPU does: a row's penalties and bias (the twin of
+ * penalties.wgsl) on its logits in place, the draw (sample.ts), and its logprobs (logprobs.ts)
+ * from those same logits. Each position's logits are its own: nothing depends on other rows.
+ */
+class PositionSampler {
+  private readonly entries = new Map<number, PenaltyEntries>();
+  private readonly counts = new Map<number, number>();
+  private readonly logprobs: (SampledLogprobs[] | undefined)[];
+  private anyLogprobs = false;
+
+  constructor(
+    private readonly rows: readonly StepRow[],
+    private readonly vocab: number,
+  ) {
+    this.logprobs = rows.map(() => undefined);
+  }
+
+  /** Positions of row r sampled so far. */
+  positionsOf(r: number): number {
+    return this.counts.get(r) ?? 0;
+  }
+
+  /** Row r's token at `pos` from `logits` [vocab], with `after` of its drafts fed before it. */
+  sample(r: number, logits: Float32Array, pos: number, after: number): number {
+    const row = this.rows[r]!;
+    this.counts.set(r, after + 1);
+    if (hasPenalties(row.sampling)) {
+      let entries = this.entries.get(r);
+      if (!entries) {
+        entries = penaltyEntries(row.sampling, row.penaltyTokens, row.numPromptTokens ?? 0, this.vocab);
+        this.entries.set(r, entries);
+      }
+      const k = row.numDraftTokens ?? 0;
+      applyPenalties(logits, row.sampling, entries, row.tokenIds.subarray(row.tokenIds.length - k, row.tokenIds.length - k + after));
+    }
+    const id = sampleToken(logits, row.sampling, pos);
+    if (row.sampling.logprobs !== undefined && id >= 0) {
+      (this.logprobs[r] ??= []).push(sampledLogprobs(logits, row.sampling.temperature, id, row.sampling.logprobs));
+      this.anyLogprobs = true;
+    }
+    return id;
+  }
+
+  result(): { logprobs?: (SampledLogprobs[] | undefined)[] } {
+    return this.anyLogprobs ? { logprobs: this.logprobs } : {};
   }
 }
 

@@ -39,6 +39,18 @@ describe('ServerHost sessions', () => {
     expect(await host.getSession(id)).toMatchObject({ state: 'done', numTurns: 2, stats: { tokensOut: 0, totalTokensOut: 2, finishReason: 'length' } });
   });
 
+  it("forwards penalties and logit_bias in the server's names; refuses logprobs, which its text stream cannot carry", async () => {
+    const { host, server } = await connected();
+    const id = await host.createSession({ sampling: { frequencyPenalty: 0.5, presencePenalty: -1, repetitionPenalty: 1.2, logitBias: { 7: -100 } } });
+    await host.send(id, 'Hi');
+    const turn = await server.nextCompletion();
+    expect(turn.body).toMatchObject({ frequency_penalty: 0.5, presence_penalty: -1, logit_bias: { 7: -100 } });
+    expect(turn.body.repetition_penalty ?? turn.body.repeat_penalty).toBe(1.2); // vLLM's name, or llama.cpp's
+    turn.finish();
+    await host.waitForTurn(id);
+    await expect(host.createSession({ sampling: { logprobs: 2 } })).rejects.toThrow(/sampling.logprobs/);
+  });
+
   it('a failed turn ends with its error and takes its user message out of the history', async () => {
     const { host, server } = await connected();
     const id = await host.createSession({ systemPrompt: 'S' });

@@ -3,6 +3,7 @@
 import type { EngineMode, FinishedEvent, SessionSnapshot, SessionStats, StepEvent, StepRowEvent, TurnResult, WaitingEvent } from '../protocol/events';
 import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions, StepBudget } from '../protocol/api';
 import type { ServerSample } from '../protocol/server';
+import { InvalidOptionError } from '../engine/errors';
 import { Subscriptions } from '../engine/listeners';
 import { SessionBook, type SessionRecord, type TurnRecord } from '../engine/session-book';
 import { validateStepBudget } from '../engine/step-budget';
@@ -90,6 +91,8 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
 
   async createSession(options: SessionOptions = {}): Promise<SessionId> {
     this.connected();
+    // the server's stream is read as text: its tokens' logprobs never reach the step events
+    if (options.sampling?.logprobs !== undefined) throw new InvalidOptionError('sampling.logprobs', options.sampling.logprobs, 'absent: a server backend does not return logprobs');
     return this.sessions.create(options).sessionId;
   }
 

@@ -55,6 +55,11 @@ export function turnBody(kind: ServerKind, request: TurnRequest): Record<string,
     // 0 means "no cut" here and in llama.cpp; vLLM spells it -1
     top_k: sampling.topK === 0 && kind === 'vllm' ? -1 : sampling.topK,
     seed: sampling.seed,
+    // penalties and bias as both servers name them (llama.cpp's repeat_penalty is vLLM's repetition_penalty)
+    ...(sampling.frequencyPenalty ? { frequency_penalty: sampling.frequencyPenalty } : {}),
+    ...(sampling.presencePenalty ? { presence_penalty: sampling.presencePenalty } : {}),
+    ...(sampling.repetitionPenalty !== undefined && sampling.repetitionPenalty !== 1 ? { [kind === 'llama.cpp' ? 'repeat_penalty' : 'repetition_penalty']: sampling.repetitionPenalty } : {}),
+    ...(sampling.logitBias && Object.keys(sampling.logitBias).length > 0 ? { logit_bias: sampling.logitBias } : {}),
     ...(request.stopStrings.length > 0 ? { stop: request.stopStrings } : {}),
     ...(request.ignoreEos ? { ignore_eos: true } : {}),
     // per-chunk timings carry llama.cpp's exact token counts; cache_prompt reuses a slot's KV

@@ -3,7 +3,7 @@
 import * as Comlink from 'comlink';
 import type { EngineApi } from '../../src/protocol/api';
 import './soak'; // window.cohortSoak, the soak's own helpers on this page
-import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepBudget, type StepEvent } from '../../src/lib';
+import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionTokenLogprob, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepBudget, type StepEvent } from '../../src/lib';
 
 /** A StepEvent as plain JSON (token ids as arrays), the fields the specs read. */
 export interface PlainStep {
@@ -31,6 +31,8 @@ export interface RequestOutcome {
   usage: CompletionUsage | null;
   numChunks: number;
   error: { name: string; message: string } | null;
+  /** Each choice's logprobs.content (streamed: the chunks' in order), for requests with logprobs. */
+  logprobs: ChatCompletionTokenLogprob[][];
 }
 
 export interface RunOutcome {
@@ -81,13 +83,14 @@ function plain(event: StepEvent): PlainStep {
 
 /** One request; `fromStep` is where its run's steps begin in `steps`. */
 async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutcome> {
-  const outcome: RequestOutcome = { texts: [], finishReasons: [], usage: null, numChunks: 0, error: null };
+  const outcome: RequestOutcome = { texts: [], finishReasons: [], usage: null, numChunks: 0, error: null, logprobs: [] };
   const live = engine!;
   try {
     if (spec.stream === false) {
       const completion = await live.chat.completions.create({ ...spec.params, stream: false });
       outcome.texts = completion.choices.map((c) => c.message.content ?? '');
       outcome.finishReasons = completion.choices.map((c) => c.finish_reason);
+      outcome.logprobs = completion.choices.map((c) => c.logprobs?.content ?? []);
       outcome.usage = completion.usage;
       return outcome;
     }
@@ -98,6 +101,7 @@ async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutco
       for (const choice of chunk.choices) {
         outcome.texts[choice.index] = (outcome.texts[choice.index] ?? '') + (choice.delta.content ?? '');
         outcome.finishReasons[choice.index] = choice.finish_reason ?? outcome.finishReasons[choice.index] ?? null;
+        (outcome.logprobs[choice.index] ??= []).push(...(choice.logprobs?.content ?? []));
       }
       if (chunk.usage) outcome.usage = chunk.usage;
       const abort = spec.abort;

@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { folderOpener } from '../../../tools/models/node-files';
 import { EngineCore } from '../../engine/engine-core';
-import type { StepEvent } from '../../engine/events';
+import type { EngineMode, StepEvent, TokenLogprob } from '../../engine/events';
 import type { Speculation } from '../../engine/speculation';
-import type { ChatTemplate, ModelRunner, Tokenizer } from '../../engine/types';
+import type { ChatTemplate, ModelRunner, SamplingParams, Tokenizer } from '../../engine/types';
 import type { ModelDesc } from '../../model/desc';
 import { loadHfModel } from '../../model/hf-loader';
 
@@ -45,16 +45,25 @@ export interface Answer {
   decodeSteps: number;
   numDrafted: number;
   numAccepted: number;
+  /** The turn's tokens' logprobs as the step events carried them (sessions that asked). */
+  logprobs: TokenLogprob[];
+}
+
+/** What else answer() may set: sampling fields on top of its own, the engine's mode. */
+export interface AnswerOptions {
+  sampling?: Partial<SamplingParams>;
+  mode?: EngineMode;
 }
 
 /** Answers every prompt in one engine over a fresh runner (top-k 20, top-p 0.95, seeds 7, 8, ...); checks the pool ends empty. */
-export async function answer(makeRunner: () => Promise<ModelRunner> | ModelRunner, prompts: number[][], speculation: Speculation, temperature = 0): Promise<{ answers: Answer[]; numSteps: number; wallMs: number }> {
+export async function answer(makeRunner: () => Promise<ModelRunner> | ModelRunner, prompts: number[][], speculation: Speculation, temperature = 0, options: AnswerOptions = {}): Promise<{ answers: Answer[]; numSteps: number; wallMs: number }> {
   const runner = await makeRunner();
-  const engine = new EngineCore({ runner, tokenizer, chatTemplate: template, manualSteps: true, maxTokensPerStep: Math.min(2048, runner.maxTokensPerStep), speculation });
-  const ids = prompts.map((_, i) => engine.createSession({ maxNewTokens: NIAH_MAX_NEW_TOKENS, sampling: { temperature, topK: 20, topP: 0.95 }, seed: 7 + i }));
-  const answers: Answer[] = ids.map(() => ({ text: '', ids: [], decodeSteps: 0, numDrafted: 0, numAccepted: 0 }));
+  const engine = new EngineCore({ runner, tokenizer, chatTemplate: template, manualSteps: true, maxTokensPerStep: Math.min(2048, runner.maxTokensPerStep), speculation, ...(options.mode ? { mode: options.mode } : {}) });
+  const ids = prompts.map((_, i) => engine.createSession({ maxNewTokens: NIAH_MAX_NEW_TOKENS, sampling: { temperature, topK: 20, topP: 0.95, ...options.sampling }, seed: 7 + i }));
+  const answers: Answer[] = ids.map(() => ({ text: '', ids: [], decodeSteps: 0, numDrafted: 0, numAccepted: 0, logprobs: [] }));
   engine.subscribe((e: StepEvent) => {
     for (const row of e.rows) {
+      if (row.newLogprobs) answers[ids.indexOf(row.sessionId)].logprobs.push(...row.newLogprobs);
       if (row.kind !== 'decode') continue;
       const a = answers[ids.indexOf(row.sessionId)];
       a.decodeSteps++;

@@ -5,6 +5,8 @@ import type { ChatMessage } from '../server-turn';
 /** One /v1/chat/completions request, streamed as the test says. */
 export class FakeCompletion {
   readonly messages: ChatMessage[];
+  /** The request body as sent. */
+  readonly body: Record<string, unknown>;
   aborted = false;
   private stream!: ReadableStreamDefaultController<Uint8Array>;
   private readonly encoder = new TextEncoder();
@@ -12,6 +14,7 @@ export class FakeCompletion {
 
   constructor(body: { messages: ChatMessage[] }, signal: AbortSignal | undefined) {
     this.messages = body.messages;
+    this.body = body;
     const readable = new ReadableStream<Uint8Array>({ start: (controller) => void (this.stream = controller) });
     this.response = new Response(readable, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
     signal?.addEventListener('abort', () => {
