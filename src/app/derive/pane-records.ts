@@ -118,7 +118,11 @@ export function mergeIndex(stored: PaneIndex, change: IndexChange, nowMs: number
   for (const id of change.closed) closed[id] ??= nowMs;
   const order = stored.order.filter((id) => !(id in closed));
   const present = new Set(order);
-  for (const id of change.order) if (!(id in closed) && !present.has(id)) (order.push(id), present.add(id));
+  for (const id of change.order) {
+    if (id in closed || present.has(id)) continue;
+    order.push(id);
+    present.add(id);
+  }
   return { version: RECORD_VERSION, order, closed, nextNumber: Math.max(stored.nextNumber, change.nextNumber), newSettings: change.newSettings ?? stored.newSettings };
 }
 
