@@ -2,7 +2,7 @@
 // a tab does with another tab's record, the index's tombstones, reading and migrating old data.
 import { describe, expect, it } from 'vitest';
 import {
-  contentOf, decideWrite, emptyIndex, mergeIndex, migrateLegacy, nextRecord, panesFromStorage, readIndex, readPaneRecord, remoteDecision, RECORD_VERSION, TOMBSTONE_KEEP_MS,
+  contentOf, decideWrite, emptyIndex, followOrder, mergeIndex, migrateLegacy, nextRecord, panesFromStorage, readIndex, readPaneRecord, remoteDecision, RECORD_VERSION, TOMBSTONE_KEEP_MS,
   type PaneRecord,
 } from './pane-records';
 import { PERSIST_VERSION, toPersisted } from './persisted-sessions';
@@ -64,6 +64,14 @@ describe('pane records', () => {
     expect(index.order).toEqual(['p1-a', 'p3-b']);
     expect(index.closed).toEqual({ 'p2-a': 2 });
     expect(mergeIndex(index, { order: [], closed: [], nextNumber: 1 }, 2 + TOMBSTONE_KEEP_MS).closed).toEqual({});
+  });
+
+  it('a tab follows the stored order for the panes it lists, keeping its own others after them', () => {
+    const local = ['p2', 'c1', 'p1'];
+    expect(followOrder(local, ['p1', 'gone', 'p2'])).toEqual(['p1', 'p2', 'c1']);
+    expect(followOrder(local, ['p2', 'p1'])).toEqual(['p2', 'p1', 'c1']);
+    const same = ['p1', 'p2'];
+    expect(followOrder(same, ['p1', 'p2', 'p3'])).toBe(same);
   });
 
   it('shows the index\'s panes in order, then records the index does not list, never a closed one', () => {

@@ -174,6 +174,18 @@ export function viewFromRecord(record: PaneContent & { paneId: string }): Sessio
   return { ...view, lines, restoreHistory: lines.length > 0, ...(lines.length > 0 ? { state: 'done' as const } : {}), ...(record.draft ? { returnedDraft: record.draft } : {}) };
 }
 
+/**
+ * A tab's pane order put in the stored order (another tab's save says it): panes the stored order
+ * lists come in its order, the others (new here, or the app's own compare panes) keep their place after them.
+ */
+export function followOrder(local: readonly string[], stored: readonly string[]): readonly string[] {
+  const here = new Set(local);
+  const listed = stored.filter((id) => here.has(id));
+  const inStored = new Set(listed);
+  const next = [...listed, ...local.filter((id) => !inStored.has(id))];
+  return next.every((id, i) => id === local[i]) ? local : next;
+}
+
 /** The number in a pane id (`p12`, or `p12-<tab>` since ids carry the tab that opened them). */
 export const paneNumber = (paneId: string): number => Number(/^p(\d+)/.exec(paneId)?.[1] ?? 0);
 

@@ -26,7 +26,7 @@ interface Tab {
 }
 
 /** A tab of the page: `channel: false` is a tab whose messages are lost (it sees no other tab live). */
-async function openTab(tabId: string, options: { channel?: boolean; storage?: PaneStorage } = {}): Promise<Tab> {
+async function openTab(tabId: string, options: { channel?: boolean; storage?: PaneStorage; loadGate?: Promise<void> } = {}): Promise<Tab> {
   const store = createStore<SessionsState>()(sessionsState);
   const notices: StorageNotice[] = [];
   const posted: PaneMessage[] = [];
@@ -35,7 +35,7 @@ async function openTab(tabId: string, options: { channel?: boolean; storage?: Pa
   const storage = options.storage ?? { load: (now) => loadPanes(now, db), write: (r, c, change, now) => writePanes(r, c, change, now, db) };
   const sync = createPaneSync({
     store,
-    storage: { load: storage.load, write: (...args) => (dead ? new Promise<never>(() => undefined) : storage.write(...args)) },
+    storage: { load: async (now) => (await options.loadGate, storage.load(now)), write: (...args) => (dead ? new Promise<never>(() => undefined) : storage.write(...args)) },
     channel: {
       // as a BroadcastChannel: a copy, to every other tab, later
       post: (m) => {
@@ -114,6 +114,28 @@ describe('pane sync across tabs', () => {
     answer(a, a1, 'more from A', 'ok');
     await pass(SAVE_EVERY_MS, a, b);
     expect(allText(await openTab('c')).sort()).toEqual(['more from A', 'ok', 'ok A1', 'ok B1', 'remember MARK-A1', 'remember MARK-B1']);
+  });
+
+  it('every tab shows the stored order: panes opened at once in two tabs, and a tab whose load was overtaken by another tab\'s save', async () => {
+    const a = await openTab('a');
+    const b = await openTab('b');
+    const [a1] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+    await pass(SAVE_EVERY_MS, a, b);
+    const [b2] = b.store.getState().addPanes([DEFAULT_SETTINGS]);
+    const [a2] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+    await pass(SAVE_EVERY_MS, a, b);
+    await pass(SAVE_EVERY_MS, a, b);
+    expect(a.store.getState().order).toEqual(b.store.getState().order);
+    expect(new Set(a.store.getState().order)).toEqual(new Set([a1, a2, b2]));
+    let open!: () => void;
+    const late = openTab('late', { loadGate: new Promise<void>((resolve) => (open = resolve)) });
+    await Promise.resolve();
+    const [a3] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+    await pass(SAVE_EVERY_MS, a);
+    open();
+    const c = await late;
+    expect(c.store.getState().order).toEqual(a.store.getState().order);
+    expect(c.store.getState().order.at(-1)).toBe(a3);
   });
 
   it('a pane closed in one tab is not brought back by another tab\'s stale copy, live or not', async () => {

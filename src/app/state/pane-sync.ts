@@ -2,7 +2,7 @@
 // tabs (their saves arrive over a channel). No DOM: the page wires it in session-persistence.ts.
 import type { StoreApi } from 'zustand';
 import {
-  contentOf, nextRecord, panesFromStorage, remoteDecision, sameContent, viewFromRecord,
+  contentOf, followOrder, nextRecord, panesFromStorage, remoteDecision, sameContent, viewFromRecord,
   type IndexChange, type PaneRecord,
 } from '../derive/pane-records';
 import { isBusy, type SessionSettings, type SessionView } from '../derive/session-view';
@@ -21,6 +21,8 @@ export interface PaneMessage {
   closed: string[];
   /** Panes a turn (or a held message) of the sender's runs in. */
   busy: string[];
+  /** The panes' order as stored after this save (or the sender's own, storage refused): every tab shows this order. */
+  order: string[];
   nextNumber: number;
   newSettings: SessionSettings;
 }
@@ -48,6 +50,8 @@ export interface PaneSyncDeps {
   /** An engine session whose pane now shows another tab's transcript: its KV no longer matches. */
   dropEngineSession(engineId: string): void;
   notify(notice: StorageNotice): void;
+  /** A change waits to be saved (true), or every change so far is saved (false), with the number of saves done. */
+  onPending?(pending: boolean, savesDone: number): void;
 }
 
 export interface PaneSync {
@@ -80,8 +84,11 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
   let timer: ReturnType<typeof setTimeout> | null = null;
   let chain: Promise<void> = Promise.resolve();
 
+  let savesDone = 0;
   const schedule = () => {
-    if (timer === null) timer = setTimeout(() => void save(), SAVE_EVERY_MS);
+    if (timer !== null) return;
+    timer = setTimeout(() => void save(), SAVE_EVERY_MS);
+    deps.onPending?.(true, savesDone);
   };
 
   const refuse = (error: unknown) => {
@@ -114,8 +121,15 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
     store.getState().updateView(record.paneId, () => view);
   }
 
+  /** Messages that came while the saved panes were read: applied after them, so the order stays the stored one. */
+  let early: PaneMessage[] | null = [];
+
   function receive(message: PaneMessage): void {
     if (message.from === deps.tabId) return;
+    if (early) {
+      early.push(message);
+      return;
+    }
     for (const id of message.closed) {
       closedHere.add(id);
       known.delete(id);
@@ -139,6 +153,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
       store.getState().restore(added.map((r) => r.paneId), views, message.nextNumber, message.newSettings);
     }
     store.getState().raiseNextNumber(message.nextNumber);
+    store.getState().setOrder(followOrder(store.getState().order, message.order));
     for (const [id, hold] of heldBy) if (hold.from === message.from && !message.busy.includes(id)) release(id);
     for (const id of message.busy) {
       const view = store.getState().views.get(id);
@@ -204,10 +219,12 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
       closedHere.add(id);
     }
     let sent = records;
+    let storedOrder = order;
     if (storageWorks && (records.length > 0 || closed.length > 0 || indexText !== lastIndex)) {
       try {
         const written = await deps.storage.write(records, closed, change, nowMs);
         sent = written.written;
+        storedOrder = written.index.order;
         for (const record of written.written) known.set(record.paneId, record);
         for (const id of written.closedElsewhere) {
           closedHere.add(id);
@@ -225,11 +242,12 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
     if (!storageWorks) for (const record of records) known.set(record.paneId, record);
     lastIndex = indexText;
     lastBusy = busyText;
-    deps.channel?.post({ from: deps.tabId, records: sent, closed, busy, nextNumber: state.nextNumber, newSettings: state.newSettings });
+    deps.channel?.post({ from: deps.tabId, records: sent, closed, busy, order: storedOrder, nextNumber: state.nextNumber, newSettings: state.newSettings });
   }
 
   function save(): Promise<void> {
-    chain = chain.then(saveNow, saveNow);
+    const settle = () => deps.onPending?.(timer !== null, ++savesDone);
+    chain = chain.then(saveNow, saveNow).then(settle);
     return chain;
   }
 
@@ -246,6 +264,9 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
     } catch (error) {
       refuse(error);
     }
+    const waiting = early ?? [];
+    early = null;
+    for (const message of waiting) receive(message);
     // subscribed only after the restore, so an empty page never saves over what was saved
     store.subscribe((s, previous) => {
       if (s.views !== previous.views || s.order !== previous.order || s.newSettings !== previous.newSettings || s.nextNumber !== previous.nextNumber) schedule();
@@ -254,7 +275,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
   }
 
   function leave(): void {
-    deps.channel?.post({ from: deps.tabId, records: [], closed: [], busy: [], nextNumber: store.getState().nextNumber, newSettings: store.getState().newSettings });
+    deps.channel?.post({ from: deps.tabId, records: [], closed: [], busy: [], order: store.getState().order.filter((id) => !store.getState().views.get(id)?.tag), nextNumber: store.getState().nextNumber, newSettings: store.getState().newSettings });
   }
 
   return { start, save, leave, settled: () => chain };

@@ -32,6 +32,11 @@ export async function startSessionPersistence(): Promise<void> {
     closePane: (paneId) => void closeSession(paneId),
     dropEngineSession: (engineId) => void getEngineClient().closeSession(engineId).catch(() => undefined),
     notify: (notice) => useStorageNoticeStore.getState().add(notice),
+    // read by the e2e specs: wait for saves instead of sleeping
+    onPending: (pending, savesDone) => {
+      document.documentElement.dataset.panesPending = String(pending);
+      document.documentElement.dataset.panesSaves = String(savesDone);
+    },
   });
   const current = sync;
   addEventListener('pagehide', () => {

@@ -44,6 +44,8 @@ export interface SessionsState {
   forkPane(paneId: string, newId: string, newLabel: string, stored: SessionView): void;
   /** A pane (with no engine session) placed right after another. */
   insertPaneAfter(paneId: string, view: SessionView): void;
+  /** The same panes in another order (another tab's); unchanged when equal. */
+  setOrder(order: readonly string[]): void;
 }
 
 /** The store's state and actions; the page's store is useSessionsStore (tests make their own). */
@@ -158,6 +160,10 @@ export const sessionsState: StateCreator<SessionsState> = (set, get) => ({
     const bindings = new Map(paneByEngineId);
     if (mine.engineId) bindings.set(mine.engineId, newId);
     set({ views: nextViews, order: [...order.slice(0, at + 1), newId, ...order.slice(at + 1)], paneByEngineId: bindings });
+  },
+
+  setOrder(order) {
+    if (order !== get().order) set({ order });
   },
 
   insertPaneAfter(paneId, view) {
