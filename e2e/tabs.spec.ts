@@ -85,13 +85,16 @@ test('a pane closed in one tab while the other answers in another: the close hol
   await a.getByTestId('add-session').click();
   const b = await newPage(context);
   await expect(b.getByTestId('session-pane')).toHaveCount(2);
-  const answering = a.getByTestId('session-pane').nth(1);
+  // by id: its position changes when the first pane closes
+  const answeringId = await a.getByTestId('session-pane').nth(1).getAttribute('data-session-id');
+  const answering = a.locator(`[data-session-id="${answeringId}"]`);
   // a long prompt: the turn is still running when the other tab closes a pane
   await send(answering, niahPrompt(niahLinesFor(1200), 5, 'PINE-2468'));
   await expect(answering).toHaveAttribute('data-state', /^(waiting|prefill|decode)$/);
   // B shows the pane as answered elsewhere and will not send into it meanwhile
-  await expect(b.getByTestId('session-pane').nth(1)).toHaveAttribute('data-elsewhere', 'true');
-  await expect(b.getByTestId('session-pane').nth(1).getByTestId('session-send')).toBeDisabled();
+  const inB = b.locator(`[data-session-id="${answeringId}"]`);
+  await expect(inB).toHaveAttribute('data-elsewhere', 'true');
+  await expect(inB.getByTestId('session-send')).toBeDisabled();
   await b.getByTestId('session-pane').first().getByTestId('session-close').click();
   await expect(a.getByTestId('session-pane')).toHaveCount(1);
   await expectDone(answering);
@@ -100,7 +103,7 @@ test('a pane closed in one tab while the other answers in another: the close hol
   expect(expected).toHaveLength(1);
   expect(expected[0]![0]).toContain('PINE-2468');
   expect(expected[0]).toHaveLength(2);
-  await expect(b.getByTestId('session-pane').first()).not.toHaveAttribute('data-elsewhere', 'true');
+  await expect(inB).not.toHaveAttribute('data-elsewhere', 'true');
   expect(await transcripts(b)).toEqual(expected);
   await reloadBoth(a, b, expected);
 });

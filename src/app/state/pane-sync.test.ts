@@ -237,6 +237,23 @@ describe('pane sync across tabs', () => {
   });
 });
 
+describe('a tab that goes', () => {
+  it('frees the panes it was answering in for the other tabs at once (pagehide), with its last save', async () => {
+    const a = await openTab('a');
+    const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+    const b = await openTab('b');
+    a.store.getState().updateView(p, (v) => ({ ...v, state: 'decode', lines: [{ role: 'user', text: 'q' }, { role: 'assistant', text: 'part' }] }));
+    await pass(SAVE_EVERY_MS, a, b);
+    expect(b.store.getState().views.get(p)!.busyElsewhere).toBe(true);
+    a.store.getState().updateView(p, (v) => ({ ...v, lines: [{ role: 'user', text: 'q' }, { role: 'assistant', text: 'part and more' }] }));
+    a.sync.leave();
+    await a.sync.save();
+    await pass(0, b);
+    expect(b.store.getState().views.get(p)!.busyElsewhere).toBeUndefined();
+    expect(b.store.getState().views.get(p)!.lines.map((l) => l.text)).toEqual(['q', 'part and more']);
+  });
+});
+
 describe('storage faults and the old record', () => {
   it('refused storage: said once, the page keeps working in memory and the other tabs still see it', async () => {
     let writes = 0;

@@ -61,6 +61,8 @@ export interface PaneSync {
   save(): Promise<void>;
   /** Says the tab is going: the others stop holding its panes busy. */
   leave(): void;
+  /** The tab came back from the back/forward cache: its turns hold their panes again. */
+  stay(): void;
   /** Resolves when the saves begun so far are done (tests). */
   settled(): Promise<void>;
 }
@@ -78,6 +80,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
   /** Panes another tab said it streams into, with the timer that ends the hold if it goes silent. */
   const heldBy = new Map<string, { from: string; timer: ReturnType<typeof setTimeout> }>();
   let storageWorks = true;
+  let leaving = false;
   let toldMemory = false;
   let lastIndex = '';
   let lastBusy = '';
@@ -207,7 +210,8 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
       if (record) records.push(record);
     }
     const closed = [...known.keys()].filter((id) => !state.views.has(id));
-    const busy = order.filter((id) => busyHere(state.views.get(id)!));
+    // a tab that is going holds no pane busy for the others, whatever still runs in it
+    const busy = leaving ? [] : order.filter((id) => busyHere(state.views.get(id)!));
     const change: IndexChange = { order, closed, nextNumber: state.nextNumber, newSettings: state.newSettings };
     const indexText = JSON.stringify({ order, nextNumber: state.nextNumber, newSettings: state.newSettings });
     const busyText = busy.join(' ');
@@ -275,8 +279,14 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
   }
 
   function leave(): void {
+    leaving = true;
     deps.channel?.post({ from: deps.tabId, records: [], closed: [], busy: [], order: store.getState().order.filter((id) => !store.getState().views.get(id)?.tag), nextNumber: store.getState().nextNumber, newSettings: store.getState().newSettings });
   }
 
-  return { start, save, leave, settled: () => chain };
+  function stay(): void {
+    leaving = false;
+    schedule();
+  }
+
+  return { start, save, leave, stay, settled: () => chain };
 }

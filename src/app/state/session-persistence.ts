@@ -43,6 +43,9 @@ export async function startSessionPersistence(): Promise<void> {
     current.leave();
     void current.save();
   });
+  addEventListener('pageshow', (event) => {
+    if (event.persisted) current.stay();
+  });
   addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'hidden') void current.save();
   });
