@@ -22,7 +22,10 @@ export interface PersistedSessions {
   newSettings: SessionSettings;
 }
 
-/** What is worth keeping: the panes a person opened (not compare runs' temporary ones). */
+/**
+ * The version-1 record as pages before per-pane records wrote it (the panes a person opened, not
+ * compare runs' temporary ones). The page no longer writes it; tests build old records with it.
+ */
 export function toPersisted(order: readonly string[], views: ReadonlyMap<string, SessionView>, nextNumber: number, newSettings: SessionSettings): PersistedSessions {
   const panes: PersistedPane[] = [];
   for (const id of order) {
