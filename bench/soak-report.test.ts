@@ -1,6 +1,7 @@
-// The soak report's sorting of request ends into expected and unexpected errors, its growth figure and checks.
+// The soak report's sorting of request ends into expected and unexpected errors, its growth figure and checks,
+// and the playground's messages counted after each reload.
 import { describe, expect, it } from 'vitest';
-import { checks, classify, figures, growth, tallyErrors, type RequestEnd, type Sample, type SoakReport } from './soak-report';
+import { checks, classify, countPresent, figures, growth, lostMessages, tallyErrors, type RequestEnd, type Sample, type SoakReport } from './soak-report';
 
 const end = (fields: Partial<RequestEnd>): RequestEnd => ({ client: 'tab0.0', stream: true, n: 1, end: 'error', errorName: null, errorMessage: null, disturbances: [], elapsedMs: 10, completionTokens: 0, ...fields });
 
@@ -90,5 +91,24 @@ describe('growth and checks', () => {
     expect(failed({ ...flat, kvBlocksUsedAtEnd: 3, workerRestarts: 1, doubleEnds: 1, consoleErrors: ['x'], errors: { ...flat.errors, unexpected: { deadline: 1 } } })).toEqual([
       'unexpected errors', 'console errors', 'requests ended exactly once', 'KV blocks in use at the end', 'worker restarts',
     ]);
+  });
+
+  it('counts the playground\'s sent messages a reloaded tab shows, with their answers, and fails on one lost or on no reload', () => {
+    const sent = [{ marker: '[soak 0.0]', answered: true }, { marker: '[soak 1.0]', answered: true }, { marker: '[soak 0.1]', answered: false }];
+    const panes = [
+      [{ role: 'user' as const, text: '[soak 0.0] hello' }, { role: 'assistant' as const, text: 'hi' }, { role: 'user' as const, text: '[soak 0.1] cut' }],
+      [{ role: 'user' as const, text: '[soak 1.0] again' }, { role: 'assistant' as const, text: '' }],
+    ];
+    const count = countPresent(sent, panes, 5000, 1);
+    expect(count).toEqual({ atMs: 5000, tab: 1, sent: 3, present: 3, answered: 2, answeredPresent: 1 });
+    expect(lostMessages([count])).toBe(1);
+    const whole = countPresent(sent.slice(0, 1), panes, 0, 0);
+    const base = { date: '2026-01-01', commit: 'abc', seed: 1, durationMs: 60_000, heartbeat: { intervalMs: 250, timeoutMs: 3000 }, requestDeadlineMs: 1000, events: [],
+      requests: { served: 5, total: 5, byClient: {}, tokens: 10 }, errors: { expected: {}, unexpected: {}, unexpectedExamples: [] },
+      consoleErrors: [], doubleEnds: 0, unended: 0, samples: [], kvBlocksUsedAtEnd: 0, workerRestarts: 0 };
+    const check = (reloads: ReturnType<typeof countPresent>[]) => checks({ ...base, playground: { tabs: 2, turns: 3, done: 3, failed: 0, errors: {}, reloads } }, 0).find((c) => c.name === 'playground messages lost over reloads')!;
+    expect(check([whole])).toEqual({ name: 'playground messages lost over reloads', ok: true, value: '0 lost; 1 reloads of 2 tabs, 1 messages sent' });
+    expect(check([whole, count]).ok).toBe(false);
+    expect(check([]).ok).toBe(false);
   });
 });

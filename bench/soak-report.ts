@@ -51,8 +51,63 @@ export interface SoakReport {
   workerRestarts: number;
   /** Heap snapshots of the steady tab and the worker at the first sample past warm-up and at the end, compared (when taken). */
   heapKept?: { page?: HeapRetained; worker?: HeapRetained };
-  /** The playground tab (its own dedicated worker): turns sent and how they ended. */
-  playground: { turns: number; done: number; failed: number; errors: Record<string, number> } | null;
+  /** The playground tabs (each its own dedicated worker, their panes shared): turns sent, how they ended, and the messages each reload kept. */
+  playground: PlaygroundOutcome | null;
+}
+
+export interface PlaygroundOutcome {
+  tabs: number;
+  turns: number;
+  done: number;
+  failed: number;
+  errors: Record<string, number>;
+  /** After each reload of a playground tab: the messages sent in any tab (shown on screen before) against those the reloaded tab shows. */
+  reloads: ReloadCount[];
+}
+
+export interface ReloadCount {
+  atMs: number;
+  tab: number;
+  sent: number;
+  present: number;
+  /** Of the messages answered before the reload, how many still have their answer after it. */
+  answered: number;
+  answeredPresent: number;
+}
+
+/** A message the soak sent in the playground: its marker, and whether its answer was on screen. */
+export interface SentMessage {
+  marker: string;
+  answered: boolean;
+}
+
+/** The messages a page shows: each pane's lines, in order. */
+export type ShownPanes = Array<Array<{ role: 'user' | 'assistant'; text: string }>>;
+
+/** How many sent messages a page shows after a reload, and how many of the answered ones still have an answer. */
+export function countPresent(sent: readonly SentMessage[], panes: ShownPanes, atMs: number, tab: number): ReloadCount {
+  const shown = new Map<string, boolean>();
+  for (const lines of panes) {
+    lines.forEach((line, i) => {
+      if (line.role !== 'user') return;
+      const marker = /^\[soak [^\]]+\]/.exec(line.text)?.[0];
+      if (marker) shown.set(marker, (shown.get(marker) ?? false) || (lines[i + 1]?.role === 'assistant' && lines[i + 1]!.text !== ''));
+    });
+  }
+  const answered = sent.filter((m) => m.answered);
+  return {
+    atMs,
+    tab,
+    sent: sent.length,
+    present: sent.filter((m) => shown.has(m.marker)).length,
+    answered: answered.length,
+    answeredPresent: answered.filter((m) => shown.get(m.marker) === true).length,
+  };
+}
+
+/** Messages (and answers) missing after the reloads, summed. */
+export function lostMessages(reloads: readonly ReloadCount[]): number {
+  return reloads.reduce((sum, r) => sum + (r.sent - r.present) + (r.answered - r.answeredPresent), 0);
 }
 
 /** AbortError after this page aborted; the lost tab's errors; typed errors of a reload or a freeze. */
@@ -130,6 +185,12 @@ export function checks(report: SoakReport, warmUpMs: number): Check[] {
     { name: 'KV blocks in use at the end', ok: report.kvBlocksUsedAtEnd === 0, value: String(report.kvBlocksUsedAtEnd) },
     { name: 'worker restarts', ok: report.workerRestarts === 0, value: String(report.workerRestarts) },
   ];
+  if (report.playground) {
+    const { reloads } = report.playground;
+    const lost = lostMessages(reloads);
+    const sent = Math.max(0, ...reloads.map((r) => r.sent));
+    list.push({ name: 'playground messages lost over reloads', ok: reloads.length > 0 && lost === 0, value: `${lost} lost; ${reloads.length} reloads of ${report.playground.tabs} tabs, ${sent} messages sent` });
+  }
   // A heap read is compiled code and V8's metadata as well as objects: where snapshots tell them
   // apart, the check is on the objects and the sampled growth is a figure (figures() below).
   for (const field of ['pageHeapBytes', 'workerHeapBytes', 'gpuBytes'] as const) {
@@ -169,7 +230,7 @@ export function renderMarkdown(report: SoakReport, warmUpMs: number): string {
   return [
     `# Soak ${report.date} (${(report.durationMs / 60_000).toFixed(1)} min, seed ${report.seed}, ${report.commit})`,
     '',
-    `Three tabs of one origin on the shared engine worker plus the playground, in headless Chromium; heartbeat ${report.heartbeat.intervalMs}/${report.heartbeat.timeoutMs} ms, per-request deadline ${report.requestDeadlineMs} ms.`,
+    `Three tabs of one origin on the shared engine worker plus ${report.playground ? `${report.playground.tabs} playground tabs` : 'no playground'}, in headless Chromium; heartbeat ${report.heartbeat.intervalMs}/${report.heartbeat.timeoutMs} ms, per-request deadline ${report.requestDeadlineMs} ms.`,
     `${results.every((c) => c.ok) ? 'All checks pass.' : `FAILED: ${results.filter((c) => !c.ok).map((c) => c.name).join(', ')}.`}`,
     '',
     '| check | value | ok |',
@@ -181,7 +242,8 @@ export function renderMarkdown(report: SoakReport, warmUpMs: number): string {
     `Expected errors: ${counts(report.errors.expected)}. Unexpected: ${counts(report.errors.unexpected)}.`,
     ...report.errors.unexpectedExamples.map((e) => `- ${e}`),
     ...(report.consoleErrors.length ? ['', 'Console errors:', ...report.consoleErrors.slice(0, 10).map((e) => `- ${e}`)] : []),
-    ...(report.playground ? ['', `Playground: ${report.playground.turns} turns, ${report.playground.done} done, ${report.playground.failed} not${Object.keys(report.playground.errors).length > 0 ? ` (${Object.entries(report.playground.errors).map(([why, n]) => `${why}: ${n}`).join('; ')})` : ''}.`] : []),
+    ...(report.playground ? ['', `Playground (${report.playground.tabs} tabs): ${report.playground.turns} turns, ${report.playground.done} done, ${report.playground.failed} not${Object.keys(report.playground.errors).length > 0 ? ` (${Object.entries(report.playground.errors).map(([why, n]) => `${why}: ${n}`).join('; ')})` : ''}.`] : []),
+    ...(report.playground?.reloads.length ? ['', '| reload at (s) | tab | messages sent | present | answered | answer present |', '| --- | --- | --- | --- | --- | --- |', ...report.playground.reloads.map((r) => `| ${(r.atMs / 1000).toFixed(0)} | ${r.tab} | ${r.sent} | ${r.present} | ${r.answered} | ${r.answeredPresent} |`)] : []),
     '',
     `Events: ${report.events.map((e) => `${(e.atMs / 1000).toFixed(0)} s ${e.kind}`).join('; ') || 'none'}.`,
     '',

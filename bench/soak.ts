@@ -1,9 +1,10 @@
 // The soak: three tabs of one origin on the shared engine worker (testing/library.html's cohortSoak)
-// plus the playground, random clients for a set time, with a frozen tab, a closed tab and model reloads. No files, no asserts.
+// plus two playground tabs, random clients for a set time, with a frozen tab, a closed tab, model
+// reloads and playground reloads (messages sent against those kept). No files, no asserts.
 import type { Browser, BrowserContext, CDPSession, Page } from '@playwright/test';
 import { makeNiahSuite, seededRandom } from '../src/protocol/niah';
 import type { SoakOutcome, SoakRequest } from '../testing/library/soak';
-import { tallyErrors, type Disturbance, type RequestEnd, type Sample, type SoakReport } from './soak-report';
+import { countPresent, tallyErrors, type Disturbance, type PlaygroundOutcome, type RequestEnd, type Sample, type SentMessage, type ShownPanes, type SoakReport } from './soak-report';
 import { WorkerTarget } from './soak-worker-target';
 
 export interface SoakOptions {
@@ -25,6 +26,8 @@ export interface SoakOptions {
 /** Every disturbance (freeze, reload, close) happens once per cycle of this length, or once in a shorter run. */
 export const CYCLE_MS = 180_000;
 const NUM_TABS = 3;
+/** Playground tabs: one browser profile, so they share their saved panes and keep them in step. */
+const NUM_PLAYGROUND_TABS = 2;
 /** A page call can outlive its page-side deadline only if the page is frozen or gone: this bounds it too. */
 const PAGE_CALL_SLACK_MS = 30_000;
 
@@ -105,15 +108,17 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
   const tabs: Tab[] = [];
   for (let slot = 0; slot < NUM_TABS; slot++) tabs.push(await openTab(slot, 0));
   const worker = await WorkerTarget.attach(browser, (line) => consoleErrors.push(`shared worker: ${line}`));
-  let playground: Page | null = null;
-  if (options.playground) {
-    playground = await context.newPage();
-    watch(playground, 'playground');
-    await playground.goto(`${options.baseURL}/`);
-    await playground.locator('[data-testid=model-info][data-state=ready]').waitFor({ timeout: 300_000 });
+  const playgrounds: Page[] = [];
+  for (let i = 0; options.playground && i < NUM_PLAYGROUND_TABS; i++) {
+    const page = await context.newPage();
+    watch(page, `playground ${i}`);
+    await page.goto(`${options.baseURL}/`);
+    await page.locator('[data-testid=model-info][data-state=ready]').waitFor({ timeout: 300_000 });
+    playgrounds.push(page);
   }
+  const playground = playgrounds[0] ?? null;
   startMs = Date.now();
-  event('ready', `${NUM_TABS} tabs on one shared worker${playground ? ', playground' : ''}`);
+  event('ready', `${NUM_TABS} tabs on one shared worker${playgrounds.length ? `, ${playgrounds.length} playground tabs` : ''}`);
 
   function randomRequest(): SoakRequest {
     const stream = random() < 0.7;
@@ -197,32 +202,85 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
     return { running }; // wrapped: an async function would wait for the stream itself
   }
 
-  const playgroundTurns = { turns: 0, done: 0, failed: 0, errors: {} as Record<string, number> };
+  const playgroundTurns: PlaygroundOutcome = { tabs: playgrounds.length, turns: 0, done: 0, failed: 0, errors: {}, reloads: [] };
   const countPlaygroundError = (why: string): void => void (playgroundTurns.errors[why] = (playgroundTurns.errors[why] ?? 0) + 1);
-  async function playgroundClient(page: Page): Promise<void> {
-    const pane = page.getByTestId('session-pane').first();
-    while (now() < endAtMs) {
+  /** Messages the playground clients saw in their panes (any tab), each marked so a reloaded tab can be searched for it. */
+  const sentMessages: SentMessage[] = [];
+  /** Set while the playground tabs reload: each client waits at the top of its loop, listed in idleClients. */
+  let playgroundPaused = false;
+  const idleClients = new Set<number>();
+
+  /** Each client sends in a pane of its own (the tabs show each other's panes too), a new one when a turn fails. */
+  async function playgroundClient(page: Page, tab: number): Promise<void> {
+    let paneId: string | null = null;
+    for (let n = 0; now() < endAtMs; n++) {
+      // the check and leaving idleClients run together (no await between): a client the reload counts as idle is waiting
+      idleClients.add(tab);
+      while (playgroundPaused) await sleep(100);
+      idleClients.delete(tab);
+      if (now() >= endAtMs) break;
       playgroundTurns.turns++;
       try {
-        if ((await page.getByTestId('session-pane').count()) === 0) await page.getByTestId('add-session').click();
-        await pane.getByTestId('session-input').fill(prompts[Math.floor(random() * prompts.length)]!);
+        if (paneId === null || (await page.locator(`[data-session-id="${paneId}"]`).count()) === 0) {
+          const before = await page.getByTestId('session-pane').evaluateAll((panes) => panes.map((p) => p.getAttribute('data-session-id')));
+          await page.getByTestId('add-session').click();
+          const after = await page.getByTestId('session-pane').evaluateAll((panes) => panes.map((p) => p.getAttribute('data-session-id')));
+          paneId = after.find((id) => !before.includes(id)) ?? null;
+          if (paneId === null) throw new Error('no new pane');
+        }
+        const pane = page.locator(`[data-session-id="${paneId}"]`);
+        const marker = `[soak ${tab}.${n}]`;
+        await pane.getByTestId('session-input').fill(`${marker} ${prompts[Math.floor(random() * prompts.length)]!}`);
         await pane.getByTestId('session-input').press('Enter');
         await page.waitForFunction((el) => el && /^(done|error|cancelled)$/.test(el.getAttribute('data-state') ?? ''), await pane.elementHandle(), { timeout: options.requestDeadlineMs, polling: 250 });
         const state = await pane.getAttribute('data-state');
+        const lines = await pane.locator('.msg').evaluateAll((els) => els.map((m) => ({ user: m.classList.contains('user'), text: m.querySelector('.msg-text')?.textContent ?? '' })));
+        const at = lines.findIndex((l) => l.user && l.text.startsWith(marker));
+        // a message the page refused before any token went back to the composer: not sent
+        if (at >= 0) sentMessages.push({ marker, answered: state === 'done' && !lines[at + 1]?.user && (lines[at + 1]?.text ?? '') !== '' });
         if (state === 'done') playgroundTurns.done++;
         else {
           playgroundTurns.failed++;
           const why = state === 'error' ? ((await pane.getByTestId('session-error').textContent({ timeout: 2000 }).catch(() => null)) ?? 'error') : (state ?? 'unknown');
           // numbers vary (token counts, positions): the kind of error is what is counted
           countPlaygroundError(why.replace(/\d+/g, 'N').slice(0, 120));
-          // as a person would once a chat is full or broken: start it over
-          await pane.getByTestId('session-reset').click();
+          // as a person would once a chat is full or broken: go on in a new pane (this one keeps its messages)
+          paneId = null;
         }
       } catch (err) {
         playgroundTurns.failed++;
         countPlaygroundError(`driver: ${(err as Error).message.split('\n')[0]!.slice(0, 80)}`);
       }
       await sleep(2000 + Math.floor(random() * 3000));
+    }
+    idleClients.add(tab);
+  }
+
+  /** What a playground page shows: each pane's messages. */
+  const shownPanes = (page: Page): Promise<ShownPanes> =>
+    page.getByTestId('session-pane').evaluateAll((panes) => panes.map((p) => [...p.querySelectorAll('.msg')].map((m) => ({ role: m.classList.contains('user') ? ('user' as const) : ('assistant' as const), text: m.querySelector('.msg-text')?.textContent ?? '' }))));
+
+  /**
+   * The playground clients pause; once both tabs say every change is saved, each tab reloads in
+   * turn and the messages it shows are counted against every message sent in either tab.
+   */
+  async function reloadPlaygrounds(): Promise<void> {
+    playgroundPaused = true;
+    try {
+      do await sleep(200);
+      while (idleClients.size < playgrounds.length && now() < endAtMs + options.requestDeadlineMs);
+      event('playground reload', `${playgrounds.length} tabs, ${sentMessages.length} messages sent`);
+      for (const [tab, page] of playgrounds.entries()) {
+        for (const p of playgrounds) await p.locator('html[data-panes-pending=false]').waitFor({ timeout: 30_000 });
+        await page.reload();
+        await page.locator('[data-testid=model-info][data-state=ready]').waitFor({ timeout: 300_000 });
+        await page.locator('html[data-panes-pending]').waitFor({ timeout: 30_000 });
+        const count = countPresent(sentMessages, await shownPanes(page), now(), tab);
+        playgroundTurns.reloads.push(count);
+        event('playground reloaded', `tab ${tab}: ${count.present} of ${count.sent} messages, ${count.answeredPresent} of ${count.answered} answers`);
+      }
+    } finally {
+      playgroundPaused = false;
     }
   }
 
@@ -333,12 +391,16 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
       await reload();
       await at(0.65 + 0.05 * random());
       await closeMidStream(tabs[2]!);
+      if (playgrounds.length > 0) {
+        await at(0.8 + 0.05 * random());
+        await reloadPlaygrounds();
+      }
     }
   }
 
   await Promise.all([
     ...tabs.flatMap((tab) => Array.from({ length: options.clientsPerTab }, (_, i) => client(tab, i))),
-    ...(playground ? [playgroundClient(playground)] : []),
+    ...playgrounds.map((page, tab) => playgroundClient(page, tab)),
     sampler(),
     disturber(),
   ]);
@@ -370,7 +432,7 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
     samples,
     kvBlocksUsedAtEnd: counters[0]!.lastStep?.kvBlocksUsed ?? null,
     workerRestarts: worker.restarts(),
-    playground: playground ? playgroundTurns : null,
+    playground: playgrounds.length > 0 ? playgroundTurns : null,
   };
   await worker.detach();
   await context.close();

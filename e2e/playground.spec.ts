@@ -122,7 +122,7 @@ test('desktop: examples, scrolling transcripts, chat basics, a refused message, 
 
   const saved = await messages(pane);
   await test.step('a reload brings back every pane and transcript, and the next message carries the history', async () => {
-    await page.waitForTimeout(600); // the save runs a moment after the last change
+    await expect(page.locator('html')).toHaveAttribute('data-panes-pending', 'false'); // saved a moment after the last change
     await page.reload();
     await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
     await expect(page.getByTestId('session-pane')).toHaveCount(2);

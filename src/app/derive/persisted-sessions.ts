@@ -1,5 +1,5 @@
-// The panes as saved across page reloads (settings, transcripts, labels) and back: pure, so the
-// shape and its checks are tested in Node. Not the storage itself: state/session-persistence.ts.
+// The first saved shape (version 1: every pane in one record), read when a page migrates it, and
+// the field readers the per-pane records share. Pure; the records themselves: pane-records.ts.
 import { readSpeculation } from './speculation-view';
 import { DEFAULT_SETTINGS, newSessionView, type ChatLine, type SessionSettings, type SessionView } from './session-view';
 
@@ -22,7 +22,10 @@ export interface PersistedSessions {
   newSettings: SessionSettings;
 }
 
-/** What is worth keeping: the panes a person opened (not compare runs' temporary ones). */
+/**
+ * The version-1 record as pages before per-pane records wrote it (the panes a person opened, not
+ * compare runs' temporary ones). The page no longer writes it; tests build old records with it.
+ */
 export function toPersisted(order: readonly string[], views: ReadonlyMap<string, SessionView>, nextNumber: number, newSettings: SessionSettings): PersistedSessions {
   const panes: PersistedPane[] = [];
   for (const id of order) {
@@ -38,7 +41,7 @@ export function toPersisted(order: readonly string[], views: ReadonlyMap<string,
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-function readSettings(raw: unknown): SessionSettings {
+export function readSettings(raw: unknown): SessionSettings {
   if (!isObject(raw)) return DEFAULT_SETTINGS;
   const num = (key: keyof SessionSettings) => (isFiniteNumber(raw[key]) ? (raw[key] as number) : (DEFAULT_SETTINGS[key] as number));
   return {
@@ -52,7 +55,7 @@ function readSettings(raw: unknown): SessionSettings {
   };
 }
 
-function readLines(raw: unknown): ChatLine[] {
+export function readLines(raw: unknown): ChatLine[] {
   if (!Array.isArray(raw)) return [];
   return raw.filter((l): l is ChatLine => isObject(l) && (l.role === 'user' || l.role === 'assistant') && typeof l.text === 'string').map((l) => ({ role: l.role, text: l.text }));
 }

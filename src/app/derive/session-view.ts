@@ -83,6 +83,8 @@ export interface SessionView {
   /** A message sent while a model loads: shown as waiting for the model, sent when the load
    *  ends (derive/held-message.ts). Not yet a turn: lines and state are untouched. */
   waitingForModel?: HeldMessage;
+  /** Another tab of the page runs a turn in this pane (its saves arrive live): not to be sent into here meanwhile. */
+  busyElsewhere?: boolean;
 }
 
 export interface HeldMessage {
@@ -97,9 +99,9 @@ export function isActive(view: SessionView): boolean {
   return ACTIVE.has(view.state) || view.discarding;
 }
 
-/** The pane takes no new message and no rewind: a turn runs, or a message waits for the model. */
+/** The pane takes no new message and no rewind: a turn runs (here or in another tab), or a message waits for the model. */
 export function isBusy(view: SessionView): boolean {
-  return isActive(view) || view.waitingForModel !== undefined;
+  return isActive(view) || view.waitingForModel !== undefined || view.busyElsewhere === true;
 }
 
 export function newSessionView(paneId: string, label: string, settings: SessionSettings): SessionView {

@@ -21,6 +21,13 @@ function shownState(view: SessionView): SessionView['state'] {
 }
 
 function StateBadge({ view }: { view: SessionView }) {
+  if (view.busyElsewhere && !isActive(view)) {
+    return (
+      <span className="badge state-decode" data-testid="session-state" data-elsewhere="true" title="Another tab of this page is answering in this pane; its reply shows here as it is saved">
+        answering in another tab
+      </span>
+    );
+  }
   if (view.waitingForModel) {
     return (
       <span className="badge state-waiting" data-testid="session-state" data-wait-reason="model-loading" title="The model is loading: the message is sent when it is ready">
@@ -135,13 +142,14 @@ export function SessionPane({ paneId }: { paneId: string }) {
   const view = useSessionsStore((s) => s.views.get(paneId));
   const [showSettings, setShowSettings] = useState(false);
   if (!view) return null;
-  // Settings may change while a message waits for the model: they apply to it.
-  const busy = isActive(view);
+  // Settings may change while a message waits for the model: they apply to it. Not while another
+  // tab answers here: its saves would undo them.
+  const busy = isActive(view) || view.busyElsewhere === true;
   const started = !!view.engineId || view.lines.length > 0;
   const editable = !busy;
   const state = shownState(view);
   return (
-    <article className={`pane state-${state}`} data-testid="session-pane" data-session-id={paneId} data-engine-session-id={view.engineId ?? ''} data-state={state} data-waiting-for-model={view.waitingForModel ? 'true' : undefined} data-cancelling={view.cancelling ? 'true' : undefined} data-num-tokens={view.numOutputTokens}>
+    <article className={`pane state-${state}`} data-testid="session-pane" data-session-id={paneId} data-engine-session-id={view.engineId ?? ''} data-state={state} data-waiting-for-model={view.waitingForModel ? 'true' : undefined} data-cancelling={view.cancelling ? 'true' : undefined} data-elsewhere={view.busyElsewhere ? 'true' : undefined} data-num-tokens={view.numOutputTokens}>
       <header className="pane-head">
         <span className="pane-label">{view.label}</span>
         {view.engineId && <span className="muted small">{view.engineId}</span>}
@@ -150,7 +158,7 @@ export function SessionPane({ paneId }: { paneId: string }) {
         <button type="button" className="link" aria-expanded={showSettings} data-testid="session-settings-toggle" title="Sampling settings" aria-label={`Settings of ${view.label}`} onClick={() => setShowSettings(!showSettings)}>
           ⚙
         </button>
-        <button type="button" className="link" data-testid="session-reset" title="Reset: forget the history" aria-label={`Reset ${view.label}`} onClick={() => void resetSession(paneId)}>
+        <button type="button" className="link" data-testid="session-reset" disabled={view.busyElsewhere} title="Reset: forget the history" aria-label={`Reset ${view.label}`} onClick={() => void resetSession(paneId)}>
           ↺
         </button>
         <button type="button" className="link danger" data-testid="session-close" title="Close" aria-label={`Close ${view.label}`} onClick={() => void closeSession(paneId)}>

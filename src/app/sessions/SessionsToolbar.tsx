@@ -2,6 +2,7 @@
 // NIAH x N preset, and closing everything. Buttons only; the work is in state/*-actions.ts.
 import { useState } from 'react';
 import { isBusy } from '../derive/session-view';
+import { StorageNotice } from './StorageNotice';
 import { closeAllSessions, addSessions, stopAll } from '../state/session-actions';
 import { useEscape } from '../use-escape';
 import { runNiah } from '../state/niah-actions';
@@ -43,6 +44,7 @@ function NewSessionSettings({ onClose }: { onClose: () => void }) {
           New session with these settings
         </button>
       </div>
+      <StorageNotice />
     </div>
   );
 }
@@ -56,7 +58,8 @@ export function SessionsToolbar() {
   const numPanes = useSessionsStore((s) => s.order.length);
   const numBusy = useSessionsStore((s) => {
     let n = 0;
-    for (const view of s.views.values()) if (isBusy(view)) n++;
+    // a pane another tab answers in is not this tab's to stop
+    for (const view of s.views.values()) if (isBusy(view) && !view.busyElsewhere) n++;
     return n;
   });
   return (
@@ -99,6 +102,7 @@ export function SessionsToolbar() {
           close all
         </button>
       </div>
+      <StorageNotice />
     </div>
   );
 }

@@ -1,41 +1,53 @@
-// Keeps the panes (settings, transcripts) in IndexedDB through idb-keyval, so a reload brings
-// them back; restored panes hand their transcript to their next engine session as history.
-import { get, set } from 'idb-keyval';
-import { fromPersisted, toPersisted } from '../derive/persisted-sessions';
+// Wires the panes' saving into the page: IndexedDB records (pane-storage.ts), a BroadcastChannel
+// that keeps the page's tabs in step, pagehide. The rules live in pane-sync.ts and derive/pane-records.ts.
+import { getEngineClient } from '../engine-client';
+import { loadPanes, writePanes } from './pane-storage';
+import { createPaneSync, type PaneChannel, type PaneMessage, type PaneSync } from './pane-sync';
+import { closeSession } from './session-actions';
 import { useSessionsStore } from './sessions-store';
+import { useStorageNoticeStore } from './storage-notice-store';
 
-const KEY = 'cohort-sessions';
-/** Streaming changes a pane every frame; a save a little after the last change is enough. */
-const SAVE_DELAY_MS = 300;
+const CHANNEL = 'cohort-panes';
 
-let started = false;
-let timer: ReturnType<typeof setTimeout> | null = null;
+let sync: PaneSync | null = null;
 
-function save(): Promise<void> {
-  if (timer !== null) clearTimeout(timer);
-  timer = null;
-  const { order, views, nextNumber, newSettings } = useSessionsStore.getState();
-  return set(KEY, toPersisted(order, views, nextNumber, newSettings)).catch((error: unknown) => {
-    // Private windows and full disks refuse IndexedDB: the page still works, it just forgets.
-    console.warn('could not save sessions', error);
-  });
+function openChannel(): PaneChannel | null {
+  if (typeof BroadcastChannel === 'undefined') return null;
+  const channel = new BroadcastChannel(CHANNEL);
+  return {
+    post: (message) => channel.postMessage(message),
+    listen: (onMessage) => channel.addEventListener('message', (event: MessageEvent<PaneMessage>) => onMessage(event.data)),
+  };
 }
 
 /** Reads the saved panes into the store, then saves every later change. Once per page. */
 export async function startSessionPersistence(): Promise<void> {
-  if (started) return;
-  started = true;
-  try {
-    const restored = fromPersisted(await get(KEY));
-    if (restored) useSessionsStore.getState().restore(restored.order, restored.views, restored.nextNumber, restored.newSettings);
-  } catch (error) {
-    console.warn('could not read saved sessions', error);
-  }
-  // Subscribed only after the restore, so an empty page never overwrites what was saved.
-  useSessionsStore.subscribe((state, previous) => {
-    if (state.views === previous.views && state.order === previous.order && state.newSettings === previous.newSettings) return;
-    if (timer === null) timer = setTimeout(() => void save(), SAVE_DELAY_MS);
+  if (sync) return;
+  sync = createPaneSync({
+    store: useSessionsStore,
+    storage: { load: (nowMs) => loadPanes(nowMs), write: (records, closed, change, nowMs) => writePanes(records, closed, change, nowMs) },
+    channel: openChannel(),
+    tabId: Math.random().toString(36).slice(2, 8),
+    now: () => Date.now(),
+    closePane: (paneId) => void closeSession(paneId),
+    dropEngineSession: (engineId) => void getEngineClient().closeSession(engineId).catch(() => undefined),
+    notify: (notice) => useStorageNoticeStore.getState().add(notice),
+    // read by the e2e specs: wait for saves instead of sleeping
+    onPending: (pending, savesDone) => {
+      document.documentElement.dataset.panesPending = String(pending);
+      document.documentElement.dataset.panesSaves = String(savesDone);
+    },
   });
-  addEventListener('pagehide', () => void save());
-  await save();
+  const current = sync;
+  addEventListener('pagehide', () => {
+    current.leave();
+    void current.save();
+  });
+  addEventListener('pageshow', (event) => {
+    if (event.persisted) current.stay();
+  });
+  addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') void current.save();
+  });
+  await current.start();
 }

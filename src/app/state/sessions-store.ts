@@ -1,6 +1,6 @@
 // Zustand store of chat panes: their order, their views (plain mirrors of engine sessions) and
 // which engine session backs which pane. Maps are replaced, never mutated. No engine calls here.
-import { create } from 'zustand';
+import { create, type StateCreator } from 'zustand';
 import { applyReceivedSteps, DEFAULT_SETTINGS, newSessionView, suspendView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
 import type { ReceivedStep } from '../derive/step-ring';
 
@@ -10,11 +10,13 @@ export interface NewPaneOptions {
   tag?: string;
 }
 
-interface SessionsState {
+export interface SessionsState {
   order: readonly string[];
   views: ReadonlyMap<string, SessionView>;
   paneByEngineId: ReadonlyMap<string, string>;
   nextNumber: number;
+  /** Appended to new pane ids (`p3-<tab>`), so panes opened in two tabs at once never share an id. */
+  paneIdSuffix: string;
   /** Settings the toolbar's add buttons use. */
   newSettings: SessionSettings;
   /** A pane whose composer should take the keyboard focus (a pane just added). */
@@ -33,23 +35,36 @@ interface SessionsState {
   /** Panes saved before a reload: added after any opened since the page started. */
   restore(order: readonly string[], views: ReadonlyMap<string, SessionView>, nextNumber: number, newSettings: SessionSettings): void;
   setNewSettings(settings: SessionSettings): void;
+  /** Another tab numbered panes up to here: labels go on from the highest. */
+  raiseNextNumber(nextNumber: number): void;
+  /**
+   * Two tabs changed one pane apart: this tab's copy (with its engine session, perhaps still
+   * streaming) moves to a new pane right after it, and the pane shows the stored copy.
+   */
+  forkPane(paneId: string, newId: string, newLabel: string, stored: SessionView): void;
+  /** A pane (with no engine session) placed right after another. */
+  insertPaneAfter(paneId: string, view: SessionView): void;
+  /** The same panes in another order (another tab's); unchanged when equal. */
+  setOrder(order: readonly string[]): void;
 }
 
-export const useSessionsStore = create<SessionsState>()((set, get) => ({
+/** The store's state and actions; the page's store is useSessionsStore (tests make their own). */
+export const sessionsState: StateCreator<SessionsState> = (set, get) => ({
   order: [],
   views: new Map(),
   paneByEngineId: new Map(),
   nextNumber: 1,
+  paneIdSuffix: '',
   newSettings: DEFAULT_SETTINGS,
   focusPaneId: null,
 
   addPanes(settingsList, options = {}) {
-    const { nextNumber, views, order } = get();
+    const { nextNumber, views, order, paneIdSuffix } = get();
     const next = new Map(views);
     const ids: string[] = [];
     settingsList.forEach((settings, i) => {
       const number = nextNumber + i;
-      const paneId = `p${number}`;
+      const paneId = `p${number}${paneIdSuffix}`;
       const label = `${options.labelPrefix ?? '#'}${options.labelPrefix ? i + 1 : number}`;
       const view = newSessionView(paneId, label, settings);
       next.set(paneId, { ...view, ...(options.niah?.[i] ? { niah: options.niah[i] } : {}), ...(options.tag ? { tag: options.tag } : {}) });
@@ -131,4 +146,32 @@ export const useSessionsStore = create<SessionsState>()((set, get) => ({
   setNewSettings(settings) {
     set({ newSettings: settings });
   },
-}));
+
+  raiseNextNumber(nextNumber) {
+    if (nextNumber > get().nextNumber) set({ nextNumber });
+  },
+
+  forkPane(paneId, newId, newLabel, stored) {
+    const { views, order, paneByEngineId } = get();
+    const mine = views.get(paneId);
+    if (!mine || views.has(newId)) return;
+    const nextViews = new Map(views).set(paneId, stored).set(newId, { ...mine, paneId: newId, label: newLabel });
+    const at = order.indexOf(paneId);
+    const bindings = new Map(paneByEngineId);
+    if (mine.engineId) bindings.set(mine.engineId, newId);
+    set({ views: nextViews, order: [...order.slice(0, at + 1), newId, ...order.slice(at + 1)], paneByEngineId: bindings });
+  },
+
+  setOrder(order) {
+    if (order !== get().order) set({ order });
+  },
+
+  insertPaneAfter(paneId, view) {
+    const { views, order } = get();
+    if (views.has(view.paneId)) return;
+    const at = order.indexOf(paneId);
+    set({ views: new Map(views).set(view.paneId, view), order: at < 0 ? [...order, view.paneId] : [...order.slice(0, at + 1), view.paneId, ...order.slice(at + 1)] });
+  },
+});
+
+export const useSessionsStore = create<SessionsState>()(sessionsState);
