@@ -151,6 +151,12 @@ fn itemKeys(index: u32) -> vec2<u32> {
   return range;
 }
 
+/** Tiles at absolute multiples of TILE holding keys [range.x, range.y) (0 where that is empty). */
+fn tilesOf(range: vec2<u32>) -> u32 {
+  if (range.x >= range.y) { return 0u; }
+  return (range.y - 1u) / TILE - range.x / TILE + 1u;
+}
+
 /** The cache slot of key `key` (in [tile, tile + TILE)): one block table read a tile where blocks hold whole tiles. */
 fn tileKeySlot(row: RowInfo, tile: u32, tileSlot: u32, key: u32) -> u32 {
   if (params.blockSize % TILE == 0u) { return tileSlot + (key - tile); }
@@ -187,14 +193,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let slot = lid / LANES;                   // (item slot, quad slot): its partials and scores
   let index = wid.y * ITEMS + slot / QUADS;
   let quad = wid.x * QUADS + slot % QUADS;  // head quad: kv head quad / quadsPerKv, heads from its first
-  // the keys the workgroup's items read: the tile loop runs over their union, so its bounds (and
-  // the barriers inside it) are the same for every invocation
-  var walk = vec2<u32>(0xffffffffu, 0u);
+  // an item walks its own tiles, from the one holding its first key; the loop runs to the most
+  // tiles any of the workgroup's items walks, so its bounds (and the barriers inside it) are the
+  // same for every invocation, and items of like length (a query's splits, a chunk's query groups)
+  // keep every invocation busy
+  var walkTiles = 0u;
   for (var i = 0u; i < ITEMS; i++) {
-    if (wid.y * ITEMS + i < params.numItems) {
-      let r = itemKeys(wid.y * ITEMS + i);
-      walk = vec2<u32>(min(walk.x, r.x), max(walk.y, r.y));
-    }
+    if (wid.y * ITEMS + i < params.numItems) { walkTiles = max(walkTiles, tilesOf(itemKeys(wid.y * ITEMS + i))); }
   }
   let group = params.numHeads / params.numKvHeads;
   let quadHeads = min(4u, group);
@@ -237,8 +242,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   // registers, and each dim quad of q and acc is read once a tile. Keys outside [range.x, range.y)
   // read its nearest key's row (read, finite, in every lane's window) and every lane weighs keys
   // outside its own [lo, hi) 0; a tile none of an invocation's lanes sees leaves its state as it was.
-  for (var tile = walk.x - walk.x % TILE; tile < walk.y; tile += TILE) {
-    let reads = tile < range.y && tile + TILE > range.x;
+  let firstTile = range.x - range.x % TILE;
+  for (var t = 0u; t < walkTiles; t++) {
+    let tile = firstTile + t * TILE;
+    let reads = used && tile < range.y;
     var d0 = vec4<f32>(0.0); var d1 = d0; var d2 = d0; var d3 = d0;
     var d4 = d0; var d5 = d0; var d6 = d0; var d7 = d0;
     var xa = vec4<u32>(0u);

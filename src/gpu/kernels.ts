@@ -266,8 +266,8 @@ export const ATTENTION_MAX_LANE_QUADS = 64;
  * workgroup (64 invocations; a GQA group's heads share each K/V load), 256-key splits spread over
  * workgroups. 'cpu' (SwiftShader, whose loads cost several times their arithmetic and whose
  * invocations run four to a SIMD group): one invocation an item holding every dim, 4 items a
- * workgroup (consecutive query groups of a prefill chunk read nearly the same keys), one split a
- * query, so the merge pass only divides.
+ * workgroup (a chunk's consecutive query groups, or a long decode query's 256-key splits, which
+ * walk as many tiles each, so the SIMD group stays full even for one decode row).
  */
 export interface AttentionShape {
   lanes: number;
@@ -282,7 +282,7 @@ export interface AttentionShape {
 
 const ATTENTION_SHAPES: Record<KernelSetting, AttentionShape> = {
   gpu: { lanes: 16, laneQuads: 4, items: 1, quads: 4, mergeHeads: 4, splitKeys: 256, maxSplits: 16 },
-  cpu: { lanes: 1, laneQuads: 64, items: 4, quads: 1, mergeHeads: 4, splitKeys: 256, maxSplits: 1 },
+  cpu: { lanes: 1, laneQuads: 64, items: 4, quads: 1, mergeHeads: 4, splitKeys: 256, maxSplits: 16 },
 };
 
 /**
