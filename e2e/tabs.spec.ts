@@ -23,15 +23,17 @@ async function newPage(context: BrowserContext): Promise<Page> {
   return page;
 }
 
-/** Opens a pane, sends, waits for the answer; returns the pane's index. */
-async function sendInNewPane(page: Page, text: string): Promise<number> {
-  const count = await page.getByTestId('session-pane').count();
+/** Opens a pane, sends, waits for the answer. The new pane is found by its id, not its place: another tab's pane may arrive meanwhile. */
+async function sendInNewPane(page: Page, text: string): Promise<void> {
+  const panes = page.getByTestId('session-pane');
+  const before = new Set(await panes.evaluateAll((els) => els.map((el) => el.getAttribute('data-session-id'))));
   await page.getByTestId('add-session').click();
-  const pane = page.getByTestId('session-pane').nth(count);
+  await expect.poll(async () => (await panes.evaluateAll((els) => els.map((el) => el.getAttribute('data-session-id')))).filter((id) => !before.has(id)).length).toBe(1);
+  const ids = await panes.evaluateAll((els) => els.map((el) => el.getAttribute('data-session-id')));
+  const pane = page.locator(`[data-testid="session-pane"][data-session-id="${ids.find((id) => !before.has(id))}"]`);
   await send(pane, text);
   await expectDone(pane);
   await expect(pane.locator('.msg.assistant .msg-text')).not.toHaveText('');
-  return count;
 }
 
 async function reloadBoth(a: Page, b: Page, expected: string[][]): Promise<void> {
@@ -70,6 +72,7 @@ test('the reverse order: both tabs open first, B sends before A, B reloads first
   await sendInNewPane(b, 'remember MARK-B1');
   await expect(a.getByTestId('session-pane')).toHaveCount(1);
   await sendInNewPane(a, 'remember MARK-A1');
+  await expect(b.getByTestId('session-pane')).toHaveCount(2); // A's pane reached B before B adds its next
   await sendInNewPane(b, 'remember MARK-B2');
   await expect(a.getByTestId('session-pane')).toHaveCount(3);
   await Promise.all([saved(a), saved(b)]);
