@@ -92,7 +92,7 @@ async function windowSweep(spec: string, kernels: KernelSetting, tag: string): P
   const maxContext = WINDOW_DECODE_CONTEXT + BLOCK_SIZE;
   const blocksPerRow = Math.ceil(WINDOW_DECODE_CONTEXT / BLOCK_SIZE);
   // the default budget is what a CPU adapter leaves beside 1 GB of weights (its minimum): name one that holds every row
-  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, kvBudgetBytes: 256 * 2 ** 20, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0, kernels });
+  const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, kvBudgetBytes: 1024 * 2 ** 20, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0, kernels });
   if (runner.numBlocks < 1 + maxBatch * blocksPerRow) throw new Error(`${spec}: ${runner.numBlocks} main blocks hold fewer than ${maxBatch} rows of ${WINDOW_DECODE_CONTEXT} positions`);
   try {
     const group = runner.windowGroup;
