@@ -5,6 +5,7 @@ import { endOfGeneration, type EndOfGeneration } from './end-of-generation';
 import { ModelFormatError } from './errors';
 import { byteLevelPreTokenizerJson, preTokenizerSpec, SUPPORTED_PRE_TOKENIZERS } from './gguf-vocab-pre';
 import { HfTokenizer, type HfTokenizerOptions, type JsonObject } from './tokenizer';
+import { sentencePieceMergeRanks } from './sentencepiece-ranks';
 import { checkVocabEntries } from './vocab-limits';
 
 const FILE = 'GGUF tokenizer metadata';
@@ -101,10 +102,6 @@ function byteLevelBpe(metadata: Record<string, unknown>, vocab: Vocab, ends: End
  */
 function sentencePiece(metadata: Record<string, unknown>, vocab: Vocab, ends: EndOfGeneration): GgufTokenizerFiles {
   const addSpacePrefix = optionalBool(metadata, 'tokenizer.ggml.add_space_prefix') ?? true;
-  const modelVocab = emptyRecord();
-  vocab.tokens.forEach((token, id) => {
-    modelVocab[token] = id;
-  });
   const hasByteTokens = vocab.types.some((t) => t === TokenType.byte);
   const unkId = optionalId(metadata, 'tokenizer.ggml.unknown_token_id') ?? vocab.types.indexOf(TokenType.unknown);
   const unkToken = unkId >= 0 && unkId < vocab.tokens.length ? vocab.tokens[unkId] : null;
@@ -136,44 +133,17 @@ function sentencePiece(metadata: Record<string, unknown>, vocab: Vocab, ends: En
       fuse_unk: true,
       byte_fallback: hasByteTokens,
       ignore_merges: false,
-      vocab: modelVocab,
-      merges: sentencePieceMerges(vocab),
+      // Every token, and merges ranked pair by pair, come as lookups (options.bpeLookups).
+      vocab: {},
+      merges: [],
     },
   };
   // llama.cpp's defaults for SentencePiece vocabularies: <s> = 1, </s> = 2, add BOS.
-  return finish(metadata, vocab, tokenizerJson, ends, { bos: 1, eos: SENTENCEPIECE_DEFAULT_EOS, addBos: true });
-}
-
-/**
- * Every split of a normal token into two vocabulary pieces, best-scoring result first (equal
- * scores in vocabulary order, a token's own splits by left piece id). Tokens are ordered first
- * and their splits emitted in turn, so a 262k vocabulary sorts 262k numbers, not its ~500k merges.
- */
-function sentencePieceMerges(vocab: Vocab): Array<[string, string]> {
-  const { tokens, types, scores, idOf } = vocab;
-  const mergeable = (id: number | undefined): id is number =>
-    id !== undefined && (types[id] === TokenType.normal || types[id] === TokenType.undefined);
-  const order: number[] = [];
-  for (let id = 0; id < tokens.length; id++) if (mergeable(id) && tokens[id].length > 1) order.push(id);
-  order.sort((a, b) => scores[b] - scores[a] || a - b);
-  const merges: Array<[string, string]> = [];
-  const local: Array<{ leftId: number; cut: number }> = [];
-  for (const id of order) {
-    const token = tokens[id];
-    local.length = 0;
-    for (let cut = 1; cut < token.length; cut++) {
-      // Cut between code points only: never inside a surrogate pair.
-      const code = token.charCodeAt(cut);
-      if (code >= 0xdc00 && code <= 0xdfff) continue;
-      const leftId = idOf.get(token.slice(0, cut));
-      if (!mergeable(leftId) || !mergeable(idOf.get(token.slice(cut)))) continue;
-      local.push({ leftId, cut });
-    }
-    // One token's splits have distinct left pieces, so the left id orders them.
-    if (local.length > 1) local.sort((x, y) => x.leftId - y.leftId);
-    for (const { cut } of local) merges.push([token.slice(0, cut), token.slice(cut)]);
-  }
-  return merges;
+  const files = finish(metadata, vocab, tokenizerJson, ends, { bos: 1, eos: SENTENCEPIECE_DEFAULT_EOS, addBos: true });
+  const types = vocab.types.slice();
+  const mergeable = (id: number) => types[id] === TokenType.normal || types[id] === TokenType.undefined;
+  files.options.bpeLookups = { tokens: vocab.tokens, tokenIds: vocab.idOf, mergeRanks: sentencePieceMergeRanks({ ...vocab, mergeable }) };
+  return files;
 }
 
 /** Control/unknown tokens are special (recognized only where templates put them). */

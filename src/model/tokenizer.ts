@@ -8,6 +8,7 @@ import { endOfGeneration } from './end-of-generation';
 import { encodeChat } from './tokenizer-chat';
 import { idLookup, postProcessorAddsFirst, setAsideIds } from './tokenizer-lookups';
 import { TokenSplitter } from './tokenizer-splitter';
+import type { BpeLookups } from './sentencepiece-ranks';
 import { checkVocabEntries } from './vocab-limits';
 
 export type JsonObject = Record<string, unknown>;
@@ -16,6 +17,34 @@ export type JsonObject = Record<string, unknown>;
 function entryCount(value: unknown): number {
   if (Array.isArray(value)) return value.length;
   return value !== null && typeof value === 'object' ? Object.keys(value).length : 0;
+}
+
+/**
+ * The library's BPE model reads a map of token -> id and one of JSON.stringify([left, right]) -> rank,
+ * built from the vocabulary object and merges list; lookups answer the same questions without them.
+ * The added tokens the library put in its (empty) vocabulary are kept.
+ */
+function useBpeLookups(lib: LibTokenizer, lookups: BpeLookups): void {
+  const model = lib.model as unknown as {
+    bpe_ranks?: unknown;
+    tokens_to_ids: Map<string, number>;
+    vocab: string[];
+    unk_token?: string | null;
+    unk_token_id?: number;
+  };
+  if (!(model.bpe_ranks instanceof Map) || model.bpe_ranks.size !== 0 || model.tokens_to_ids.size > lib.get_added_tokens_decoder().size) {
+    throw new ModelFormatError('tokenizer.json', 'BPE lookups were given for a model that is not BPE with empty vocab and merges');
+  }
+  const tokenIds = new Map(lookups.tokenIds);
+  const vocab = lookups.tokens.slice();
+  for (const [content, id] of model.tokens_to_ids) {
+    tokenIds.set(content, id);
+    vocab[id] = content;
+  }
+  model.tokens_to_ids = tokenIds;
+  model.vocab = vocab;
+  model.unk_token_id = model.unk_token == null ? undefined : tokenIds.get(model.unk_token);
+  model.bpe_ranks = lookups.mergeRanks;
 }
 
 /** The Hugging Face files that describe a tokenizer, parsed or as text. */
@@ -39,6 +68,8 @@ export interface HfTokenizerOptions {
   embeddingRows?: number;
   /** Added tokens past the embedding rows that nothing needs: never matched in text, never produced. */
   setAsideIds?: readonly number[];
+  /** A BPE model's vocabulary and merge ranks as lookups, in place of tokenizer.json's lists (left empty). */
+  bpeLookups?: BpeLookups;
 }
 
 /** An added token the model has no embedding row for. */
@@ -117,6 +148,7 @@ export class HfTokenizer implements Tokenizer {
     } catch (err) {
       throw new ModelFormatError('tokenizer.json', `cannot be loaded (${(err as Error).message})`);
     }
+    if (options.bpeLookups) useBpeLookups(this.lib, options.bpeLookups);
     const normalizedContents: string[] = [];
     const rawContents: string[] = [];
     const controlIds = new Set(options.controlIds ?? []);
@@ -150,9 +182,8 @@ export class HfTokenizer implements Tokenizer {
     this.specialSplitter = new TokenSplitter(
       [...this.addedById.values()].filter((t) => t.special).map((t) => t.content),
     );
-    let maxId = -1;
-    for (const id of this.lib.get_vocab(true).values()) maxId = Math.max(maxId, id);
-    this.vocabSize = maxId + 1;
+    // Model and added tokens by id (holes included, as the library's get_vocab counts them).
+    this.vocabSize = (this.lib.model as unknown as { vocab: unknown[] }).vocab.length;
     this.bosTokenId = options.bosTokenId;
     this.addBosToken = options.addBosToken && options.bosTokenId !== null;
     const rows = options.embeddingRows ?? Infinity;
