@@ -2,13 +2,12 @@
 // page's NIAH x N preset in Chromium, timed from the click until every pane is done, on this tree's
 // production build and on REV's (a git worktree), or on this tree with speculation off and on (the
 // new-session setting the preset follows), in alternating rounds of one sitting. Asserts nothing.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 import { chromiumLaunchOptions } from '../testing/chromium-fixtures';
 import { median } from '../src/protocol/metrics';
 import { repoPath } from '../src/gpu/testing/node-gpu';
+import { serveBuild } from './serve-build';
 import { baseWorktree, git } from './worktree';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
@@ -36,23 +35,6 @@ interface PresetRun {
   codes: string[];
 }
 
-/** The production build of the tree at `dir`, served by vite preview on `port`. */
-async function serve(dir: string, port: number): Promise<ChildProcess> {
-  const vite = join(dir, 'node_modules', '.bin', 'vite');
-  const build = spawnSync(vite, ['build', '--logLevel', 'warn'], { cwd: dir, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error(`vite build failed in ${dir}`);
-  const server = spawn(vite, ['preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], { cwd: dir, stdio: 'ignore' });
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/`)).ok) return server;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  server.kill();
-  throw new Error(`vite preview did not answer on port ${port}`);
-}
 
 /**
  * One fresh browser: load the embedded model, set the new-session speculation when asked, click the
@@ -95,7 +77,7 @@ const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
 const baseSha = baseRev ? git('rev-parse', baseRev) : null;
 const [first, second]: [Side, Side] = baseSha ? ['base', 'new'] : ['off', 'on'];
 const ports: Record<Side, number> = { base: 4191, new: 4192, off: 4192, on: 4192 };
-const servers = baseSha ? [await serve(baseWorktree(baseSha), ports.base), await serve(repoPath('.'), ports.new)] : [await serve(repoPath('.'), ports.on)];
+const servers = baseSha ? [await serveBuild(baseWorktree(baseSha), ports.base), await serveBuild(repoPath('.'), ports.new)] : [await serveBuild(repoPath('.'), ports.on)];
 const runs: PresetRun[] = [];
 try {
   for (let round = 0; round < rounds; round++) {

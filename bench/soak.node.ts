@@ -1,6 +1,6 @@
 // `npm run bench:soak -- --minutes=10 [--seed=1] [--sample-seconds=30] [--no-build] [--no-playground] [--no-heap-snapshots]`:
 // the soak (soak.ts) in headless Chromium on the test build; writes results/<date>-soak.{json,md}, exits 1 on a failed check.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
@@ -9,6 +9,7 @@ import { repoPath } from '../src/gpu/testing/node-gpu';
 import { CYCLE_MS, runSoak } from './soak';
 import { diffHeapSnapshots } from './heap-snapshot';
 import { checks, renderMarkdown } from './soak-report';
+import { serveBuild } from './serve-build';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string | undefined]));
 const minutes = Number(args.get('minutes') ?? 10);
@@ -26,20 +27,8 @@ if (!(minutes > 0) || !(sampleEveryMs > 0)) {
   process.exit(2);
 }
 
-async function serve(): Promise<ChildProcess> {
-  const vite = repoPath('node_modules/.bin/vite');
-  if (!args.has('no-build') && spawnSync(vite, ['build', '--mode', 'test', '--logLevel', 'warn'], { cwd: repoPath('.'), stdio: 'inherit' }).status !== 0) throw new Error('vite build --mode test failed');
-  const server = spawn(vite, ['preview', '--mode', 'test', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], { cwd: repoPath('.'), stdio: 'ignore' });
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/testing/library.html`)).ok) return server;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  server.kill();
-  throw new Error(`vite preview did not answer on port ${port}`);
+function serve(): Promise<ChildProcess> {
+  return serveBuild(repoPath('.'), port, { mode: 'test', readyPath: '/testing/library.html', skipBuild: args.has('no-build') });
 }
 
 /** The steady tab's and the worker's heaps at the start and end of the measured span: compared in the report, kept for bench/heap-diff.node.ts. */

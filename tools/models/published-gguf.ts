@@ -22,15 +22,21 @@ export function matrixType(dtype: RandomMatrixType, cols: number): RandomMatrixT
 
 /**
  * Writes `path`; returns its size in bytes. Norms are 1 and biases 0 (as publishedShapeModel), the
- * vocabulary is 256 byte tokens and 3 specials, the rest unused padding (llama.cpp needs a token
+ * vocabulary is `tokenizerFiles`' (default: 256 byte tokens and 3 specials), the rest unused padding (llama.cpp needs a token
  * string per embedding row). Weights are random, so the tokens sampled mean nothing: benches feed
  * them back and count a fixed number, never waiting for an end-of-turn token.
  */
-export function writePublishedShapeGguf(path: string, shapeName: string, dtype: RandomMatrixType, seed = 1): number {
+export function writePublishedShapeGguf(
+  path: string,
+  shapeName: string,
+  dtype: RandomMatrixType,
+  seed = 1,
+  tokenizerFiles: { tokenizer: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } = byteLevelTokenizer(),
+): number {
   const config = MODEL_SHAPES[shapeName];
   const raw = PUBLISHED_CONFIGS[shapeName];
   if (!config || !raw) throw new Error(`unknown model shape ${shapeName}`);
-  const { tokenizer, tokenizerConfig } = byteLevelTokenizer();
+  const { tokenizer, tokenizerConfig } = tokenizerFiles;
   const metadata = [
     ...modelMetadata(config, dtype, `${shapeName} shapes, random ${dtype}`),
     ...vocabMetadata({ config: raw, tensors: new Map(), tokenizer, tokenizerConfig }, config.vocabSize),

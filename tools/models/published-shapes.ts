@@ -1,4 +1,4 @@
-// Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B, Gemma-3-1B) written straight as
+// Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B, Gemma-3-270M/1B) written straight as
 // quantized blocks (q8_0, q4_0, q4_K) for benchmarks: drawing 0.5B f32 values as synth.ts does would take minutes. Not for reading outputs.
 import type { ModelConfig, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
@@ -23,6 +23,11 @@ export const PUBLISHED_CONFIGS: Record<string, Record<string, unknown>> = {
   'Qwen2.5-0.5B': {
     model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2,
     rms_norm_eps: 1e-6, rope_theta: 1000000, max_position_embeddings: 32768, tie_word_embeddings: true, eos_token_id: 151643,
+  },
+  'Gemma-3-270M': {
+    model_type: 'gemma3_text', vocab_size: 262144, hidden_size: 640, intermediate_size: 2048, num_hidden_layers: 18, num_attention_heads: 4, num_key_value_heads: 1, head_dim: 256,
+    rms_norm_eps: 1e-6, rope_theta: 1000000, rope_local_base_freq: 10000, rope_scaling: null, sliding_window: 512, sliding_window_pattern: 6, query_pre_attn_scalar: 256,
+    max_position_embeddings: 32768, tie_word_embeddings: true, bos_token_id: 2, eos_token_id: [1, 106], hidden_activation: 'gelu_pytorch_tanh',
   },
   'Gemma-3-1B': {
     model_type: 'gemma3_text', vocab_size: 262144, hidden_size: 1152, intermediate_size: 6912, num_hidden_layers: 26, num_attention_heads: 4, num_key_value_heads: 1, head_dim: 256,
