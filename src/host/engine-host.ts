@@ -154,13 +154,13 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
 
   async send(sessionId: SessionId, input: SendInput): Promise<void> {
     const { engine, id } = this.session(sessionId, 'throw')!;
-    if (typeof input !== 'string') {
+    if (typeof input !== 'string' && ArrayBuffer.isView(input)) {
       // Ids index the embedding table: one outside it would read another row's memory or none.
       const vocabSize = this.loaded?.info.vocabSize ?? 0;
       const bad = Array.from(input).find((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
       if (bad !== undefined) throw new Error(`token id ${bad} is outside the vocabulary (0 to ${vocabSize - 1})`);
     }
-    engine.send(id, typeof input === 'string' ? input : Array.from(input));
+    engine.send(id, typeof input === 'string' || !ArrayBuffer.isView(input) ? input : Array.from(input));
   }
 
   async cancel(sessionId: SessionId): Promise<void> {
