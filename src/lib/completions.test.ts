@@ -246,6 +246,18 @@ describe('chat.completions over EngineApi', () => {
     }
   });
 
+  it('carries tools and a turn of tool results through the worker: the prompt grows by the tool list and the results', async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'lookup', description: 'Look a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } } } }];
+    const plain = await complete(ask('define cohort'));
+    const withTools = await complete(ask('define cohort', { tools }));
+    expect(withTools.usage.prompt_tokens).toBeGreaterThan(plain.usage.prompt_tokens + JSON.stringify(tools[0]!.function).length / 4);
+    const call = { id: 'call_x', type: 'function' as const, function: { name: 'lookup', arguments: '{"word":"cohort"}' } };
+    const messages: Params['messages'] = [{ role: 'user', content: 'define cohort' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_x', content: 'a group that travels together' }];
+    const answered = await complete({ messages, tools, max_tokens: 4 });
+    expect(answered.usage.prompt_tokens).toBeGreaterThan(withTools.usage.prompt_tokens);
+    expect(answered.choices[0]!.finish_reason).toMatch(/^(stop|length|tool_calls)$/);
+  });
+
   it("returns logprobs in OpenAI's shape, streamed the same; a penalized request gets its solo tokens in a cohort", async () => {
     const params = ask('tell me a story', { temperature: 0.8, seed: 3, max_tokens: 12, ignore_eos: true, logprobs: true, top_logprobs: 2, frequency_penalty: 1, presence_penalty: 0.5, repetition_penalty: 1.3, logit_bias: { '101': -100 } });
     const whole = await complete(params);
