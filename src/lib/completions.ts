@@ -66,7 +66,7 @@ class RequestRun {
     this.started = plan.sessions.map(() => false);
     this.ended = plan.sessions.map(() => false);
     const callable = new Set(plan.callable);
-    this.parsers = plan.sessions.map(() => (callable.size > 0 ? new ToolCallParser(callable) : undefined));
+    this.parsers = plan.sessions.map(() => (callable.size > 0 ? new ToolCallParser(callable, { maxCalls: plan.maxCalls }) : undefined));
     this.startLosses = ctx.gpuLosses();
     const onAbort = () => this.abort(new AbortError());
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -18,6 +18,8 @@ export interface RequestPlan {
   turn: string | TurnMessages;
   /** Functions a reply may call (parsed out of its text); empty: the reply is text. */
   callable: string[];
+  /** Most calls read from one reply (parallel_tool_calls false: 1). */
+  maxCalls: number;
   stream: boolean;
   includeUsage: boolean;
   /** logprobs: true: each choice's tokens come back with their log-probabilities. */
@@ -40,7 +42,7 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     if (value !== undefined && value !== null && refuses(value)) throw new InvalidRequestError(`${field} is not supported by Cohort`, field, 'unsupported_parameter');
   }
   const { systemPrompt, history, turn } = splitMessages(request.messages);
-  const tools = planTools(request.tools, request.tool_choice);
+  const tools = planTools(request.tools, request.tool_choice, request.parallel_tool_calls);
   const n = request.n ?? 1;
   if (!(Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES)) throw new InvalidRequestError(`n must be an integer from 1 to ${MAX_CHOICES}, got ${String(n)}`, 'n');
   const stop = request.stop ?? undefined;
@@ -72,7 +74,7 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     ...base,
     ...(seed !== undefined ? { sampling: { ...base.sampling, seed: choiceSeed(seed, i) } } : {}),
   }));
-  return { sessions, turn, callable: tools.callable, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
+  return { sessions, turn, callable: tools.callable, maxCalls: tools.maxCalls, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
 }
 
 /** `logit_bias` as the engine's (an object of token id keys); the engine checks ids and values and names the field. */

@@ -8,12 +8,12 @@ const ids = () => {
   let n = 0;
   return () => `call_${n++}`;
 };
-const parse = (text: string) => parseToolCalls(text, NAMES, ids());
+const parse = (text: string) => parseToolCalls(text, NAMES, { newId: ids() });
 const call = (id: string, name: string, args: unknown) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
 
 /** Feeds `pieces` in order and merges what comes out: text joined, calls in order. */
 function feed(pieces: readonly string[]): { text: string; calls: unknown[]; events: ToolCallEvent[][] } {
-  const parser = new ToolCallParser(NAMES, ids());
+  const parser = new ToolCallParser(NAMES, { newId: ids() });
   const events = [...pieces.map((p) => parser.push(p)), parser.end()];
   const flat = events.flat();
   return { text: flat.map((e) => (e.kind === 'text' ? e.text : '')).join(''), calls: flat.flatMap((e) => (e.kind === 'call' ? [e.call] : [])), events };
@@ -62,6 +62,15 @@ describe('parseToolCalls', () => {
     }
   });
 
+  it('at most one call under parallel_tool_calls false: what follows the first is dropped', () => {
+    expect(parseToolCalls(QWEN, NAMES, { maxCalls: 1, newId: ids() })).toEqual({ content: 'Let me check.', calls: [call('call_0', 'get_weather', { city: 'Paris' })] });
+    expect(parseToolCalls(PLAIN + ' and more text', NAMES, { maxCalls: 1, newId: ids() })).toEqual({ content: null, calls: [call('call_0', 'get_time', {})] });
+    const parser = new ToolCallParser(NAMES, { maxCalls: 1, newId: ids() });
+    expect(parser.push('{"name": "get_time", "arguments": {}} {"name": "get_time"')).toHaveLength(1);
+    expect(parser.push(', "arguments": {}} tail')).toEqual([]);
+    expect(parser.end()).toEqual([]);
+  });
+
   it('a known call amid unknown ones: only the known becomes a call, the rest stays text', () => {
     const r = parse('<tool_call>{"name": "nope"}</tool_call><tool_call>{"name": "get_time", "arguments": {}}</tool_call>');
     expect(r.calls).toEqual([call('call_0', 'get_time', {})]);
@@ -86,25 +95,25 @@ describe('ToolCallParser fed piece by piece', () => {
   });
 
   it('holds back what may start a call and lets text go once it cannot', () => {
-    const parser = new ToolCallParser(NAMES, ids());
+    const parser = new ToolCallParser(NAMES, { newId: ids() });
     expect(parser.push('Sure. <tool')).toEqual([{ kind: 'text', text: 'Sure.' }]);
     expect(parser.push('_call>{"name": "get_time", ')).toEqual([]);
     expect(parser.push('"arguments": {}}</tool_call>')).toEqual([{ kind: 'call', call: call('call_0', 'get_time', {}) }]);
     expect(parser.end()).toEqual([]);
     expect(parser.numCalls).toBe(1);
 
-    const text = new ToolCallParser(NAMES, ids());
+    const text = new ToolCallParser(NAMES, { newId: ids() });
     expect(text.push('<tool')).toEqual([]);
     expect(text.push('box is here')).toEqual([{ kind: 'text', text: '<toolbox is here' }]);
 
-    const json = new ToolCallParser(NAMES, ids());
+    const json = new ToolCallParser(NAMES, { newId: ids() });
     expect(json.push('  {"name": "get_weather", "arguments": {"city": "Ro')).toEqual([]); // a reply opening with '{' waits
     expect(json.push('me"}}')).toEqual([{ kind: 'call', call: call('call_0', 'get_weather', { city: 'Rome' }) }]);
     expect(json.end()).toEqual([]);
   });
 
   it('a reply opening with JSON that is no call comes out at once when its object closes', () => {
-    const parser = new ToolCallParser(NAMES, ids());
+    const parser = new ToolCallParser(NAMES, { newId: ids() });
     expect(parser.push('{"answer": 42')).toEqual([]);
     expect(parser.push('} is it')).toEqual([{ kind: 'text', text: '{"answer": 42} is it' }]);
   });

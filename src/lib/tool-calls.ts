@@ -23,11 +23,17 @@ export class ToolCallParser {
   /** JSON scan of `held` in 'json' mode: where it stopped and what it was inside. */
   private scan = { pos: 0, depth: 0, inString: false, escaped: false };
   private made = 0;
+  private readonly maxCalls: number;
+  private readonly newId: () => string;
 
+  /** `maxCalls`: once that many calls are read, the rest of the reply is dropped (parallel_tool_calls false). */
   constructor(
     private readonly names: ReadonlySet<string>,
-    private readonly newId: () => string = () => `call_${randomId()}`,
-  ) {}
+    options: { maxCalls?: number; newId?: () => string } = {},
+  ) {
+    this.maxCalls = options.maxCalls ?? Infinity;
+    this.newId = options.newId ?? (() => `call_${randomId()}`);
+  }
 
   /** Calls found so far. */
   get numCalls(): number {
@@ -35,6 +41,7 @@ export class ToolCallParser {
   }
 
   push(text: string): ToolCallEvent[] {
+    if (this.made >= this.maxCalls) return [];
     this.held += text;
     const out: ToolCallEvent[] = [];
     this.run(out, false);
@@ -61,6 +68,10 @@ export class ToolCallParser {
       this.space = '';
     };
     for (;;) {
+      if (this.made >= this.maxCalls) {
+        this.held = '';
+        return;
+      }
       if (this.mode === 'lead' || this.mode === 'between') {
         // 'between' follows a JSON call: separators (whitespace, ';' or ',') before the next are dropped
         const skip = this.mode === 'lead' ? /^\s*/ : /^[\s;,]*/;
@@ -180,8 +191,8 @@ function openPrefixAtEnd(text: string): number {
 }
 
 /** A whole reply's text and calls: content null when the calls are all it holds. */
-export function parseToolCalls(text: string, names: ReadonlySet<string>, newId?: () => string): { content: string | null; calls: ToolCall[] } {
-  const parser = new ToolCallParser(names, newId);
+export function parseToolCalls(text: string, names: ReadonlySet<string>, options: { maxCalls?: number; newId?: () => string } = {}): { content: string | null; calls: ToolCall[] } {
+  const parser = new ToolCallParser(names, options);
   const events = [...parser.push(text), ...parser.end()];
   const calls = events.flatMap((e) => (e.kind === 'call' ? [e.call] : []));
   const content = events.map((e) => (e.kind === 'text' ? e.text : '')).join('');

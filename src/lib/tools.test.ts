@@ -33,7 +33,9 @@ describe('tools and tool_choice', () => {
         expect(s.sampling?.constraint).toBeUndefined();
       }
       expect(p.callable).toEqual(['get_weather', 'get_time']);
+      expect(p.maxCalls).toBe(Infinity);
     }
+    expect(plan({ tools: [WEATHER], parallel_tool_calls: false }).maxCalls).toBe(1);
   });
 
   it("'none': no tools in the prompt and nothing parsed as a call; an empty list is no tools", () => {
@@ -96,6 +98,7 @@ describe('tools and tool_choice', () => {
     expect(refusal({ tools: [WEATHER], tool_choice: { type: 'function' } as never })).toBe('tool_choice.function.name');
     expect(refusal({ tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'get_time' } } })).toBe('tool_choice.function.name');
     expect(refusal({ functions: [{ name: 'f' }] })).toBe('functions'); // the deprecated shape stays refused
+    expect(refusal({ tools: [WEATHER], parallel_tool_calls: 'no' as never })).toBe('parallel_tool_calls');
   });
 });
 

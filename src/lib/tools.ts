@@ -14,17 +14,23 @@ export interface ToolPlan {
   callable: string[];
   /** 'required' or a named function: the reply must be one call (src/engine/types.ts OutputConstraint). */
   constraint?: OutputConstraint;
+  /** Most calls a reply may make: 1 under parallel_tool_calls false. */
+  maxCalls: number;
 }
 
 /** Throws InvalidRequestError naming the field for a malformed `tools` or `tool_choice`. */
-export function planTools(toolsValue: unknown, choiceValue: unknown): ToolPlan {
+export function planTools(toolsValue: unknown, choiceValue: unknown, parallelValue?: unknown): ToolPlan {
   const tools = checkTools(toolsValue);
   const choice = checkToolChoice(choiceValue, tools);
-  if (choice === 'none' || tools.length === 0) return { tools: [], callable: [] };
+  if (parallelValue !== undefined && parallelValue !== null && typeof parallelValue !== 'boolean') {
+    throw new InvalidRequestError(`parallel_tool_calls must be true or false, got ${JSON.stringify(parallelValue)}`, 'parallel_tool_calls');
+  }
+  const maxCalls = parallelValue === false ? 1 : Infinity;
+  if (choice === 'none' || tools.length === 0) return { tools: [], callable: [], maxCalls };
   const names = tools.map((t) => t.function.name);
-  if (choice === 'auto') return { tools, callable: names };
+  if (choice === 'auto') return { tools, callable: names, maxCalls };
   const called = choice === 'required' ? tools : tools.filter((t) => t.function.name === choice.name);
-  return { tools, callable: called.map((t) => t.function.name), constraint: { kind: 'json_schema', schema: JSON.stringify(callSchema(called)) } };
+  return { tools, callable: called.map((t) => t.function.name), constraint: { kind: 'json_schema', schema: JSON.stringify(callSchema(called)) }, maxCalls };
 }
 
 /**

@@ -120,6 +120,8 @@ export interface ChatCompletionCreateParamsBase {
   tools?: ReadonlyArray<ChatCompletionFunctionTool | { type: string }> | null;
   /** Default 'auto' with tools, 'none' without. */
   tool_choice?: ChatCompletionToolChoiceOption | { type: string } | null;
+  /** false: a reply makes at most one call (the first; what follows it is dropped). Default true. */
+  parallel_tool_calls?: boolean | null;
   // Declared so the SDK's requests type-check; refused at run time when set to do something.
   functions?: unknown;
   function_call?: unknown;
