@@ -1,6 +1,7 @@
 // EngineCore: the step loop (schedule -> execute -> update) with one owner, one StepEvent per step,
 // yielding to the event loop between steps and idling when nothing is runnable. No worker or UI wiring.
 import { BlockPool } from './block-pool';
+import type { TurnMessages } from './chat-messages';
 import type { EngineMode, StepEvent } from './events';
 import { KVCacheManager } from './kv-manager';
 import { Listeners } from './listeners';
@@ -118,7 +119,7 @@ export class EngineCore {
     return this.sessions.create(options);
   }
 
-  send(sessionId: string, input: string | ArrayLike<number>): string {
+  send(sessionId: string, input: string | ArrayLike<number> | TurnMessages): string {
     const requestId = this.sessions.send(sessionId, input);
     this.wake();
     return requestId;

@@ -58,6 +58,20 @@ describe('SessionRecord', () => {
     expect(record.snapshot()).toMatchObject({ state: 'error', stats: { finishReason: 'error', error: 'boom' } });
   });
 
+  it('a turn of several messages (tool results, a user message) joins the history whole and leaves it whole when it fails', () => {
+    const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
+    const record = new SessionBook('t').create({ history: [{ role: 'user', content: 'u0' }, { role: 'assistant', content: '', toolCalls: [call] }] });
+    const messages = [{ role: 'tool' as const, content: 'r', toolCallId: 'c1' }, { role: 'user' as const, content: 'and?' }];
+    const failed = record.begin(messages, () => turnOf('r1', 'half'));
+    expect(record.conversation().map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+    record.end(failed, ended('error', { error: 'boom' }));
+    expect(record.messages).toEqual([{ role: 'user', content: 'u0' }, { role: 'assistant', content: '', toolCalls: [call] }]);
+    expect(record.messages[1]!.toolCalls![0]).not.toBe(call); // the record's own copy
+    const ok = record.begin(messages, () => turnOf('r2', 'done'));
+    record.end(ok, ended('stop'));
+    expect(record.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
+  });
+
   it('a cancelled turn keeps its partial reply in the history', () => {
     const record = new SessionBook('t').create();
     const turn = record.begin('q', () => turnOf('r1', 'part'));

@@ -4,7 +4,8 @@
 import type { FinishReason, SessionSnapshot, SessionState, SessionStats } from './events';
 import { sessionSampling, validateSessionOptions, type SessionOptions } from './session-options';
 import { DEFAULT_SPECULATION, validateSpeculation, type Speculation } from './speculation';
-import type { ChatMessage, SamplingParams } from './types';
+import { copyConversationMessage, type ConversationMessage } from './chat-messages';
+import type { ChatMessage, SamplingParams, ToolDefinition } from './types';
 
 export interface TurnResult {
   sessionId: string;
@@ -29,6 +30,8 @@ export interface SessionSettings {
   predictionTokenIds?: number[];
   /** The same as text, until the executor encodes it (sessions.ts, at the first send). */
   predictionText?: string;
+  /** Functions the model may call, rendered into every turn's prompt; absent: none. */
+  tools?: ToolDefinition[];
 }
 
 /** What every turn carries; an executor extends it with its handle (a scheduler request, a fetch's controller). */
@@ -64,6 +67,8 @@ export class SessionRecord<Turn extends TurnRecord = TurnRecord> {
   /** reset() during the turn: its result must not enter the history. */
   private discardTurn = false;
   private waiters: Array<(result: TurnResult) => void> = [];
+  /** Messages the turn in progress added to the history (a failed turn takes them out). */
+  private turnMessages = 0;
   private isClosed = false;
 
   constructor(
@@ -92,19 +97,22 @@ export class SessionRecord<Turn extends TurnRecord = TurnRecord> {
   }
 
   /**
-   * Starts a turn: the user message joins the history, then `makeTurn(turnNumber)` starts the work
-   * (it may read conversation()). If makeTurn throws, the history and turn count are as before.
+   * Starts a turn: the user message (or the turn's messages: tool results, a user message) joins
+   * the history, then `makeTurn(turnNumber)` starts the work (it may read conversation()). If
+   * makeTurn throws, the history and turn count are as before.
    */
-  begin(userMessage: string, makeTurn: (turnNumber: number) => Turn): Turn {
+  begin(input: string | readonly ConversationMessage[], makeTurn: (turnNumber: number) => Turn): Turn {
     if (this.turn) throw new Error(`session ${this.sessionId} is still generating`);
-    this.messages.push({ role: 'user', content: userMessage });
+    const added: ChatMessage[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input.map(copyConversationMessage);
+    this.messages.push(...added);
     let turn: Turn;
     try {
       turn = makeTurn(this.numTurns + 1);
     } catch (err) {
-      this.messages.pop();
+      this.messages.splice(this.messages.length - added.length);
       throw err;
     }
+    this.turnMessages = added.length;
     this.numTurns++;
     this.turn = turn;
     this.discardTurn = false;
@@ -127,7 +135,7 @@ export class SessionRecord<Turn extends TurnRecord = TurnRecord> {
     if (error !== undefined) this.stats.error = error;
     if (!this.discardTurn) {
       if (reason === 'error') {
-        this.messages.pop(); // the turn failed: its user message leaves the history too
+        this.messages.splice(this.messages.length - this.turnMessages); // the turn failed: its messages leave the history too
       } else {
         this.messages.push({ role: 'assistant', content: turn.text });
         if (outcome.historyTokenIds) this.historyTokenIds = outcome.historyTokenIds;
@@ -208,8 +216,9 @@ export class SessionBook<Turn extends TurnRecord = TurnRecord> {
       speculation: options.speculation === undefined ? DEFAULT_SPECULATION : validateSpeculation(options.speculation),
       ...(options.predictionTokenIds ? { predictionTokenIds: options.predictionTokenIds.slice() } : {}),
       ...(options.predictionText !== undefined ? { predictionText: options.predictionText } : {}),
+      ...(options.tools && options.tools.length > 0 ? { tools: structuredClone(options.tools) } : {}),
     };
-    const history = (options.history ?? []).map(({ role, content }): ChatMessage => ({ role, content }));
+    const history: ChatMessage[] = (options.history ?? []).map(copyConversationMessage);
     const record = new SessionRecord<Turn>(sessionId, settings, history, () => this.records.delete(sessionId));
     this.records.set(sessionId, record);
     return record;

@@ -127,7 +127,14 @@ describe('other options', () => {
     expect(refusal(engine, { history: 'hi' as unknown as SessionOptions['history'] }).option).toBe('history');
     const odd = refusal(engine, { history: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 5 as unknown as string }] });
     expect(odd.option).toBe('history[1]');
-    expect(odd.message).toBe('history[1] must be a user or assistant message with text content (history holds only user and assistant messages), got {"role":"assistant","content":5}');
+    expect(odd.message).toBe('history[1] must be a user, assistant or tool message with text content (assistant: optional toolCalls; tool: a toolCallId), got {"role":"assistant","content":5}');
+    const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
+    expect(refusal(engine, { history: [{ role: 'user', content: 'a', toolCalls: [call] }] }).option).toBe('history[0]'); // only an assistant calls
+    expect(refusal(engine, { history: [{ role: 'assistant', content: '', toolCalls: [{ ...call, function: { name: 'f' } as never }] }] }).option).toBe('history[0]');
+    expect(refusal(engine, { history: [{ role: 'tool', content: 'r', toolCallId: 7 as unknown as string }] }).option).toBe('history[0]');
+    expect(refusal(engine, { tools: [{ type: 'function', function: {} }] as never }).option).toBe('tools');
+    expect(refusal(engine, { tools: {} as never }).option).toBe('tools');
+    expect(() => engine.createSession({ history: [{ role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', content: 'r', toolCallId: 'c1' }], tools: [{ type: 'function', function: { name: 'f' } }] })).not.toThrow();
   });
 });
 

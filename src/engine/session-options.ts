@@ -3,7 +3,8 @@
 import { InvalidOptionError } from './errors';
 import { MAX_LOGIT_BIAS, MAX_LOGIT_BIAS_ENTRIES, MAX_PENALTY, MAX_REPETITION_PENALTY, MAX_TOP_LOGPROBS } from './penalties';
 import { validateSpeculation, type Speculation } from './speculation';
-import type { SamplingParams } from './types';
+import { checkConversationMessage, checkTools, type ConversationMessage } from './chat-messages';
+import type { SamplingParams, ToolDefinition } from './types';
 
 export interface SessionOptions {
   systemPrompt?: string;
@@ -15,8 +16,13 @@ export interface SessionOptions {
   seed?: number;
   /** Keep generating past EOS until maxNewTokens (benchmarks, like vLLM's ignore_eos). */
   ignoreEos?: boolean;
-  /** Earlier user/assistant messages to continue from (e.g. a transcript restored after a restart). */
-  history?: Array<{ role: 'user' | 'assistant'; content: string }>;
+  /**
+   * Earlier user, assistant and tool messages to continue from (a transcript restored after a
+   * restart, a conversation resent with its tool calls and results).
+   */
+  history?: ConversationMessage[];
+  /** Functions the model may call, handed to the chat template each turn (absent or empty: none). */
+  tools?: ToolDefinition[];
   /**
    * Speculative decoding (default 'auto': drafted tokens verified in the batched step where the
    * step cost model says they pay; output is the same as without). See speculation.ts.
@@ -123,11 +129,9 @@ export function validateSessionOptions(options: SessionOptions): void {
   const history: unknown = options.history;
   if (history !== undefined) {
     if (!Array.isArray(history)) throw new InvalidOptionError('history', history, 'an array of messages');
-    history.forEach((message: unknown, i) => {
-      const ok = isRecord(message) && (message.role === 'user' || message.role === 'assistant') && typeof message.content === 'string';
-      if (!ok) throw new InvalidOptionError(`history[${i}]`, message, 'a user or assistant message with text content (history holds only user and assistant messages)');
-    });
+    history.forEach((message: unknown, i) => checkConversationMessage(`history[${i}]`, message));
   }
+  if (options.tools !== undefined) checkTools(options.tools);
 }
 
 /** Penalties, logit bias and logprobs: OpenAI's ranges, and repetitionPenalty's (vLLM's: > 0). */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineCore } from './engine-core';
 import { FakeRunner } from './testing/fake-runner';
 import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
+import type { ChatMessage, ToolDefinition } from './types';
 
 const tokenizer = new ByteTokenizer();
 
@@ -35,7 +36,30 @@ describe('SessionRegistry', () => {
     engine.send(restored, 'More');
     await runToIdle(engine);
     expect((await engine.waitForTurn(restored)).promptTokenIds).toEqual(second.promptTokenIds);
-    expect(() => engine.createSession({ history: [{ role: 'system' as 'user', content: 'x' }] })).toThrow(/only user and assistant/);
+    expect(() => engine.createSession({ history: [{ role: 'system' as 'user', content: 'x' }] })).toThrow(/a user, assistant or tool message/);
+  });
+
+  it("renders a turn of tool results with the session's tools and the assistant's calls; a refused turn changes nothing", async () => {
+    const rendered: string[] = [];
+    const template = {
+      render(messages: ChatMessage[], addGenerationPrompt: boolean, tools?: readonly ToolDefinition[]): string {
+        const list = tools ? `<|tools|>${tools.map((t) => t.function.name).join(',')}\n` : '';
+        const text = list + messages.map((m) => `<|${m.role}|>${m.content}${m.toolCalls ? `[${m.toolCalls.map((c) => `${c.id}:${c.function.name}${c.function.arguments}`).join(';')}]` : ''}${m.toolCallId ? `(${m.toolCallId})` : ''}\n`).join('');
+        rendered.push(text);
+        return addGenerationPrompt ? `${text}<|assistant|>` : text;
+      },
+    };
+    const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 200, blockSize: 4 }), tokenizer, chatTemplate: template, manualSteps: true });
+    const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{"a":1}' } };
+    const id = engine.createSession({ maxNewTokens: 3, tools: [{ type: 'function', function: { name: 'f' } }], history: [{ role: 'user', content: 'Q' }, { role: 'assistant', content: '', toolCalls: [call] }] });
+    expect(() => engine.send(id, { messages: [] })).toThrow(/messages/);
+    expect(() => engine.send(id, { messages: [{ role: 'tool', content: 'r', toolCallId: 'c1' }, { role: 'assistant', content: 'x' }] })).toThrow(/messages\[1\]/);
+    expect(engine.sessions.messages(id)).toHaveLength(2);
+    engine.send(id, { messages: [{ role: 'tool', content: 'R', toolCallId: 'c1' }] });
+    await runToIdle(engine);
+    const turn = await engine.waitForTurn(id);
+    expect(tokenizer.decode(turn.promptTokenIds)).toBe('<|tools|>f\n<|user|>Q\n<|assistant|>[c1:f{"a":1}]\n<|tool|>R(c1)\n<|assistant|>');
+    expect(engine.sessions.messages(id).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
   });
 
   it('renders the conversation with the chat template and records the reply in the history', async () => {

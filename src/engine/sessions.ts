@@ -7,7 +7,8 @@ import type { Scheduler, StepOutput } from './scheduler';
 import { predictionUse } from './prediction';
 import { SessionBook, type SessionRecord, type TurnRecord, type TurnResult } from './session-book';
 import { MAX_NEW_TOKENS, type SessionOptions } from './session-options';
-import type { ChatMessage, ChatTemplate, Tokenizer } from './types';
+import { checkTurnMessages, type TurnMessages } from './chat-messages';
+import type { ChatMessage, ChatTemplate, Tokenizer, ToolDefinition } from './types';
 
 // what waitForTurn() resolves with; its callers import it from here
 export type { TurnResult };
@@ -40,15 +41,18 @@ export class SessionRegistry {
   }
 
   /**
-   * Starts a turn. Text is added as a user message and the whole conversation is rendered by
-   * the chat template; token ids continue the raw token history as they are. Returns the request id.
+   * Starts a turn. Text is added as a user message (messages as they are: tool results) and the
+   * whole conversation is rendered by the chat template with the session's tools; token ids
+   * continue the raw token history as they are. Returns the request id.
    */
-  send(sessionId: string, input: string | ArrayLike<number>): string {
+  send(sessionId: string, input: string | ArrayLike<number> | TurnMessages): string {
     const session = this.book.open(sessionId);
-    const ids = typeof input === 'string' ? null : Array.from(input);
-    const userMessage = ids ? this.tokenizer.decode(ids) : (input as string);
-    const turn = session.begin(userMessage, (turnNumber) => {
-      const promptTokenIds = ids ? [...session.historyTokenIds, ...ids] : this.render(session.conversation());
+    const turnMessages = isTurnMessages(input) ? input : null;
+    if (turnMessages) checkTurnMessages(turnMessages);
+    const ids = typeof input === 'string' || turnMessages ? null : Array.from(input as ArrayLike<number>);
+    const added = turnMessages ? turnMessages.messages : ids ? this.tokenizer.decode(ids) : (input as string);
+    const turn = session.begin(added, (turnNumber) => {
+      const promptTokenIds = ids ? [...session.historyTokenIds, ...ids] : this.render(session.conversation(), session.settings.tools);
       const { settings } = session;
       const request = this.scheduler.addRequest({
         requestId: `${sessionId}:${turnNumber}`,
@@ -172,7 +176,11 @@ export class SessionRegistry {
   }
 
   /** encodeChat keeps special-token strings typed by the user as plain text. */
-  private render(messages: ChatMessage[]): number[] {
-    return this.tokenizer.encodeChat ? this.tokenizer.encodeChat(this.template, messages, true) : this.tokenizer.encode(this.template.render(messages, true));
+  private render(messages: ChatMessage[], tools: ToolDefinition[] | undefined): number[] {
+    return this.tokenizer.encodeChat ? this.tokenizer.encodeChat(this.template, messages, true, tools) : this.tokenizer.encode(this.template.render(messages, true, tools));
   }
+}
+
+function isTurnMessages(input: unknown): input is TurnMessages {
+  return typeof input === 'object' && input !== null && !ArrayBuffer.isView(input) && !Array.isArray(input) && 'messages' in input;
 }

@@ -29,7 +29,12 @@ export interface SamplingParams {
    * from the distribution the token was drawn from (logprobs.ts); absent: none.
    */
   logprobs?: number;
+  /** Restricts the output to a grammar (JSON, a JSON schema, EBNF or a regex); absent: none. */
+  constraint?: OutputConstraint;
 }
+
+/** What a constrained row's output must match: `schema` is JSON Schema as JSON text; compiled and cached by kind + text. */
+export type OutputConstraint = { kind: 'json_object' } | { kind: 'json_schema'; schema: string } | { kind: 'ebnf'; grammar: string } | { kind: 'regex'; pattern: string };
 
 /** One row of a step: one session's contiguous run of tokens at positions startPos.. */
 export interface StepRow {
@@ -169,14 +174,32 @@ export interface Tokenizer {
    * special-token strings typed in messages stay plain text (encode(render()) cannot tell
    * the two apart). Prefer this over encode(template.render(...)) when present.
    */
-  encodeChat?(template: ChatTemplate, messages: ChatMessage[], addGenerationPrompt: boolean): number[];
+  encodeChat?(template: ChatTemplate, messages: ChatMessage[], addGenerationPrompt: boolean, tools?: readonly ToolDefinition[]): number[];
 }
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** An assistant message's function calls (OpenAI's `tool_calls`). */
+  toolCalls?: ToolCall[];
+  /** A tool message: the id of the call it answers. */
+  toolCallId?: string;
+}
+
+/** A function the model may call, in OpenAI's `tools[i]` shape (chat templates read it as given). */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+}
+
+/** One call an assistant made: `arguments` is JSON text, as OpenAI returns it. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
 }
 
 export interface ChatTemplate {
-  render(messages: ChatMessage[], addGenerationPrompt: boolean): string;
+  /** `tools`: the functions the model may call this turn (absent or empty: none). */
+  render(messages: ChatMessage[], addGenerationPrompt: boolean, tools?: readonly ToolDefinition[]): string;
 }

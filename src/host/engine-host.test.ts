@@ -65,6 +65,15 @@ describe('EngineApi over a Node worker thread', () => {
     expect(result.outputTokenIds.length).toBeGreaterThan(0);
   }, 60_000);
 
+  it('checks every turn it is sent: token ids in a plain array against the vocabulary, a turn of messages by the engine', async () => {
+    const id = await api.createSession({ maxNewTokens: 2, sampling: { temperature: 0 } });
+    await expect(api.send(id, [5, 1e9] as unknown as Int32Array)).rejects.toThrow(/token id 1000000000 is outside the vocabulary/);
+    await expect(api.send(id, { messages: [] })).rejects.toThrow(/messages/);
+    await expect(api.send(id, { messages: [{ role: 'tool', content: 7 as unknown as string }] })).rejects.toThrow(/messages\[0\]/);
+    await api.send(id, { messages: [{ role: 'user', content: 'served as a turn of messages' }] });
+    expect((await api.waitForTurn(id)).finishReason).not.toBe('error');
+  }, 60_000);
+
   it('holds steps to a time budget by default, refuses bad numbers naming them, and turns it off', async () => {
     const events: StepEvent[] = [];
     const subscription = await api.subscribe(Comlink.proxy((e: StepEvent) => void events.push(e)));

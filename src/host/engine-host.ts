@@ -154,13 +154,15 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
 
   async send(sessionId: SessionId, input: SendInput): Promise<void> {
     const { engine, id } = this.session(sessionId, 'throw')!;
-    if (typeof input !== 'string') {
+    // a turn of messages is the engine's to check; anything else not text is token ids
+    const messages = typeof input === 'object' && input !== null && !ArrayBuffer.isView(input) && !Array.isArray(input) && 'messages' in input;
+    if (typeof input !== 'string' && !messages) {
       // Ids index the embedding table: one outside it would read another row's memory or none.
       const vocabSize = this.loaded?.info.vocabSize ?? 0;
       const bad = Array.from(input).find((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
       if (bad !== undefined) throw new Error(`token id ${bad} is outside the vocabulary (0 to ${vocabSize - 1})`);
     }
-    engine.send(id, typeof input === 'string' ? input : Array.from(input));
+    engine.send(id, typeof input === 'string' || messages ? input : Array.from(input as ArrayLike<number>));
   }
 
   async cancel(sessionId: SessionId): Promise<void> {

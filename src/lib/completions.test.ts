@@ -226,8 +226,10 @@ describe('chat.completions over EngineApi', () => {
       [ask('hi', { max_tokens: 0 }), 'max_completion_tokens'],
       [ask('hi', { seed: 1.5 }), 'seed'],
       [ask('hi', { n: 0 }), 'n'],
-      [ask('hi', { tools: [{ type: 'function', function: { name: 'f' } }] }), 'tools'],
-      [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
+      [ask('hi', { tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'no spaces allowed' } }] }), 'tools[1].function.name'],
+      [ask('hi', { tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'g' } } }), 'tool_choice.function.name'],
+      [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id'],
+      [{ messages: [{ role: 'function', content: 'x', name: 'f' }] }, 'messages[0].role'],
       [ask('hi', { frequency_penalty: 2.5 }), 'frequency_penalty'],
       [ask('hi', { presence_penalty: Number.NaN }), 'presence_penalty'],
       [ask('hi', { repetition_penalty: 0 }), 'repetition_penalty'],
@@ -242,6 +244,18 @@ describe('chat.completions over EngineApi', () => {
       expect((err as InvalidRequestError).status).toBe(400);
       expect((err as InvalidRequestError).param).toBe(param);
     }
+  });
+
+  it('carries tools and a turn of tool results through the worker: the prompt grows by the tool list and the results', async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'lookup', description: 'Look a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } } } }];
+    const plain = await complete(ask('define cohort'));
+    const withTools = await complete(ask('define cohort', { tools }));
+    expect(withTools.usage.prompt_tokens).toBeGreaterThan(plain.usage.prompt_tokens + JSON.stringify(tools[0]!.function).length / 4);
+    const call = { id: 'call_x', type: 'function' as const, function: { name: 'lookup', arguments: '{"word":"cohort"}' } };
+    const messages: Params['messages'] = [{ role: 'user', content: 'define cohort' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_x', content: 'a group that travels together' }];
+    const answered = await complete({ messages, tools, max_tokens: 4 });
+    expect(answered.usage.prompt_tokens).toBeGreaterThan(withTools.usage.prompt_tokens);
+    expect(answered.choices[0]!.finish_reason).toMatch(/^(stop|length|tool_calls)$/);
   });
 
   it("returns logprobs in OpenAI's shape, streamed the same; a penalized request gets its solo tokens in a cohort", async () => {

@@ -9,7 +9,8 @@ import { TAB_EXPIRED_ERROR_NAME } from '../protocol/tab-errors';
 import { AbortError, CohortError, ContextLengthError, EngineError, GpuLostError, InvalidRequestError, ModelChangedError, ModelNotLoadedError, TabExpiredError } from './errors';
 import type { RequestPlan } from './request';
 import type { TokenLogprob, TokenLogprobAlternative } from '../protocol/events';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionStream, ChatCompletionTokenLogprob, CompletionUsage, FinishReason, LoadedModel, TopLogprob } from './types';
+import { ToolCallParser } from './tool-calls';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionMessage, ChatCompletionMessageToolCall, ChatCompletionStream, ChatCompletionTokenLogprob, CompletionUsage, FinishReason, LoadedModel, TopLogprob } from './types';
 
 /** The EngineApi verbs the library uses, with plain callbacks (a comlink wrapper proxies them). */
 export type EngineLink = Pick<
@@ -30,7 +31,7 @@ export interface RunContext {
   gpuLosses(): number;
 }
 
-type RunEvent = { kind: 'delta'; index: number; text: string; first: boolean; logprobs?: ChatCompletionTokenLogprob[] } | { kind: 'finish'; index: number; reason: FinishReason } | { kind: 'usage'; usage: CompletionUsage };
+type RunEvent = { kind: 'delta'; index: number; text: string; first: boolean; logprobs?: ChatCompletionTokenLogprob[]; calls?: ChatCompletionMessageToolCall[]; firstCall?: number } | { kind: 'finish'; index: number; reason: FinishReason } | { kind: 'usage'; usage: CompletionUsage };
 
 /** Runs the request; resolves once its first choice shows a token, so errors before that reject create(). */
 export async function runCompletion(ctx: RunContext, plan: RequestPlan, signal?: AbortSignal): Promise<ChatCompletionStream | ChatCompletion> {
@@ -48,6 +49,8 @@ class RequestRun {
   private readonly steps: StepEvent[] = [];
   private readonly started: boolean[];
   private readonly ended: boolean[];
+  /** Per choice, when the request has tools: what of its text is a call. */
+  private readonly parsers: Array<ToolCallParser | undefined>;
   private readonly events = new Channel<RunEvent>(() => this.abort(new AbortError()));
   private readonly startLosses: number;
   private unwatch: () => void = () => {};
@@ -62,6 +65,8 @@ class RequestRun {
   ) {
     this.started = plan.sessions.map(() => false);
     this.ended = plan.sessions.map(() => false);
+    const callable = new Set(plan.callable);
+    this.parsers = plan.sessions.map(() => (callable.size > 0 ? new ToolCallParser(callable, { maxCalls: plan.maxCalls }) : undefined));
     this.startLosses = ctx.gpuLosses();
     const onAbort = () => this.abort(new AbortError());
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -89,7 +94,7 @@ class RequestRun {
         this.watched.add(id);
       }
       // Siblings follow once the first choice has its prompt's KV, so they find it in the prefix cache.
-      await this.ctx.api.send(this.sessionIds[0]!, this.plan.userText);
+      await this.ctx.api.send(this.sessionIds[0]!, this.plan.turn);
     } catch (err) {
       const typed = fromEngineError(err);
       this.abort(typed);
@@ -112,8 +117,12 @@ class RequestRun {
       controller: this.controller,
       async *[Symbol.asyncIterator]() {
         for await (const e of events) {
-          if (e.kind === 'delta') yield chunk([{ index: e.index, delta: { ...(e.first ? { role: 'assistant' as const } : {}), content: e.text }, finish_reason: null, logprobs: e.logprobs ? { content: e.logprobs, refusal: null } : null }]);
-          else if (e.kind === 'finish') yield chunk([{ index: e.index, delta: {}, finish_reason: e.reason, logprobs: null }]);
+          if (e.kind === 'delta') {
+            const calls = e.calls?.map((call, k) => ({ index: e.firstCall! + k, ...call }));
+            // a chunk that only calls says content null, as OpenAI's do
+            const content = calls && e.text === '' ? null : e.text;
+            yield chunk([{ index: e.index, delta: { ...(e.first ? { role: 'assistant' as const } : {}), content, ...(calls ? { tool_calls: calls } : {}) }, finish_reason: null, logprobs: e.logprobs ? { content: e.logprobs, refusal: null } : null }]);
+          } else if (e.kind === 'finish') yield chunk([{ index: e.index, delta: {}, finish_reason: e.reason, logprobs: null }]);
           else yield chunk([], e.usage);
         }
       },
@@ -122,6 +131,7 @@ class RequestRun {
 
   async collect(): Promise<ChatCompletion> {
     const texts = this.plan.sessions.map(() => '');
+    const calls: ChatCompletionMessageToolCall[][] = this.plan.sessions.map(() => []);
     const reasons: FinishReason[] = this.plan.sessions.map(() => 'stop');
     const logprobs: ChatCompletionTokenLogprob[][] = this.plan.sessions.map(() => []);
     let usage: CompletionUsage | undefined;
@@ -129,15 +139,21 @@ class RequestRun {
       if (e.kind === 'delta') {
         texts[e.index] += e.text;
         if (e.logprobs) logprobs[e.index]!.push(...e.logprobs);
+        if (e.calls) calls[e.index]!.push(...e.calls);
       } else if (e.kind === 'finish') reasons[e.index] = e.reason;
       else usage = e.usage;
     }
+    const message = (content: string, index: number): ChatCompletionMessage => {
+      const made = calls[index]!;
+      if (made.length === 0) return { role: 'assistant', content, refusal: null };
+      return { role: 'assistant', content: content.trim() === '' ? null : content, refusal: null, tool_calls: made };
+    };
     return {
       id: this.id,
       object: 'chat.completion',
       created: this.created,
       model: this.ctx.model.id,
-      choices: texts.map((content, index) => ({ index, message: { role: 'assistant', content, refusal: null }, finish_reason: reasons[index]!, logprobs: this.plan.logprobs ? { content: logprobs[index]!, refusal: null } : null })),
+      choices: texts.map((content, index) => ({ index, message: message(content, index), finish_reason: reasons[index]!, logprobs: this.plan.logprobs ? { content: logprobs[index]!, refusal: null } : null })),
       usage: usage!,
     };
   }
@@ -159,8 +175,20 @@ class RequestRun {
     }
   }
 
-  private delta(index: number, text: string, logprobs?: ChatCompletionTokenLogprob[]): void {
-    this.events.push({ kind: 'delta', index, text, first: !this.started[index], ...(logprobs ? { logprobs } : {}) });
+  /** The choice's new text, less what its parser holds back or reads as calls (`ending`: the reply is complete). */
+  private delta(index: number, rawText: string, logprobs?: ChatCompletionTokenLogprob[], ending = false): void {
+    const parser = this.parsers[index];
+    let text = rawText;
+    let calls: ChatCompletionMessageToolCall[] | undefined;
+    const firstCall = parser?.numCalls ?? 0;
+    if (parser) {
+      const events = [...parser.push(rawText), ...(ending ? parser.end() : [])];
+      text = events.map((e) => (e.kind === 'text' ? e.text : '')).join('');
+      const made = events.flatMap((e) => (e.kind === 'call' ? [e.call] : []));
+      if (made.length > 0) calls = made;
+      if (!text && !calls && !logprobs) return;
+    }
+    this.events.push({ kind: 'delta', index, text, first: !this.started[index], ...(logprobs ? { logprobs } : {}), ...(calls ? { calls, firstCall } : {}) });
     this.started[index] = true;
   }
 
@@ -169,7 +197,7 @@ class RequestRun {
     if (this.othersSent) return;
     this.othersSent = true;
     for (const id of this.sessionIds.slice(1)) {
-      this.ctx.api.send(id, this.plan.userText).catch((err: unknown) => this.abort(fromEngineError(err)));
+      this.ctx.api.send(id, this.plan.turn).catch((err: unknown) => this.abort(fromEngineError(err)));
     }
   }
 
@@ -179,8 +207,10 @@ class RequestRun {
       this.abort(await this.turnError(index, done));
       return;
     }
-    if (done.newText) this.delta(index, done.newText);
-    this.events.push({ kind: 'finish', index, reason: finishReason(done.reason) });
+    if (done.newText || this.parsers[index]) this.delta(index, done.newText, undefined, true);
+    const reason = finishReason(done.reason);
+    // a reply cut by the token limit stays 'length', as OpenAI's does
+    this.events.push({ kind: 'finish', index, reason: reason === 'stop' && (this.parsers[index]?.numCalls ?? 0) > 0 ? 'tool_calls' : reason });
     if (index === 0) this.onFirstShown();
     if (this.ended.every(Boolean)) await this.finish();
   }

@@ -56,7 +56,7 @@ describe('OpenAI SDK shapes', () => {
       tools: [],
     };
     const plan = planRequest(request);
-    expect(plan).toMatchObject({ userText: 'Count to three.', stream: true, includeUsage: true });
+    expect(plan).toMatchObject({ turn: 'Count to three.', stream: true, includeUsage: true });
     expect(plan.sessions).toHaveLength(2);
     expect(plan.sessions[0]).toMatchObject({
       systemPrompt: 'Be brief.',

@@ -21,7 +21,7 @@ describe('planRequest', () => {
   it("reads nulls as defaults: greedy, the engine's length default (up to the context), one choice", () => {
     const p = plan({ temperature: null, max_tokens: null, n: null, stop: null, seed: null });
     expect(p.sessions).toEqual([{ history: [], sampling: {} }]);
-    expect(p).toMatchObject({ userText: 'hi', stream: false, includeUsage: false });
+    expect(p).toMatchObject({ turn: 'hi', stream: false, includeUsage: false });
   });
 
   it('prefers max_completion_tokens, takes one stop string as a list', () => {
@@ -31,7 +31,7 @@ describe('planRequest', () => {
   it('joins leading system messages and keeps the turns between them and the last user message', () => {
     const p = plan({ messages: [{ role: 'system', content: 'a' }, { role: 'developer', content: 'b' }, { role: 'user', content: 'q1' }, { role: 'assistant', content: null }, { role: 'user', content: 'q2' }] });
     expect(p.sessions[0]).toMatchObject({ systemPrompt: 'a\n\nb', history: [{ role: 'user', content: 'q1' }, { role: 'assistant', content: '' }] });
-    expect(p.userText).toBe('q2');
+    expect(p.turn).toBe('q2');
   });
 
   it('refuses what it cannot serve, naming the field', () => {

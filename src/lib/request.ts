@@ -1,7 +1,8 @@
 // Turns an OpenAI-shaped request into engine sessions: options per choice (system prompt, history,
 // sampling, per-choice seed) and the last user message to send. Bounds are the engine's to check.
-import type { SessionOptions } from '../protocol/api';
+import type { ConversationMessage, SessionOptions, ToolCall, TurnMessages } from '../protocol/api';
 import { InvalidRequestError } from './errors';
+import { planTools } from './tools';
 import type { ChatCompletionContentPart, ChatCompletionCreateParams, ChatCompletionMessageParam } from './types';
 
 /** OpenAI's own limit on `n`. */
@@ -10,8 +11,15 @@ export const MAX_CHOICES = 128;
 export interface RequestPlan {
   /** One entry per choice, index order. */
   sessions: SessionOptions[];
-  /** The last user message, sent to every choice's session. */
-  userText: string;
+  /**
+   * The turn sent to every choice's session: the last user message's text, or the messages after
+   * the last assistant message when they are tool results.
+   */
+  turn: string | TurnMessages;
+  /** Functions a reply may call (parsed out of its text); empty: the reply is text. */
+  callable: string[];
+  /** Most calls read from one reply (parallel_tool_calls false: 1). */
+  maxCalls: number;
   stream: boolean;
   includeUsage: boolean;
   /** logprobs: true: each choice's tokens come back with their log-probabilities. */
@@ -20,9 +28,7 @@ export interface RequestPlan {
 
 /** Fields that would change the output in ways the engine cannot honour: refused, not ignored. */
 const UNSUPPORTED: Record<string, (value: unknown) => boolean> = {
-  tools: (v) => Array.isArray(v) && v.length > 0,
   functions: (v) => Array.isArray(v) && v.length > 0,
-  tool_choice: (v) => v !== 'none',
   function_call: (v) => v !== 'none',
   response_format: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type !== 'text',
   audio: (v) => v !== null && v !== undefined,
@@ -35,7 +41,8 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     const value = (request as unknown as Record<string, unknown>)[field];
     if (value !== undefined && value !== null && refuses(value)) throw new InvalidRequestError(`${field} is not supported by Cohort`, field, 'unsupported_parameter');
   }
-  const { systemPrompt, history, userText } = splitMessages(request.messages);
+  const { systemPrompt, history, turn } = splitMessages(request.messages);
+  const tools = planTools(request.tools, request.tool_choice, request.parallel_tool_calls);
   const n = request.n ?? 1;
   if (!(Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES)) throw new InvalidRequestError(`n must be an integer from 1 to ${MAX_CHOICES}, got ${String(n)}`, 'n');
   const stop = request.stop ?? undefined;
@@ -55,7 +62,9 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
       ...defined('repetitionPenalty', request.repetition_penalty),
       ...logitBiasOf(request.logit_bias),
       ...logprobsOf(request.logprobs, request.top_logprobs),
+      ...(tools.constraint ? { constraint: tools.constraint } : {}),
     },
+    ...(tools.tools.length > 0 ? { tools: tools.tools } : {}),
     ...(stopStrings !== undefined ? { stopStrings: stopStrings as string[] } : {}),
     ...(request.ignore_eos != null ? { ignoreEos: request.ignore_eos } : {}),
     ...predictionOf(request.prediction),
@@ -65,7 +74,7 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     ...base,
     ...(seed !== undefined ? { sampling: { ...base.sampling, seed: choiceSeed(seed, i) } } : {}),
   }));
-  return { sessions, userText, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
+  return { sessions, turn, callable: tools.callable, maxCalls: tools.maxCalls, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
 }
 
 /** `logit_bias` as the engine's (an object of token id keys); the engine checks ids and values and names the field. */
@@ -124,27 +133,73 @@ function defined<K extends string>(key: K, value: number | null | undefined): Pa
   return value === null || value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
-/** Leading system/developer messages, then user/assistant turns ending with the user message to answer. */
-function splitMessages(messages: unknown): { systemPrompt?: string; history: Array<{ role: 'user' | 'assistant'; content: string }>; userText: string } {
+/**
+ * Leading system/developer messages, then the conversation; its last user message (or the tool
+ * results after the last assistant message, with any user message after them) is the turn.
+ */
+function splitMessages(messages: unknown): { systemPrompt?: string; history: ConversationMessage[]; turn: string | TurnMessages } {
   if (!Array.isArray(messages) || messages.length === 0) throw new InvalidRequestError('messages must be a non-empty array', 'messages');
   const system: string[] = [];
-  const turns: Array<{ role: 'user' | 'assistant'; content: string }> = [];
+  const turns: ConversationMessage[] = [];
+  /** Calls made by the last assistant message and not answered yet: a tool message must answer one. */
+  let open = new Set<string>();
   (messages as ChatCompletionMessageParam[]).forEach((message, i) => {
     const param = `messages[${i}]`;
     if (typeof message !== 'object' || message === null) throw new InvalidRequestError(`${param} must be a message object`, param);
     const content = textOf(message.content, `${param}.content`);
+    if (message.role !== 'tool' && open.size > 0) {
+      throw new InvalidRequestError(`${param}: the calls ${[...open].join(', ')} of the assistant message before it need tool messages answering them first`, `${param}.role`);
+    }
     if (message.role === 'system' || message.role === 'developer') {
       if (turns.length > 0) throw new InvalidRequestError(`${param}: system messages must come before the conversation`, `${param}.role`);
       system.push(content);
-    } else if (message.role === 'user' || message.role === 'assistant') {
-      turns.push({ role: message.role, content });
+    } else if (message.role === 'user') {
+      turns.push({ role: 'user', content });
+    } else if (message.role === 'assistant') {
+      const toolCalls = toolCallsOf(message.tool_calls, `${param}.tool_calls`);
+      open = new Set(toolCalls.map((c) => c.id));
+      turns.push({ role: 'assistant', content, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
+    } else if (message.role === 'tool') {
+      const id: unknown = message.tool_call_id;
+      if (typeof id !== 'string') throw new InvalidRequestError(`${param}.tool_call_id must be the id of the call this message answers`, `${param}.tool_call_id`);
+      if (!open.has(id)) throw new InvalidRequestError(`${param}.tool_call_id '${id}' answers no call of the assistant message before it`, `${param}.tool_call_id`);
+      open.delete(id);
+      turns.push({ role: 'tool', content, toolCallId: id });
     } else {
-      throw new InvalidRequestError(`${param}.role '${String(message.role)}' is not supported (system, developer, user and assistant are)`, `${param}.role`);
+      throw new InvalidRequestError(`${param}.role '${String(message.role)}' is not supported (system, developer, user, assistant and tool are)`, `${param}.role`);
     }
   });
-  const last = turns.pop();
-  if (!last || last.role !== 'user') throw new InvalidRequestError('the last message must be a user message', `messages[${messages.length - 1}].role`);
-  return { ...(system.length > 0 ? { systemPrompt: system.join('\n\n') } : {}), history: turns, userText: last.content };
+  if (open.size > 0) throw new InvalidRequestError(`the calls ${[...open].join(', ')} need tool messages answering them`, `messages[${messages.length - 1}]`);
+  const last = turns[turns.length - 1];
+  if (!last || last.role === 'assistant') throw new InvalidRequestError('the last message must be a user or tool message', `messages[${messages.length - 1}].role`);
+  if (last.role === 'user' && turns[turns.length - 2]?.role !== 'tool') {
+    turns.pop();
+    return { ...systemOf(system), history: turns, turn: last.content };
+  }
+  // tool results (and a user message after them): the messages since the last assistant one
+  let start = turns.length;
+  while (start > 0 && turns[start - 1]!.role !== 'assistant') start--;
+  return { ...systemOf(system), history: turns.slice(0, start), turn: { messages: turns.slice(start) } };
+}
+
+function systemOf(system: string[]): { systemPrompt?: string } {
+  return system.length > 0 ? { systemPrompt: system.join('\n\n') } : {};
+}
+
+/** An assistant message's `tool_calls` as the engine's, each checked (arguments are JSON text, as OpenAI returns them). */
+function toolCallsOf(value: unknown, param: string): ToolCall[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new InvalidRequestError(`${param} must be an array of calls`, param);
+  return value.map((call: unknown, j) => {
+    const at = `${param}[${j}]`;
+    const c = (typeof call === 'object' && call !== null ? call : {}) as { id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } | null };
+    if (typeof c.id !== 'string') throw new InvalidRequestError(`${at}.id must be a string`, `${at}.id`);
+    if (c.type !== 'function') throw new InvalidRequestError(`${at}.type must be 'function'`, `${at}.type`);
+    const fn = typeof c.function === 'object' && c.function !== null ? c.function : {};
+    if (typeof fn.name !== 'string') throw new InvalidRequestError(`${at}.function.name must be a string`, `${at}.function.name`);
+    if (typeof fn.arguments !== 'string') throw new InvalidRequestError(`${at}.function.arguments must be a string of JSON`, `${at}.function.arguments`);
+    return { id: c.id, type: 'function', function: { name: fn.name, arguments: fn.arguments } };
+  });
 }
 
 function textOf(content: string | ReadonlyArray<ChatCompletionContentPart> | null | undefined, param: string): string {

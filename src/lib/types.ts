@@ -9,14 +9,50 @@ export interface ChatCompletionContentPart {
 }
 
 /**
- * A message as the SDK sends it. Roles 'system' and 'developer' (one system prompt), 'user' and
- * 'assistant' are served; 'tool' and 'function' messages are accepted by the type (the SDK sends
- * them) and refused at run time with a 400.
+ * A message as the SDK sends it. Roles 'system' and 'developer' (one system prompt), 'user',
+ * 'assistant' (with `tool_calls`, content then may be null) and 'tool' (a call's result, with
+ * `tool_call_id`) are served; 'function' messages (deprecated) are accepted by the type and
+ * refused at run time with a 400.
  */
 export interface ChatCompletionMessageParam {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
   content?: string | ReadonlyArray<ChatCompletionContentPart> | null;
   name?: string;
+  /** An assistant message's calls, as a reply returned them. */
+  tool_calls?: ReadonlyArray<ChatCompletionMessageToolCall | { type: string; id: string }> | null;
+  /** A tool message: the id of the call it answers. */
+  tool_call_id?: string;
+}
+
+/** A function the model may call (OpenAI's function tool). */
+export interface ChatCompletionFunctionTool {
+  type: 'function';
+  function: {
+    /** 1 to 64 letters, digits, '_' or '-'. */
+    name: string;
+    description?: string;
+    /** A JSON Schema object for the arguments (absent: none). */
+    parameters?: Record<string, unknown>;
+    strict?: boolean | null;
+  };
+}
+
+/** 'none': no tools in the prompt; 'auto': the model may call; 'required' or a named function: it must (its output constrained to the call). */
+export type ChatCompletionToolChoiceOption = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+/** A call the model made: `arguments` is JSON text. */
+export interface ChatCompletionMessageToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A call in a stream chunk: each call comes whole in one delta, `index` its place in the reply's calls. */
+export interface ChatCompletionChunkToolCall {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
 }
 
 export interface ChatCompletionStreamOptions {
@@ -27,7 +63,7 @@ export interface ChatCompletionStreamOptions {
 
 /**
  * The request. Fields OpenAI defines that change the output and that Cohort cannot honour
- * (tools, non-text response formats) are refused with a 400;
+ * (non-text response formats, functions, audio) are refused with a 400;
  * the rest of the SDK's fields (metadata, store, user...) are accepted and have no effect.
  */
 export interface ChatCompletionCreateParamsBase {
@@ -76,9 +112,17 @@ export interface ChatCompletionCreateParamsBase {
    * token in the prompt or the reply so far is divided by it when positive, multiplied when not.
    */
   repetition_penalty?: number | null;
+  /**
+   * Functions the model may call, handed to the model's chat template (or, where the template has
+   * none, listed in the system prompt: `engine.models[0].toolsRendering` says which). Calls come
+   * back as `message.tool_calls` with finish_reason 'tool_calls'. Only function tools are served.
+   */
+  tools?: ReadonlyArray<ChatCompletionFunctionTool | { type: string }> | null;
+  /** Default 'auto' with tools, 'none' without. */
+  tool_choice?: ChatCompletionToolChoiceOption | { type: string } | null;
+  /** false: a reply makes at most one call (the first; what follows it is dropped). Default true. */
+  parallel_tool_calls?: boolean | null;
   // Declared so the SDK's requests type-check; refused at run time when set to do something.
-  tools?: unknown;
-  tool_choice?: unknown;
   functions?: unknown;
   function_call?: unknown;
   response_format?: unknown;
@@ -112,8 +156,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** 'stop': EOS or a stop string; 'length': the token limit, or the context or KV pool filled up. */
-export type FinishReason = 'stop' | 'length';
+/** 'stop': EOS or a stop string; 'length': the token limit, or the context or KV pool filled up; 'tool_calls': the reply called tools. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 /**
  * Cohort's own figures for a request (all choices together), from the StepEvents of its sessions
@@ -169,8 +213,11 @@ export interface CompletionUsage {
 
 export interface ChatCompletionMessage {
   role: 'assistant';
+  /** null when the reply is only tool calls; else the text (before the calls, with them). */
   content: string | null;
   refusal: string | null;
+  /** Present when the reply called tools. */
+  tool_calls?: ChatCompletionMessageToolCall[];
 }
 
 /** One alternative at a token's position (OpenAI's shape). */
@@ -206,7 +253,7 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string | null }; finish_reason: FinishReason | null; logprobs?: ChoiceLogprobs | null }>;
+  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChatCompletionChunkToolCall[] }; finish_reason: FinishReason | null; logprobs?: ChoiceLogprobs | null }>;
   /** Only on the last chunk, and only with stream_options.include_usage (null before it). */
   usage?: CompletionUsage | null;
 }

@@ -2,8 +2,9 @@
 // interpreter with no access to JS globals). Not tokenization: see tokenizer-chat.ts.
 
 import { Template } from '@huggingface/jinja';
-import type { ChatMessage, ChatTemplate } from '../engine/types';
+import type { ChatMessage, ChatTemplate, ToolCall, ToolDefinition } from '../engine/types';
 import { ModelFormatError } from './errors';
+import { plainToolMessages, type ToolsRendering } from './tool-prompt';
 import { tokenContent, type JsonObject } from './tokenizer';
 
 /**
@@ -33,6 +34,7 @@ export class JinjaChatTemplate implements ChatTemplate {
   readonly fallbackNote: string | null;
   private readonly template: Template;
   private readonly variables: Record<string, unknown>;
+  private rendering: ToolsRendering | undefined;
 
   constructor(source: string, options: ChatTemplateOptions = {}) {
     this.source = source;
@@ -53,18 +55,69 @@ export class JinjaChatTemplate implements ChatTemplate {
     return this.fallbackNote !== null;
   }
 
-  render(messages: ChatMessage[], addGenerationPrompt: boolean): string {
+  /**
+   * 'template' when the template writes the `tools` it is given (Qwen3's, Llama 3.1's own), else
+   * 'system-prompt' (plainToolMessages). Found by rendering a probe tool once: a template that
+   * mentions `tools` but never prints them is one the model would not see them through.
+   */
+  get toolsRendering(): ToolsRendering {
+    if (this.rendering === undefined) {
+      const probe: ToolDefinition = { type: 'function', function: { name: 'cohort_probe_function', description: 'probe', parameters: { type: 'object', properties: {} } } };
+      let written = false;
+      try {
+        written = this.renderJinja([{ role: 'user', content: 'probe' }], true, [probe]).includes(probe.function.name);
+      } catch {
+        written = false; // a template that fails with tools cannot carry them
+      }
+      this.rendering = written ? 'template' : 'system-prompt';
+    }
+    return this.rendering;
+  }
+
+  render(messages: ChatMessage[], addGenerationPrompt: boolean, tools?: readonly ToolDefinition[]): string {
+    const hasToolTurns = messages.some((m) => m.role === 'tool' || (m.toolCalls?.length ?? 0) > 0);
+    if ((tools?.length || hasToolTurns) && this.toolsRendering === 'system-prompt') {
+      return this.renderJinja(plainToolMessages(messages, tools), addGenerationPrompt, undefined);
+    }
+    return this.renderJinja(messages, addGenerationPrompt, tools);
+  }
+
+  private renderJinja(messages: ChatMessage[], addGenerationPrompt: boolean, tools: readonly ToolDefinition[] | undefined): string {
     try {
       return this.template.render({
         ...this.variables,
         // Copies: a template can never reach the caller's objects.
-        messages: messages.map((m) => ({ role: m.role, content: m.content })),
+        messages: messages.map(templateMessage),
+        ...(tools && tools.length > 0 ? { tools: structuredClone(tools) } : {}),
         add_generation_prompt: addGenerationPrompt,
       });
     } catch (err) {
       throw new Error(`chat template failed to render: ${(err as Error).message}`);
     }
   }
+}
+
+/**
+ * A message as Hugging Face templates read it: `tool_calls` with `function.arguments` as an object
+ * (Llama 3.1's writes it with `tojson`; Qwen3's takes an object or a string), `tool_call_id`.
+ */
+function templateMessage(m: ChatMessage): Record<string, unknown> {
+  return {
+    role: m.role,
+    content: m.content,
+    ...(m.toolCalls && m.toolCalls.length > 0 ? { tool_calls: m.toolCalls.map(templateCall) } : {}),
+    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
+  };
+}
+
+function templateCall(call: ToolCall): Record<string, unknown> {
+  let args: unknown;
+  try {
+    args = JSON.parse(call.function.arguments);
+  } catch {
+    args = call.function.arguments; // not JSON: the text as it is
+  }
+  return { id: call.id, type: 'function', function: { name: call.function.name, arguments: args } };
 }
 
 /** The template in tokenizer_config.json (a string, or a list of named ones), else ChatML. */

@@ -3,6 +3,7 @@
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 import { readJson, type ByteSource, type FileOpener, type ProgressCallback } from './byte-source';
 import { chatTemplateFromGguf, chatTemplateFromTokenizerConfig, type JinjaChatTemplate } from './chat-template';
+import type { ToolsRendering } from './tool-prompt';
 import type { ModelDesc } from './desc';
 import { ModelFormatError } from './errors';
 import { loadGgufModel } from './gguf-loader';
@@ -23,6 +24,8 @@ export interface OpenedModel {
   chatTemplate: ChatTemplate;
   /** Set when the model ships no chat template and a ChatML fallback is used. */
   templateNote?: string;
+  /** How tools reach the model: its template's `tools` variable, or the system-prompt rendering (tool-prompt.ts). */
+  toolsRendering: ToolsRendering;
   /** The tokens that end a generation, with their text, ascending by id. */
   endTokens: TokenLabel[];
   /** Added tokens past the embedding rows, set aside: never matched in text, never produced. */
@@ -101,6 +104,6 @@ function templateSetAsideIds(tokenizer: HfTokenizer, template: JinjaChatTemplate
   return [];
 }
 
-function noteOf(template: JinjaChatTemplate): { templateNote?: string } {
-  return template.fallbackNote ? { templateNote: template.fallbackNote } : {};
+function noteOf(template: JinjaChatTemplate): { templateNote?: string; toolsRendering: ToolsRendering } {
+  return { ...(template.fallbackNote ? { templateNote: template.fallbackNote } : {}), toolsRendering: template.toolsRendering };
 }

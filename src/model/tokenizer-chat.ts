@@ -1,7 +1,7 @@
 // Chat messages -> prompt token ids: special tokens count only where the template put them;
 // what a person typed is always plain text. Not the template renderer itself.
 
-import type { ChatMessage, ChatTemplate } from '../engine/types';
+import type { ChatMessage, ChatTemplate, ToolDefinition } from '../engine/types';
 import type { HfTokenizer, PromptPiece } from './tokenizer';
 
 /**
@@ -27,6 +27,7 @@ function templateSpecialSpans(
   template: ChatTemplate,
   messages: ChatMessage[],
   addGenerationPrompt: boolean,
+  tools: readonly ToolDefinition[] | undefined,
   rendered: string,
 ): Array<{ start: number; end: number; id: number }> {
   const maskSpecialsOnly = (content: string): string => {
@@ -40,8 +41,9 @@ function templateSpecialSpans(
   };
   for (const mask of [maskAll, maskSpecialsOnly]) {
     const masked = template.render(
-      messages.map((m) => ({ role: m.role, content: mask(m.content) })),
+      messages.map((m) => ({ ...m, content: mask(m.content) })),
       addGenerationPrompt,
+      tools,
     );
     if (linesUp(masked, rendered)) return tokenizer.specialSpans(masked);
   }
@@ -65,11 +67,12 @@ export function chatPromptPieces(
   template: ChatTemplate,
   messages: ChatMessage[],
   addGenerationPrompt: boolean,
+  tools?: readonly ToolDefinition[],
 ): PromptPiece[] {
-  const rendered = template.render(messages, addGenerationPrompt);
+  const rendered = template.render(messages, addGenerationPrompt, tools);
   const pieces: PromptPiece[] = [];
   let prev = 0;
-  for (const span of templateSpecialSpans(tokenizer, template, messages, addGenerationPrompt, rendered)) {
+  for (const span of templateSpecialSpans(tokenizer, template, messages, addGenerationPrompt, tools, rendered)) {
     if (span.start > prev) pieces.push(rendered.slice(prev, span.start));
     pieces.push(span.id);
     prev = span.end;
@@ -88,8 +91,9 @@ export function encodeChat(
   template: ChatTemplate,
   messages: ChatMessage[],
   addGenerationPrompt: boolean,
+  tools?: readonly ToolDefinition[],
 ): number[] {
-  const ids = tokenizer.encodePieces(chatPromptPieces(tokenizer, template, messages, addGenerationPrompt));
+  const ids = tokenizer.encodePieces(chatPromptPieces(tokenizer, template, messages, addGenerationPrompt, tools));
   if (tokenizer.addBosToken && tokenizer.bosTokenId !== null && ids[0] !== tokenizer.bosTokenId) {
     ids.unshift(tokenizer.bosTokenId);
   }

@@ -2,7 +2,7 @@
 // same form), on @huggingface/tokenizers. Not the chat template, not streaming decode.
 
 import { Tokenizer as LibTokenizer } from '@huggingface/tokenizers';
-import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
+import type { ChatMessage, ChatTemplate, Tokenizer, ToolDefinition } from '../engine/types';
 import { ModelFormatError } from './errors';
 import { endOfGeneration } from './end-of-generation';
 import { encodeChat } from './tokenizer-chat';
@@ -258,8 +258,8 @@ export class HfTokenizer implements Tokenizer {
   }
 
   /** A chat prompt: template-written specials as special ids, typed text always plain. */
-  encodeChat(template: ChatTemplate, messages: ChatMessage[], addGenerationPrompt: boolean): number[] {
-    return encodeChat(this, template, messages, addGenerationPrompt);
+  encodeChat(template: ChatTemplate, messages: ChatMessage[], addGenerationPrompt: boolean, tools?: readonly ToolDefinition[]): number[] {
+    return encodeChat(this, template, messages, addGenerationPrompt, tools);
   }
 
   /**

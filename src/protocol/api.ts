@@ -5,13 +5,15 @@
 export const MODEL_CACHE_NAME = 'cohort-models';
 import type { SessionOptions } from '../engine/session-options';
 import type { StepBudget } from '../engine/step-budget';
-import type { SamplingParams } from '../engine/types';
+import type { ChatMessage, OutputConstraint, SamplingParams, ToolCall, ToolDefinition } from '../engine/types';
+import type { ConversationMessage, TurnMessages } from '../engine/chat-messages';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from './events';
 import type { KvCacheOptions, KvCacheType } from './kv-options';
 import type { ServerInfo } from './server';
 
 /** The engine's own shapes, not copies: SessionOptions out of bounds (src/engine/session-options.ts) make createSession reject with an InvalidOptionError. */
 export type { SamplingParams, SessionOptions, StepBudget };
+export type { ChatMessage, ConversationMessage, OutputConstraint, ToolCall, ToolDefinition, TurnMessages };
 
 export type SessionId = string;
 
@@ -56,6 +58,12 @@ export interface ModelInfo {
   contextTokens: number;
   /** Set when the model has no chat template and a fallback is used. */
   templateNote?: string;
+  /**
+   * How a request's `tools` reach the model: 'template' through its chat template's `tools`
+   * variable, 'system-prompt' as an instruction listing them added to the system prompt (a
+   * template that does not write `tools`). Absent when a server serves the model.
+   */
+  toolsRendering?: 'template' | 'system-prompt';
   /** The tokens that end a generation, ascending by id (absent when a server serves the model). */
   endTokens?: Array<{ id: number; content: string }>;
   /** Added tokens past the embedding rows, set aside at load: never matched in text, never produced. */
@@ -72,8 +80,11 @@ export interface ModelInfo {
   server?: ServerInfo;
 }
 
-/** A user turn as text (templated by the model's chat template) or as raw token ids. */
-export type SendInput = string | Int32Array;
+/**
+ * A turn: a user message as text, the turn's messages (tool results, a user message) in
+ * `{ messages }` (both templated by the model's chat template with the session's tools), or raw token ids.
+ */
+export type SendInput = string | Int32Array | TurnMessages;
 
 export interface AdapterDescription {
   vendor: string;

@@ -51,6 +51,15 @@ describe('ServerHost sessions', () => {
     await expect(host.createSession({ sampling: { logprobs: 2 } })).rejects.toThrow(/sampling.logprobs/);
   });
 
+  it('refuses tools, tool turns in the history and turns of tool results: its text stream would lose the calls', async () => {
+    const { host } = await connected();
+    await expect(host.createSession({ tools: [{ type: 'function', function: { name: 'f' } }] })).rejects.toThrow(/^tools/);
+    const call = { id: 'c', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
+    await expect(host.createSession({ history: [{ role: 'user', content: 'q' }, { role: 'assistant', content: '', toolCalls: [call] }] })).rejects.toThrow(/history\[1\]/);
+    const id = await host.createSession();
+    await expect(host.send(id, { messages: [{ role: 'tool', content: 'r', toolCallId: 'c' }] })).rejects.toThrow(/tool results/);
+  });
+
   it('a failed turn ends with its error and takes its user message out of the history', async () => {
     const { host, server } = await connected();
     const id = await host.createSession({ systemPrompt: 'S' });

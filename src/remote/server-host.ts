@@ -93,13 +93,17 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
     this.connected();
     // the server's stream is read as text: its tokens' logprobs never reach the step events
     if (options.sampling?.logprobs !== undefined) throw new InvalidOptionError('sampling.logprobs', options.sampling.logprobs, 'absent: a server backend does not return logprobs');
+    // the server's stream is read as text: its tool-call deltas would be lost, so tools are refused
+    if (options.tools !== undefined && options.tools.length > 0) throw new InvalidOptionError('tools', 'a tool list', 'absent: a server backend does not take tools');
+    const toolTurn = options.history?.findIndex((m) => m.role === 'tool' || m.toolCalls !== undefined) ?? -1;
+    if (toolTurn >= 0) throw new InvalidOptionError(`history[${toolTurn}]`, options.history![toolTurn], 'a user or assistant text message: a server backend does not take tool calls');
     return this.sessions.create(options).sessionId;
   }
 
   async send(sessionId: SessionId, input: SendInput): Promise<void> {
     this.connected();
     const session = this.sessions.open(sessionId);
-    if (typeof input !== 'string') throw new Error('a server backend takes text turns, not token ids');
+    if (typeof input !== 'string') throw new Error('a server backend takes text turns, not token ids or tool results');
     session.begin(input, () => ({
       requestId: `${sessionId}-t${this.nextRequestNumber++}`,
       controller: new AbortController(),
@@ -185,7 +189,8 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
         connection.info.server!.kind,
         {
           modelId: connection.modelId,
-          messages: session.conversation(),
+          // createSession and send let no tool message or call in: text messages only
+          messages: session.conversation().map(({ role, content }) => ({ role: role === 'tool' ? 'user' : role, content })),
           sampling: session.settings.sampling,
           maxTokens: session.settings.maxNewTokens,
           stopStrings: session.settings.stopStrings,

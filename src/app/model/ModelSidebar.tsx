@@ -61,6 +61,12 @@ function ModelCard() {
               <dd className="muted">{model.templateNote}</dd>
             </>
           )}
+          {model.toolsRendering && (
+            <>
+              <dt>Tools</dt>
+              <dd>{model.toolsRendering === 'template' ? "through the chat template's tools" : 'listed in the system prompt (the template has no tools)'}</dd>
+            </>
+          )}
         </dl>
       ) : (
         <p className="muted">{loading ? `Loading ${loading.label}…` : 'No model loaded yet.'}</p>
