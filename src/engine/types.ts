@@ -29,7 +29,11 @@ export interface SamplingParams {
    * from the distribution the token was drawn from (logprobs.ts); absent: none.
    */
   logprobs?: number;
+  /** Output constrained to a JSON object, a JSON schema, an EBNF grammar or a regex; absent: free. */
+  constraint?: OutputConstraint;
 }
+
+export type OutputConstraint = { kind: 'json_object' } | { kind: 'json_schema'; schema: string } | { kind: 'ebnf'; grammar: string } | { kind: 'regex'; pattern: string };
 
 /** One row of a step: one session's contiguous run of tokens at positions startPos.. */
 export interface StepRow {

@@ -1,7 +1,9 @@
 // The playground's saved panes as one record per pane plus an ordered index, and the rules that
 // merge what several tabs write: pure, tested in Node. Not the storage: state/pane-storage.ts.
-import { fromPersisted, readLines, readSettings } from './persisted-sessions';
-import { isBusy, newSessionView, type ChatLine, type SessionSettings, type SessionView } from './session-view';
+import { fromPersisted, readLines } from './persisted-sessions';
+import { readSettings } from './session-settings';
+import { isBusy, newSessionView, type ChatLine, type SessionView } from './session-view';
+import { type SessionSettings } from './session-settings';
 
 /** Version 1 kept every pane in one record (persisted-sessions.ts); 2 is this shape. */
 export const RECORD_VERSION = 2;

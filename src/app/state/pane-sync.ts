@@ -5,7 +5,8 @@ import {
   contentOf, followOrder, nextRecord, panesFromStorage, remoteDecision, sameContent, viewFromRecord,
   type IndexChange, type PaneRecord,
 } from '../derive/pane-records';
-import { isBusy, type SessionSettings, type SessionView } from '../derive/session-view';
+import { isBusy, type SessionView } from '../derive/session-view';
+import { type SessionSettings } from '../derive/session-settings';
 import type { Loaded, SetAside, Written } from './pane-storage';
 import type { SessionsState } from './sessions-store';
 
