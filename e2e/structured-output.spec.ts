@@ -1,7 +1,14 @@
 // Response format, logprobs and penalties as a person sets them in a pane: a JSON schema typed
 // (a bad one said inline) or picked, logprobs on; the reply shaded token by token; all kept across a reload.
-import { expect, test } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
 import { openPlayground as open, send, expectDone } from './playground-page';
+
+/** axe's serious and critical findings (none expected). */
+async function axeProblems(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+}
 
 test('a JSON schema response format and logprobs on a pane: the reply is shaded by probability, and the settings survive a reload', async ({ page }) => {
   test.setTimeout(600_000);
@@ -17,6 +24,7 @@ test('a JSON schema response format and logprobs on a pane: the reply is shaded 
     await editor.fill('{"type": "object",');
     await expect(pane.getByTestId('setting-jsonSchema-error')).toContainText('The JSON schema is not valid JSON');
     await expect(editor).toHaveAttribute('aria-invalid', 'true');
+    expect(await axeProblems(page)).toEqual([]);
     await pane.getByTestId('setting-schemaExample').selectOption('Person record');
     await expect(pane.getByTestId('setting-jsonSchema-error')).toHaveCount(0);
     await expect(editor).toHaveValue(/"required": \[\s*"name",/);
@@ -56,6 +64,9 @@ test('a JSON schema response format and logprobs on a pane: the reply is shaded 
     await expect(pane.getByTestId('token-shading')).toHaveCount(0);
     await pane.getByTestId('msg-shading-toggle').click();
     await expect(pane.getByTestId('token-shading')).toBeVisible();
+    await pane.getByTestId('session-settings-toggle').click();
+    expect(await axeProblems(page)).toEqual([]);
+    await pane.getByTestId('session-settings-toggle').click();
   });
 
   await test.step('after a reload the pane keeps its response format, schema, logprobs and penalty', async () => {
