@@ -1,7 +1,7 @@
 // A token's shade, percentage and description from its logprob and alternatives.
 import { describe, expect, it } from 'vitest';
 import type { TokenLogprob } from '../../protocol/events';
-import { describeToken, percent, replyConfidence, shadeOf } from './token-shading';
+import { describeSegment, describeToken, percent, replyConfidence, segmentLogprob, shadeOf, tokenSegments } from './token-shading';
 
 /** A made-up vocabulary: each distinct text its own id. */
 const ids = new Map<string, number>();
@@ -43,5 +43,36 @@ describe('token shading', () => {
     const summary = replyConfidence([token('a', 1), token('b', 0.25), token('c', 0.5)])!;
     expect(summary.meanProbability).toBeCloseTo(0.5833, 4);
     expect(summary.numUnsure).toBe(1);
+  });
+});
+
+describe('token segments', () => {
+  const t = (token: string, logprob = -0.1): TokenLogprob => ({ id: idOf(token + logprob), token, logprob, top: [] });
+  const texts = (segments: ReturnType<typeof tokenSegments>) => segments.map((s) => [s.text, s.tokens.length]);
+
+  it('cuts a reply at its tokens when each decodes to its own text', () => {
+    expect(texts(tokenSegments('Hello, world', [t('Hello'), t(','), t(' world')]))).toEqual([['Hello', 1], [',', 1], [' world', 1]]);
+  });
+
+  it('a run of partial tokens (bytes of one character) shares that character, its logprob theirs together', () => {
+    const bytes = [t('\ufffd', -0.5), t('\ufffd', -0.25), t('\ufffd', -0.25)];
+    const segments = tokenSegments('I ❤ it', [t('I'), t(' '), ...bytes, t(' it')]);
+    expect(texts(segments)).toEqual([['I', 1], [' ', 1], ['❤', 3], [' it', 1]]);
+    expect(segmentLogprob(segments[2]!)).toBe(-1);
+    expect(describeSegment(segments[2]!)).toBe('"\ufffd" 60.7% | "\ufffd" 77.9% | "\ufffd" 77.9%');
+    // at the end of the reply too
+    expect(texts(tokenSegments('ok ❤', [t('ok'), t(' '), ...bytes]))).toEqual([['ok', 1], [' ', 1], ['❤', 3]]);
+  });
+
+  it('whitespace a token lost when decoded alone joins it', () => {
+    expect(texts(tokenSegments('The cat', [t('The'), t('cat')]))).toEqual([['The', 1], [' cat', 1]]);
+  });
+
+  it('a reply cut mid-character, or tokens that do not spell the text, show each token as it decodes', () => {
+    // streaming: the character's last byte has not come yet, so the text has none of it
+    expect(texts(tokenSegments('ok ', [t('ok'), t(' '), t('\ufffd')]))).toEqual([['ok', 1], [' ', 1], ['\ufffd', 1]]);
+    expect(texts(tokenSegments('abc', [t('a'), t('x'), t('c')]))).toEqual([['a', 1], ['x', 1], ['c', 1]]);
+    // text no token accounts for follows, unshaded
+    expect(texts(tokenSegments('ab!', [t('a'), t('b')]))).toEqual([['a', 1], ['b', 1], ['!', 0]]);
   });
 });

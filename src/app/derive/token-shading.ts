@@ -1,5 +1,5 @@
-// What a reply with logprobs shows per token: its shade (the less likely the token was, the
-// stronger), its probability and the alternatives, as plain strings. Pure; the spans: sessions/TokenShading.tsx.
+// What a reply with logprobs shows per token: the reply's text cut at its tokens, each piece's shade
+// (the less likely, the stronger), probability and alternatives, as plain data. Pure; the spans: sessions/ReplyParts.tsx.
 import type { TokenLogprob } from '../../protocol/events';
 
 /** A log-probability as a percentage people read: one decimal, '<0.1%' below that, never '-0.0%'. */
@@ -44,4 +44,60 @@ export function replyConfidence(tokens: readonly TokenLogprob[]): { meanProbabil
     if (p < 0.5) numUnsure++;
   }
   return { meanProbability: sum / tokens.length, numUnsure };
+}
+
+/** A piece of the reply's text and the tokens that wrote it (none: text no token accounts for). */
+export interface TokenSegment {
+  text: string;
+  tokens: TokenLogprob[];
+}
+
+const PARTIAL = '\ufffd';
+
+/**
+ * The reply's text cut at its tokens, so the shaded view reads as the reply does. A token decoded
+ * alone may be part of a character (a byte of UTF-8: U+FFFD) or lose a leading space
+ * (SentencePiece): a run of partial tokens shares the characters they make together, and
+ * whitespace before a token joins it. Where the tokens stop lining up with the text, the rest
+ * shows each token's own text; text past the last token (none expected) follows unshaded.
+ */
+export function tokenSegments(text: string, tokens: readonly TokenLogprob[]): TokenSegment[] {
+  const segments: TokenSegment[] = [];
+  let pos = 0;
+  let i = 0;
+  const whitespaceUpTo = (at: number) => at >= pos && /^\s*$/.test(text.slice(pos, at));
+  while (i < tokens.length) {
+    const token = tokens[i]!;
+    if (!token.token.includes(PARTIAL)) {
+      const at = token.token === '' ? pos : text.indexOf(token.token, pos);
+      if (at < 0 || !whitespaceUpTo(at)) break;
+      segments.push({ text: text.slice(pos, at + token.token.length), tokens: [token] });
+      pos = at + token.token.length;
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < tokens.length && tokens[j]!.token.includes(PARTIAL)) j++;
+    const next = tokens[j]?.token;
+    // the run ends where the next whole token begins, or with the text
+    const end = next === undefined ? text.length : next === '' ? -1 : text.indexOf(next, pos + 1);
+    if (end <= pos || text.slice(pos, end).includes(PARTIAL)) break;
+    segments.push({ text: text.slice(pos, end), tokens: tokens.slice(i, j) });
+    pos = end;
+    i = j;
+  }
+  const aligned = i === tokens.length;
+  for (; i < tokens.length; i++) segments.push({ text: tokens[i]!.token, tokens: [tokens[i]!] });
+  if (aligned && pos < text.length) segments.push({ text: text.slice(pos), tokens: [] });
+  return segments;
+}
+
+/** A segment's log-probability: its tokens' together (the probability of the characters they make). */
+export function segmentLogprob(segment: TokenSegment): number {
+  return segment.tokens.reduce((sum, t) => sum + t.logprob, 0);
+}
+
+/** A segment's description: its tokens', one after the other. */
+export function describeSegment(segment: TokenSegment): string {
+  return segment.tokens.map(describeToken).join(' | ');
 }

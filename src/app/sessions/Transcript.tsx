@@ -53,7 +53,7 @@ function Message({ line, className, testId, streaming = false, children }: { lin
   const tokens = line.tokens && line.tokens.length > 0 ? line.tokens : null;
   return (
     <div className={`msg ${className}`} data-testid={testId} data-folded={folded ? 'true' : undefined}>
-      {toolCalls ? <ToolCallCards parsed={toolCalls} /> : tokens && shaded ? <ShadedTokens tokens={tokens} folded={folded} /> : <div className={folded ? 'msg-text folded' : 'msg-text'}>{line.text}</div>}
+      {toolCalls ? <ToolCallCards parsed={toolCalls} /> : tokens && shaded ? <ShadedTokens text={line.text} tokens={tokens} folded={folded} /> : <div className={folded ? 'msg-text folded' : 'msg-text'}>{line.text}</div>}
       {(long || children || tokens) && (
         <div className="msg-foot">
           {long && (
