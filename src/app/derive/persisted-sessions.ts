@@ -1,5 +1,5 @@
 // The first saved shape (version 1: every pane in one record), read when a page migrates it, and
-// the field readers the per-pane records share. Pure; the records themselves: pane-records.ts.
+// the lines reader the per-pane records share (settings: session-settings.ts). Pure; the records: pane-records.ts.
 import { readSettings, type SessionSettings } from './session-settings';
 import { newSessionView, type ChatLine, type SessionView } from './session-view';
 
