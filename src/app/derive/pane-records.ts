@@ -169,9 +169,12 @@ export function remoteDecision(local: SessionView | undefined, localRev: number 
   return localRev !== undefined && localRev >= record.rev ? 'keep' : 'adopt';
 }
 
-/** A saved pane as a view with no engine session: its next message carries the transcript as history. */
+/**
+ * A saved pane as a view with no engine session: its next message carries the transcript as history.
+ * Its settings are read again: a record another tab sent may come from an older page, without the newer fields.
+ */
 export function viewFromRecord(record: PaneContent & { paneId: string }): SessionView {
-  const view = newSessionView(record.paneId, record.label, record.settings);
+  const view = newSessionView(record.paneId, record.label, readSettings(record.settings));
   const lines = record.lines.map((l) => ({ role: l.role, text: l.text }));
   return { ...view, lines, restoreHistory: lines.length > 0, ...(lines.length > 0 ? { state: 'done' as const } : {}), ...(record.draft ? { returnedDraft: record.draft } : {}) };
 }
