@@ -1,11 +1,12 @@
 // The bottom panel: a bar to collapse it, drag its height, pick its window of steps or clear it;
-// the cohort timeline across the full width, then the charts beside the comparison and NIAH cards.
+// the cohort timeline across the full width, then the charts beside the comparison, NIAH and Extract cards.
 import { useRef, type KeyboardEvent, type PointerEvent } from 'react';
 import { useLayoutStore } from '../state/layout-store';
 import { ActivityControls } from './ActivityControls';
 import { CohortTimeline } from './CohortTimeline';
 import { ComparePanel } from './ComparePanel';
 import { LiveStats } from './LiveStats';
+import { ExtractSummary } from './ExtractSummary';
 import { NiahSummary } from './NiahSummary';
 import { KvChart, ThroughputChart } from './ThroughputCharts';
 import './cohort.css';
@@ -72,6 +73,7 @@ export function CohortPanel() {
             <div className="side-cards">
               <ComparePanel />
               <NiahSummary />
+              <ExtractSummary />
             </div>
           </div>
         </div>

@@ -2,7 +2,7 @@
 // NIAH protocol (src/protocol/niah.ts), and what it does and does not do, in words for people.
 import { makeNiahCase, seededRandom } from '../../protocol/niah';
 import { NIAH_SETTINGS } from './niah-plan';
-import type { SessionSettings } from './session-view';
+import type { SessionSettings } from './session-settings';
 
 /** The embedded model's name starts with this (public/models/cohort-tiny). */
 export const EMBEDDED_MODEL_PREFIX = 'cohort-tiny';

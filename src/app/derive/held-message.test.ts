@@ -2,7 +2,8 @@
 // released without touching the transcript, handed back with the load's reason, oldest first.
 import { describe, expect, it } from 'vitest';
 import { heldInOrder, holdForModel, releaseHeld, returnHeld } from './held-message';
-import { beginTurn, DEFAULT_SETTINGS, isActive, isBusy, newSessionView, suspendView, type SessionView } from './session-view';
+import { beginTurn, isActive, isBusy, newSessionView, suspendView, type SessionView } from './session-view';
+import { DEFAULT_SETTINGS } from './session-settings';
 
 const idle = (paneId: string): SessionView => newSessionView(paneId, paneId, DEFAULT_SETTINGS);
 

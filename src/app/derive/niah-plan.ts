@@ -1,7 +1,8 @@
 // The "NIAH x N" preset as data: one greedy session per needle, staggered start times, the
 // pass/leak verdict and recall. Prompts and the pass check come from src/protocol/niah.ts.
 import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed } from '../../protocol/niah';
-import type { NiahMark, SessionSettings } from './session-view';
+import type { NiahMark } from './session-view';
+import { DEFAULT_SETTINGS, type SessionSettings } from './session-settings';
 import type { SpeculationSetting } from './speculation-view';
 
 export interface NiahPlanItem {
@@ -20,7 +21,7 @@ export interface NiahPlan {
 }
 
 /** Greedy decoding, at most 24 new tokens, no system prompt: the protocol of DESIGN.md. */
-export const NIAH_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: NIAH_MAX_NEW_TOKENS, seed: 0, speculation: 'auto' };
+export const NIAH_SETTINGS: SessionSettings = { ...DEFAULT_SETTINGS, temperature: 0, topP: 1, topK: 0, maxNewTokens: NIAH_MAX_NEW_TOKENS, seed: 0 };
 
 /**
  * n sessions, haystacks from maxTokens/2 to maxTokens, each sent staggerMs after the previous.

@@ -6,7 +6,8 @@ import {
   type PaneRecord,
 } from './pane-records';
 import { PERSIST_VERSION, toPersisted } from './persisted-sessions';
-import { beginTurn, DEFAULT_SETTINGS, newSessionView, type ChatLine, type SessionView } from './session-view';
+import { beginTurn, newSessionView, type ChatLine, type SessionView } from './session-view';
+import { DEFAULT_SETTINGS } from './session-settings';
 
 const user = (text: string): ChatLine => ({ role: 'user', text });
 const bot = (text: string): ChatLine => ({ role: 'assistant', text });

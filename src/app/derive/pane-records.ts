@@ -1,7 +1,9 @@
 // The playground's saved panes as one record per pane plus an ordered index, and the rules that
 // merge what several tabs write: pure, tested in Node. Not the storage: state/pane-storage.ts.
-import { fromPersisted, readLines, readSettings } from './persisted-sessions';
-import { isBusy, newSessionView, type ChatLine, type SessionSettings, type SessionView } from './session-view';
+import { fromPersisted, readLines } from './persisted-sessions';
+import { readSettings } from './session-settings';
+import { isBusy, newSessionView, type ChatLine, type SessionView } from './session-view';
+import { type SessionSettings } from './session-settings';
 
 /** Version 1 kept every pane in one record (persisted-sessions.ts); 2 is this shape. */
 export const RECORD_VERSION = 2;
@@ -167,9 +169,12 @@ export function remoteDecision(local: SessionView | undefined, localRev: number 
   return localRev !== undefined && localRev >= record.rev ? 'keep' : 'adopt';
 }
 
-/** A saved pane as a view with no engine session: its next message carries the transcript as history. */
+/**
+ * A saved pane as a view with no engine session: its next message carries the transcript as history.
+ * Its settings are read again: a record another tab sent may come from an older page, without the newer fields.
+ */
 export function viewFromRecord(record: PaneContent & { paneId: string }): SessionView {
-  const view = newSessionView(record.paneId, record.label, record.settings);
+  const view = newSessionView(record.paneId, record.label, readSettings(record.settings));
   const lines = record.lines.map((l) => ({ role: l.role, text: l.text }));
   return { ...view, lines, restoreHistory: lines.length > 0, ...(lines.length > 0 ? { state: 'done' as const } : {}), ...(record.draft ? { returnedDraft: record.draft } : {}) };
 }

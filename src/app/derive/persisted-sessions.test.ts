@@ -3,7 +3,8 @@
 // malformed or old saved data read as nothing.
 import { describe, expect, it } from 'vitest';
 import { fromPersisted, PERSIST_VERSION, toPersisted } from './persisted-sessions';
-import { beginTurn, DEFAULT_SETTINGS, historyBeforeTurn, newSessionView, type SessionView } from './session-view';
+import { beginTurn, historyBeforeTurn, newSessionView, type SessionView } from './session-view';
+import { DEFAULT_SETTINGS } from './session-settings';
 
 const lines = [
   { role: 'user' as const, text: 'hi' },

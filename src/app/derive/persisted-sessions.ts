@@ -1,7 +1,7 @@
 // The first saved shape (version 1: every pane in one record), read when a page migrates it, and
-// the field readers the per-pane records share. Pure; the records themselves: pane-records.ts.
-import { readSpeculation } from './speculation-view';
-import { DEFAULT_SETTINGS, newSessionView, type ChatLine, type SessionSettings, type SessionView } from './session-view';
+// the lines reader the per-pane records share (settings: session-settings.ts). Pure; the records: pane-records.ts.
+import { readSettings, type SessionSettings } from './session-settings';
+import { newSessionView, type ChatLine, type SessionView } from './session-view';
 
 /** Bumped when the saved shape changes; an unknown version is ignored rather than misread. */
 export const PERSIST_VERSION = 1;
@@ -40,20 +40,6 @@ export function toPersisted(order: readonly string[], views: ReadonlyMap<string,
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-
-export function readSettings(raw: unknown): SessionSettings {
-  if (!isObject(raw)) return DEFAULT_SETTINGS;
-  const num = (key: keyof SessionSettings) => (isFiniteNumber(raw[key]) ? (raw[key] as number) : (DEFAULT_SETTINGS[key] as number));
-  return {
-    systemPrompt: typeof raw.systemPrompt === 'string' ? raw.systemPrompt : '',
-    temperature: num('temperature'),
-    topP: num('topP'),
-    topK: num('topK'),
-    maxNewTokens: num('maxNewTokens'),
-    seed: isFiniteNumber(raw.seed) ? raw.seed : null,
-    speculation: readSpeculation(raw.speculation),
-  };
-}
 
 export function readLines(raw: unknown): ChatLine[] {
   if (!Array.isArray(raw)) return [];

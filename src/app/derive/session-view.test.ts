@@ -1,7 +1,8 @@
 // Tests for folding StepEvents into chat panes: streaming text, states, TTFT and decode tok/s,
 // held-back text in finished events, resets during a turn, and untouched panes staying the same.
 import { describe, expect, it } from 'vitest';
-import { applyReceivedSteps, beginTurn, changeSettings, DEFAULT_SETTINGS, historyBeforeTurn, isActive, lastUserLine, latestReply, markCancelling, newSessionView, refuseTurn, resetView, rewindView, suspendView, toSessionOptions, type SessionView } from './session-view';
+import { applyReceivedSteps, beginTurn, changeSettings, historyBeforeTurn, isActive, lastUserLine, latestReply, markCancelling, newSessionView, refuseTurn, resetView, rewindView, suspendView, type SessionView } from './session-view';
+import { DEFAULT_SETTINGS, toSessionOptions } from './session-settings';
 import { decodeRateSinceFirstToken, firstTokenStep, sendToFirstTokenMs, tokenEndTimes } from '../../protocol/metrics';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import type { ReceivedStep } from './step-ring';
@@ -31,6 +32,24 @@ describe('applyReceivedSteps', () => {
     // an unchanged reason leaves the map as it is
     const same = applyReceivedSteps(views, byEngine, [rec(step(2, 100, 50, [], { waiting: [waiting('s1', 'preempted')] }), 1160)]);
     expect(same).toBe(views);
+  });
+
+  it("keeps each reply token's logprob with the reply, in order, across steps; a pane without logprobs keeps none", () => {
+    const lp = (id: number, token: string, logprob: number) => ({ id, token, logprob, top: [{ id, token, logprob }] });
+    let views: ReadonlyMap<string, SessionView> = panes(sent('p1', 's1'), sent('p2', 's2'));
+    views = applyReceivedSteps(views, byEngine, [
+      rec(step(0, 0, 50, [row('s1', 'prefill', 8, [72], 'H', { newLogprobs: [lp(72, 'H', -0.1)] }), row('s2', 'prefill', 8, [72], 'H')]), 1060),
+      // a verify row adds two tokens at once; a step mid-character adds a token but no text yet
+      rec(step(1, 50, 50, [row('s1', 'decode', 3, [105, 33], 'i!', { newLogprobs: [lp(105, 'i', -0.5), lp(33, '!', -2)] })]), 1110),
+      rec(step(2, 100, 50, [row('s1', 'decode', 1, [226], '', { newLogprobs: [lp(226, '\ufffd', -3)] })]), 1160),
+    ]);
+    const line = views.get('p1')!.lines.at(-1)!;
+    expect(line.text).toBe('Hi!');
+    expect(line.tokens!.map((t) => [t.id, t.logprob])).toEqual([[72, -0.1], [105, -0.5], [33, -2], [226, -3]]);
+    expect(views.get('p2')!.lines.at(-1)).toEqual({ role: 'assistant', text: 'H' });
+    // the next turn's reply starts its own tokens
+    const next = beginTurn(views.get('p1')!, 'again', 2000);
+    expect(next.lines.at(-1)).toEqual({ role: 'assistant', text: '' });
   });
 
   it('streams text, moves through prefill and decode, and measures TTFT and decode tok/s', () => {

@@ -1,38 +1,16 @@
 // A chat pane's plain mirror of its engine session, and the pure transitions that fold user
 // actions and StepEvents into it. No store, no engine calls: state/sessions-store.ts holds these.
-import type { SessionOptions } from '../../protocol/api';
-import type { FinishReason, SessionState, WaitReason } from '../../protocol/events';
+import type { FinishReason, SessionState, TokenLogprob, WaitReason } from '../../protocol/events';
 import type { ReceivedStep } from './step-ring';
-import { sameSpeculation, type SpeculationSetting } from './speculation-view';
+import { sameSettings, type SessionSettings } from './session-settings';
+import type { ExtractMark } from './extract-plan';
 import { decodeRateSinceFirstToken, sendToFirstTokenMs, stepEndMs } from '../../protocol/metrics';
-
-export interface SessionSettings {
-  systemPrompt: string;
-  temperature: number;
-  topP: number;
-  topK: number;
-  maxNewTokens: number;
-  /** null: the engine picks one per session. */
-  seed: number | null;
-  /** Speculative decoding: 'auto' (the engine's choice), 'off', or a fixed draft length. */
-  speculation: SpeculationSetting;
-}
-
-export const DEFAULT_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0.7, topP: 0.95, topK: 40, maxNewTokens: 128, seed: null, speculation: 'auto' };
-
-export function toSessionOptions(settings: SessionSettings): SessionOptions {
-  return {
-    ...(settings.systemPrompt.trim() ? { systemPrompt: settings.systemPrompt } : {}),
-    sampling: { temperature: settings.temperature, topP: settings.topP, topK: settings.topK, ...(settings.seed === null ? {} : { seed: settings.seed }) },
-    maxNewTokens: settings.maxNewTokens,
-    // 'auto' is the engine's default: left out
-    ...(settings.speculation !== 'auto' ? { speculation: settings.speculation } : {}),
-  };
-}
 
 export interface ChatLine {
   role: 'user' | 'assistant';
   text: string;
+  /** A reply's tokens with their log-probabilities, when its session asks for them; not saved across reloads. */
+  tokens?: TokenLogprob[];
 }
 
 /** The needle this pane must find (NIAH preset); passed/leaks are set when its turn ends. */
@@ -73,6 +51,8 @@ export interface SessionView {
   /** Cancel was pressed: shown at once, while the engine ends the turn at its next step boundary. */
   cancelling?: boolean;
   niah?: NiahMark;
+  /** The document this pane extracts fields from (Extract x N preset). */
+  extract?: ExtractMark;
   /** Panes the app opened itself (compare runs). */
   tag?: string;
   /** The engine restarted: the next engine session is created with this pane's transcript. */
@@ -126,11 +106,8 @@ export function beginTurn(view: SessionView, text: string, nowMs: number): Sessi
     error: undefined,
     cancelling: undefined,
     niah: view.niah ? { ...view.niah, passed: undefined, leaks: undefined } : undefined,
+    extract: view.extract ? { kind: view.extract.kind, expected: view.extract.expected } : undefined,
   };
-}
-
-function sameSettings(a: SessionSettings, b: SessionSettings): boolean {
-  return a.systemPrompt === b.systemPrompt && a.temperature === b.temperature && a.topP === b.topP && a.topK === b.topK && a.maxNewTokens === b.maxNewTokens && a.seed === b.seed && sameSpeculation(a.speculation, b.speculation);
 }
 
 /**
@@ -160,6 +137,7 @@ export function resetView(view: SessionView): SessionView {
     ...newSessionView(view.paneId, view.label, view.settings),
     engineId: view.engineId,
     niah: view.niah,
+    extract: view.extract,
     tag: view.tag,
     discarding: busy,
     state: busy ? 'cancelled' : 'idle',
@@ -232,11 +210,14 @@ export function lastUserLine(view: SessionView): number {
   return -1;
 }
 
-function appendAssistant(lines: ChatLine[], text: string): ChatLine[] {
-  if (!text) return lines;
+function appendAssistant(lines: ChatLine[], text: string, logprobs?: readonly TokenLogprob[]): ChatLine[] {
+  const numTokens = logprobs?.length ?? 0;
+  if (!text && numTokens === 0) return lines;
   const last = lines[lines.length - 1];
-  if (last?.role === 'assistant') return [...lines.slice(0, -1), { role: 'assistant', text: last.text + text }];
-  return [...lines, { role: 'assistant', text }];
+  const previous = last?.role === 'assistant' ? last : undefined;
+  const tokens = numTokens > 0 ? { tokens: [...(previous?.tokens ?? []), ...logprobs!] } : previous?.tokens ? { tokens: previous.tokens } : {};
+  const line: ChatLine = { role: 'assistant', text: (previous?.text ?? '') + text, ...tokens };
+  return previous ? [...lines.slice(0, -1), line] : [...lines, line];
 }
 
 function finishedState(reason: FinishReason): SessionState {
@@ -261,7 +242,7 @@ export function applyReceivedSteps(views: ReadonlyMap<string, SessionView>, pane
       const view = paneId === undefined ? undefined : current(paneId);
       if (!view || view.discarding || view.sentAtMs === undefined) continue;
       const n = row.newTokenIds.length;
-      const updated: SessionView = { ...view, state: row.kind, waitReason: undefined, lines: appendAssistant(view.lines, row.newText) };
+      const updated: SessionView = { ...view, state: row.kind, waitReason: undefined, lines: appendAssistant(view.lines, row.newText, row.newLogprobs) };
       if (n > 0) {
         updated.numOutputTokens += n;
         // this event carries the turn's first token if none came before it (firstTokenStep)

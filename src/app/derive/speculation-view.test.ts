@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import { fromPersisted, toPersisted } from './persisted-sessions';
-import { DEFAULT_SETTINGS, changeSettings, newSessionView, toSessionOptions } from './session-view';
+import { changeSettings, newSessionView } from './session-view';
+import { DEFAULT_SETTINGS, toSessionOptions } from './session-settings';
 import { draftMark, readSpeculation, rowDraftLabel, sameSpeculation, speculationFromForm, speculationMode, speculationSummary, stepSpeculationLine } from './speculation-view';
 
 describe('the speculation setting', () => {

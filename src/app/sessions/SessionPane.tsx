@@ -6,13 +6,14 @@ import { isActive, isBusy, WAIT_REASON_TEXT, type SessionView } from '../derive/
 import { cancelTurn, closeSession, editMessage, regenerate, resetSession, sendMessage, takeReturnedDraft, updateSettings } from '../state/session-actions';
 import { useSessionsStore } from '../state/sessions-store';
 import { speculationSummary } from '../derive/speculation-view';
+import { formatSummary } from '../derive/session-settings';
 import { EmptyPaneHint } from './EmptyPaneHint';
 import { SessionSettingsForm } from './SessionSettingsForm';
 import { Transcript } from './Transcript';
 
 function settingsSummary(s: SessionView['settings']): string {
   const sampling = s.temperature === 0 ? 'greedy' : `T ${s.temperature} · top-p ${s.topP} · top-k ${s.topK || 'off'}`;
-  return `${sampling} · max ${s.maxNewTokens} · seed ${s.seed ?? 'auto'}${s.systemPrompt.trim() ? ' · system prompt' : ''}${speculationSummary(s.speculation)}`;
+  return `${sampling} · max ${s.maxNewTokens} · seed ${s.seed ?? 'auto'}${s.systemPrompt.trim() ? ' · system prompt' : ''}${speculationSummary(s.speculation)}${formatSummary(s)}`;
 }
 
 /** The state a person sees: a pane holding a message for the model waits, though no turn runs yet. */
@@ -78,6 +79,27 @@ function NiahBadge({ view }: { view: SessionView }) {
   return (
     <span className={`niah-mark ${mark.passed ? 'pass' : 'fail'}`} data-testid="niah-result" data-pass={String(mark.passed)} data-code={mark.code} title={title}>
       {mark.passed ? '✓' : '✗'} {mark.code}
+    </span>
+  );
+}
+
+function ExtractBadge({ view }: { view: SessionView }) {
+  const mark = view.extract;
+  if (!mark) return null;
+  const first = String(Object.values(mark.expected)[0] ?? '');
+  const verdict = mark.verdict;
+  if (!verdict) {
+    return (
+      <span className="niah-mark pending" title={`extracting the ${mark.kind} record of ${first}`}>
+        {first}
+      </span>
+    );
+  }
+  const ok = verdict.matchesSchema && verdict.numCorrect === verdict.numFields;
+  const title = `${verdict.parsed ? (verdict.matchesSchema ? 'JSON that follows the schema' : 'JSON that does not follow the schema') : 'not JSON'}; ${verdict.numCorrect} of ${verdict.numFields} fields as the document states them`;
+  return (
+    <span className={`niah-mark ${ok ? 'pass' : 'fail'}`} data-testid="extract-result" data-valid={String(verdict.matchesSchema)} data-correct={verdict.numCorrect} title={title}>
+      {verdict.matchesSchema ? '{✓}' : '{✗}'} {verdict.numCorrect}/{verdict.numFields}
     </span>
   );
 }
@@ -154,6 +176,7 @@ export function SessionPane({ paneId }: { paneId: string }) {
         <span className="pane-label">{view.label}</span>
         {view.engineId && <span className="muted small">{view.engineId}</span>}
         <NiahBadge view={view} />
+        <ExtractBadge view={view} />
         <span className="spacer" />
         <button type="button" className="link" aria-expanded={showSettings} data-testid="session-settings-toggle" title="Sampling settings" aria-label={`Settings of ${view.label}`} onClick={() => setShowSettings(!showSettings)}>
           ⚙

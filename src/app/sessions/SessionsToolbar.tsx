@@ -1,11 +1,13 @@
 // Above the grid: add one session or N at once (with the settings for new sessions), the
-// NIAH x N preset, and closing everything. Buttons only; the work is in state/*-actions.ts.
+// NIAH x N and Extract x N presets, and closing everything. Buttons only; the work is in state/*-actions.ts.
 import { useState } from 'react';
 import { isBusy } from '../derive/session-view';
 import { StorageNotice } from './StorageNotice';
 import { closeAllSessions, addSessions, stopAll } from '../state/session-actions';
 import { useEscape } from '../use-escape';
 import { runNiah } from '../state/niah-actions';
+import { runExtract } from '../state/extract-actions';
+import { EXTRACT_KINDS, type ExtractKind } from '../../protocol/extract';
 import { useModelStore } from '../state/model-store';
 import { useSessionsStore } from '../state/sessions-store';
 import { SessionSettingsForm } from './SessionSettingsForm';
@@ -53,6 +55,8 @@ export function SessionsToolbar() {
   const [count, setCount] = useState(4);
   const [niahCount, setNiahCount] = useState(8);
   const [niahTokens, setNiahTokens] = useState(1200);
+  const [extractCount, setExtractCount] = useState(8);
+  const [extractKind, setExtractKind] = useState<ExtractKind>('person');
   const [showSettings, setShowSettings] = useState(false);
   const hasModel = useModelStore((s) => s.model !== null);
   const numPanes = useSessionsStore((s) => s.order.length);
@@ -91,6 +95,19 @@ export function SessionsToolbar() {
             {NIAH_LENGTHS.map((n) => (
               <option key={n} value={n}>
                 ≤{n} tok
+              </option>
+            ))}
+          </select>
+        </span>
+        <span className="joined">
+          <button type="button" data-testid="extract-preset" disabled={!hasModel} title="Extract: one greedy session per generated document, each answering in the same JSON schema, all sent at once" onClick={() => void runExtract(extractCount, extractKind)}>
+            Extract × {extractCount}
+          </button>
+          <input type="number" aria-label="Extract sessions" data-testid="extract-count" min={1} max={32} value={extractCount} onChange={(e) => setExtractCount(Math.max(1, Math.min(32, e.target.valueAsNumber || 1)))} />
+          <select aria-label="Records to extract" data-testid="extract-kind" value={extractKind} onChange={(e) => setExtractKind(e.target.value as ExtractKind)}>
+            {EXTRACT_KINDS.map((kind) => (
+              <option key={kind} value={kind}>
+                {kind}
               </option>
             ))}
           </select>

@@ -27,4 +27,32 @@ describe('Transcript', () => {
     expect(empty).not.toContain('EMPTY HINT');
     expect(empty).toContain('msg-held');
   });
+
+  it('shades a reply with logprobs token by token, each focusable in turn and described, its text still inert', () => {
+    const tokens = [
+      { id: 1, token: '<b>', logprob: 0, top: [{ id: 1, token: '<b>', logprob: 0 }] },
+      { id: 2, token: ' hi', logprob: Math.log(0.25), top: [{ id: 3, token: ' yo', logprob: Math.log(0.5) }] },
+    ];
+    const html = renderToStaticMarkup(createElement(Transcript, { lines: [{ role: 'user', text: 'q' }, { role: 'assistant', text: '<b> hi', tokens }], streaming: false }));
+    expect(html).toContain('data-testid="token-shading"');
+    const spans = html.match(/<span class="tok"[^>]*>[^<]*<\/span>/g)!;
+    expect(spans).toHaveLength(2);
+    // one tab stop (the arrow keys move on), every token described by the line under them
+    expect(spans[0]).toMatch(/tabindex="0"/);
+    expect(spans[1]).toMatch(/tabindex="-1"/);
+    expect(spans[1]).toMatch(/--shade:0.75/);
+    expect(spans[1]).toContain('title="&quot; hi&quot; 25.0% · alternatives: &quot; yo&quot; 50.0%"');
+    const describedBy = /aria-describedby="([^"]+)"/.exec(spans[0]!)![1];
+    expect(html).toContain(`id="${describedBy}"`);
+    expect(html).toContain('&lt;b&gt;</span>');
+    expect(html).toContain('data-testid="msg-shading-toggle"');
+  });
+
+  it('shows a finished reply that is a tool call as a call card, and the same text while streaming as text', () => {
+    const lines = [{ role: 'user' as const, text: 'weather?' }, { role: 'assistant' as const, text: '{"name": "get_weather", "arguments": {"city": "<Oslo>"}}' }];
+    const done = renderToStaticMarkup(createElement(Transcript, { lines, streaming: false }));
+    expect(done).toMatch(/data-testid="tool-call" data-name="get_weather".*<code>get_weather<\/code>.*&quot;city&quot;: &quot;&lt;Oslo&gt;&quot;/s);
+    const streaming = renderToStaticMarkup(createElement(Transcript, { lines, streaming: true }));
+    expect(streaming).not.toContain('tool-call');
+  });
 });

@@ -1,8 +1,9 @@
-// One pane's conversation as plain text (React text nodes only: model output is never HTML),
-// scrolled to the newest tokens unless the reader scrolled up; long messages fold behind "show more";
-// a message held while a model loads shows last, marked as waiting for the model.
-import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+// One pane's conversation as text nodes only (model output is never HTML; logprob shading and tool
+// call cards: ReplyParts.tsx), kept scrolled to the newest tokens; long messages fold; a held message shows last.
+import { useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { ChatLine } from '../derive/session-view';
+import { parseToolCalls } from '../derive/tool-calls';
+import { ShadedTokens, ToolCallCards } from './ReplyParts';
 
 /** Past this many lines or characters a message shows its first lines and a "show more". */
 const FOLD_LINES = 8;
@@ -42,17 +43,27 @@ function CopyButton({ text }: { text: string }) {
   );
 }
 
-function Message({ line, className, testId, children }: { line: ChatLine; className: string; testId?: string; children?: ReactNode }) {
+function Message({ line, className, testId, streaming = false, children }: { line: ChatLine; className: string; testId?: string; streaming?: boolean; children?: ReactNode }) {
   const [open, setOpen] = useState(false);
+  const [shaded, setShaded] = useState(true);
   const long = isLong(line.text);
+  const folded = long && !open;
+  // A finished reply that is a tool call shows as one; while it streams it is still text.
+  const toolCalls = useMemo(() => (line.role === 'assistant' && !streaming ? parseToolCalls(line.text) : null), [line.role, line.text, streaming]);
+  const tokens = line.tokens && line.tokens.length > 0 ? line.tokens : null;
   return (
-    <div className={`msg ${className}`} data-testid={testId} data-folded={long && !open ? 'true' : undefined}>
-      <div className={long && !open ? 'msg-text folded' : 'msg-text'}>{line.text}</div>
-      {(long || children) && (
+    <div className={`msg ${className}`} data-testid={testId} data-folded={folded ? 'true' : undefined}>
+      {toolCalls ? <ToolCallCards parsed={toolCalls} /> : tokens && shaded ? <ShadedTokens text={line.text} tokens={tokens} folded={folded} /> : <div className={folded ? 'msg-text folded' : 'msg-text'}>{line.text}</div>}
+      {(long || children || tokens) && (
         <div className="msg-foot">
           {long && (
             <button type="button" className="link small" data-testid="msg-fold" aria-expanded={open} onClick={() => setOpen(!open)}>
               {open ? 'show less' : `show more (${line.text.split('\n').length} lines, ${line.text.length.toLocaleString('en-US')} chars)`}
+            </button>
+          )}
+          {tokens && !toolCalls && (
+            <button type="button" className="link small" data-testid="msg-shading-toggle" aria-pressed={shaded} title="Shade each token by its probability (logprobs)" onClick={() => setShaded(!shaded)}>
+              {shaded ? 'plain text' : 'shade by probability'}
             </button>
           )}
           <span className="spacer" />
@@ -94,7 +105,7 @@ export function Transcript({ lines, streaming, actions, empty, held }: { lines: 
             {actions && <IconButton icon="edit" label="Edit and resend" testId="msg-edit" disabled={actions.busy} onClick={() => actions.onEdit(i)} />}
           </Message>
         ) : (
-          <Message key={i} line={line} className={`assistant${streaming && i === lastAssistant ? ' streaming' : ''}`} testId={i === lastAssistant ? 'session-output' : undefined}>
+          <Message key={i} line={line} className={`assistant${streaming && i === lastAssistant ? ' streaming' : ''}`} streaming={streaming && i === lastAssistant} testId={i === lastAssistant ? 'session-output' : undefined}>
             {actions && line.text !== '' && !(streaming && i === lastAssistant) && <CopyButton text={line.text} />}
             {actions && i === lastAssistant && !actions.busy && <IconButton icon="regenerate" label="Regenerate" testId="msg-regenerate" onClick={actions.onRegenerate} />}
           </Message>

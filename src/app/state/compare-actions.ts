@@ -3,7 +3,7 @@
 // steps, and their ratio.
 import type { EngineMode, StepEvent } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
-import type { SessionSettings } from '../derive/session-view';
+import { DEFAULT_SETTINGS, type SessionSettings } from '../derive/session-settings';
 import { compareOutcome, speculationCompareOutcome, type CompareSide } from '../derive/compare';
 import type { SpeculationSetting } from '../derive/speculation-view';
 import { errorMessage } from '../derive/error-message';
@@ -25,7 +25,7 @@ export const COMPARE_PROMPTS = [
 ];
 
 /** Greedy with a fixed seed, so both modes generate the same tokens. */
-const COMPARE_SETTINGS: SessionSettings = { systemPrompt: '', temperature: 0, topP: 1, topK: 0, maxNewTokens: 32, seed: 1, speculation: 'auto' };
+const COMPARE_SETTINGS: SessionSettings = { ...DEFAULT_SETTINGS, temperature: 0, topP: 1, topK: 0, maxNewTokens: 32, seed: 1 };
 
 /** The open panes' last prompts when there are at least two, else the first n fixed ones. */
 export function comparePrompts(n: number): string[] {

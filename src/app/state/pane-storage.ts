@@ -5,7 +5,7 @@ import {
   asideKey, decideWrite, emptyIndex, INDEX_KEY, isUnreadable, LEGACY_KEY, mergeIndex, migrateLegacy, PANE_KEY_PREFIX, paneKey, readIndex, readPaneRecord,
   type IndexChange, type PaneIndex, type PaneRecord,
 } from '../derive/pane-records';
-import { DEFAULT_SETTINGS } from '../derive/session-view';
+import { DEFAULT_SETTINGS } from '../derive/session-settings';
 
 /** A value this page could not read, moved whole to `asideKey` (never overwritten). */
 export interface SetAside {

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { INDEX_KEY, LEGACY_KEY, paneKey, RECORD_VERSION } from '../derive/pane-records';
 import { toPersisted } from '../derive/persisted-sessions';
-import { beginTurn, DEFAULT_SETTINGS, newSessionView, type SessionView } from '../derive/session-view';
+import { beginTurn, newSessionView, type SessionView } from '../derive/session-view';
+import { DEFAULT_SETTINGS } from '../derive/session-settings';
 import { loadPanes, writePanes } from './pane-storage';
 import { BUSY_LEASE_MS, createPaneSync, SAVE_EVERY_MS, type PaneMessage, type PaneStorage, type PaneSync, type StorageNotice } from './pane-sync';
 import { sessionsState, type SessionsState } from './sessions-store';
@@ -136,6 +137,16 @@ describe('pane sync across tabs', () => {
     const c = await late;
     expect(c.store.getState().order).toEqual(a.store.getState().order);
     expect(c.store.getState().order.at(-1)).toBe(a3);
+  });
+
+  it('a pane from a tab still on an older page (settings without the newer fields) shows with those fields at their defaults', async () => {
+    const a = await openTab('a');
+    const old = { systemPrompt: '', temperature: 0.2, topP: 1, topK: 0, maxNewTokens: 32, seed: null, speculation: 'auto' };
+    const record = { version: 2, paneId: 'p9-old', label: '#9', settings: old, lines: [{ role: 'user', text: 'hi' }], rev: 1, savedAtMs: 0 };
+    const message = { from: 'old', records: [record], closed: [], busy: [], order: ['p9-old'], nextNumber: 10, newSettings: old } as unknown as PaneMessage;
+    for (const l of listeners) if (l.tab === 'a') l.onMessage(message);
+    expect(a.store.getState().views.get('p9-old')!.settings).toEqual({ ...DEFAULT_SETTINGS, ...old });
+    expect(a.store.getState().newSettings).toEqual({ ...DEFAULT_SETTINGS, ...old });
   });
 
   it('a pane closed in one tab is not brought back by another tab\'s stale copy, live or not', async () => {

@@ -5,7 +5,8 @@ import {
   contentOf, followOrder, nextRecord, panesFromStorage, remoteDecision, sameContent, viewFromRecord,
   type IndexChange, type PaneRecord,
 } from '../derive/pane-records';
-import { isBusy, type SessionSettings, type SessionView } from '../derive/session-view';
+import { isBusy, type SessionView } from '../derive/session-view';
+import { readSettings, type SessionSettings } from '../derive/session-settings';
 import type { Loaded, SetAside, Written } from './pane-storage';
 import type { SessionsState } from './sessions-store';
 
@@ -153,7 +154,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
     }
     if (added.length > 0) {
       const views = new Map(added.map((r) => [r.paneId, viewFromRecord({ ...r, draft: undefined })]));
-      store.getState().restore(added.map((r) => r.paneId), views, message.nextNumber, message.newSettings);
+      store.getState().restore(added.map((r) => r.paneId), views, message.nextNumber, readSettings(message.newSettings));
     }
     store.getState().raiseNextNumber(message.nextNumber);
     store.getState().setOrder(followOrder(store.getState().order, message.order));

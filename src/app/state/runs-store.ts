@@ -1,6 +1,7 @@
-// Zustand store of the two preset runs: the comparison (batched vs serialized, or speculation off vs on) and the latest
-// NIAH x N run. Plain results; the runs themselves live in compare-actions.ts and niah-actions.ts.
+// Zustand store of the preset runs: the comparison (batched vs serialized, or speculation off vs on), the latest
+// NIAH x N and Extract x N runs. Plain results; the runs themselves live in compare-, niah- and extract-actions.ts.
 import { create } from 'zustand';
+import type { ExtractKind } from '../../protocol/extract';
 import type { DecodeThroughput, SpeculationFigures } from '../../protocol/metrics';
 
 /** What the Compare card compares: the two serving modes, or speculation off and on (batched). */
@@ -29,20 +30,32 @@ export interface NiahRunState {
   paneIds: string[];
 }
 
+export interface ExtractRunState {
+  seed: number;
+  kind: ExtractKind;
+  paneIds: string[];
+}
+
 interface RunsState {
   compare: CompareState;
   niah: NiahRunState | null;
+  extract: ExtractRunState | null;
   setCompare(patch: Partial<CompareState>): void;
   setNiah(run: NiahRunState | null): void;
+  setExtract(run: ExtractRunState | null): void;
 }
 
 export const useRunsStore = create<RunsState>()((set) => ({
   compare: { status: 'idle', phase: '', numPrompts: 0, kind: 'modes' },
   niah: null,
+  extract: null,
   setCompare(patch) {
     set((s) => ({ compare: { ...s.compare, ...patch } }));
   },
   setNiah(run) {
     set({ niah: run });
+  },
+  setExtract(run) {
+    set({ extract: run });
   },
 }));

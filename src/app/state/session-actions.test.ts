@@ -1,10 +1,12 @@
 // Tests for messages sent while a model loads, through the real actions and stores over a fake
 // engine client: held and shown, sent oldest first when the load ends, handed back with the
-// load's reason when it fails, dropped by cancel, close and stop all; the same on the first load.
+// load's reason when it fails, dropped by cancel, close and stop all; the same on the first load;
+// a pane's response format, logprobs and penalties in the session it creates, a bad schema refused.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { getEngineClient } from '../engine-client';
 import { modelInfo, type FakeEngineClient } from '../testing/fake-engine-client';
 import { beginTurn } from '../derive/session-view';
+import { DEFAULT_SETTINGS } from '../derive/session-settings';
 import { loadModel } from './model-actions';
 import { useModelStore } from './model-store';
 import { addSessions, cancelTurn, closeSession, sendMessage, stopAll } from './session-actions';
@@ -129,5 +131,29 @@ describe('messages sent while a model loads', () => {
     expect(await Promise.all(sent)).toEqual([false, false, false, false]);
     expect(turnCalls()).toEqual([]);
     expect(engine.calls.filter((call) => call.method === 'cancel')).toEqual([]);
+  });
+});
+
+describe("a pane's settings reach its engine session", () => {
+  beforeEach(() => {
+    useSessionsStore.setState(initialSessions, true);
+    useModelStore.setState(initialModel, true);
+    engine.clear();
+    useModelStore.getState().set({ model: modelInfo('m') });
+  });
+
+  it('the response format as the sampling constraint, with logprobs, penalties and logit bias', async () => {
+    const [a] = addSessions(1, { ...DEFAULT_SETTINGS, responseFormat: 'json_schema', jsonSchema: '{ "type": "object" }', logprobs: 4, presencePenalty: 0.5, logitBias: '3: -100' });
+    expect(await sendMessage(a, 'hi')).toBe(true);
+    const created = engine.calls.find((c) => c.method === 'createSession')!;
+    expect(created.args[0]).toMatchObject({ sampling: { constraint: { kind: 'json_schema', schema: '{"type":"object"}' }, logprobs: 4, presencePenalty: 0.5, logitBias: { 3: -100 } } });
+  });
+
+  it('a schema that is not JSON refuses the message back to the composer with the reason, and creates no session', async () => {
+    const [a] = addSessions(1, { ...DEFAULT_SETTINGS, responseFormat: 'json_schema', jsonSchema: '{"type": "object",' });
+    expect(await sendMessage(a, 'hi')).toBe(false);
+    expect(view(a)).toMatchObject({ state: 'error', returnedDraft: 'hi', lines: [] });
+    expect(view(a).error).toMatch(/^Response format: The JSON schema is not valid JSON/);
+    expect(turnCalls()).toEqual([]);
   });
 });

@@ -3,7 +3,8 @@
 // Store updates first, then the worker call.
 import type { TurnResult } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
-import { beginTurn, changeSettings, failTurn, historyBeforeTurn, isBusy, lastUserLine, markCancelling, refuseTurn, resetView, rewindView, toSessionOptions, type SessionSettings } from '../derive/session-view';
+import { beginTurn, changeSettings, failTurn, historyBeforeTurn, isBusy, lastUserLine, markCancelling, refuseTurn, resetView, rewindView } from '../derive/session-view';
+import { toSessionOptions, type SessionSettings } from '../derive/session-settings';
 import { errorMessage } from '../derive/error-message';
 import { heldInOrder, holdForModel, releaseHeld, returnHeld } from '../derive/held-message';
 import { modelIsComing, useModelStore } from './model-store';

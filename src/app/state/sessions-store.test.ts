@@ -1,7 +1,8 @@
 // Tests for the sessions store: panes in order, engine bindings, steps folded into the right
 // pane, Maps replaced rather than mutated, and panes detached when the model changes.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { beginTurn, DEFAULT_SETTINGS, latestReply, newSessionView } from '../derive/session-view';
+import { beginTurn, latestReply, newSessionView } from '../derive/session-view';
+import { DEFAULT_SETTINGS } from '../derive/session-settings';
 import { row, step } from '../../protocol/testing/step-fixtures';
 import { useSessionsStore } from './sessions-store';
 

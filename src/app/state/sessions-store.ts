@@ -1,12 +1,15 @@
 // Zustand store of chat panes: their order, their views (plain mirrors of engine sessions) and
 // which engine session backs which pane. Maps are replaced, never mutated. No engine calls here.
 import { create, type StateCreator } from 'zustand';
-import { applyReceivedSteps, DEFAULT_SETTINGS, newSessionView, suspendView, type NiahMark, type SessionSettings, type SessionView } from '../derive/session-view';
+import { applyReceivedSteps, newSessionView, suspendView, type NiahMark, type SessionView } from '../derive/session-view';
+import { DEFAULT_SETTINGS, type SessionSettings } from '../derive/session-settings';
 import type { ReceivedStep } from '../derive/step-ring';
+import type { ExtractMark } from '../derive/extract-plan';
 
 export interface NewPaneOptions {
   labelPrefix?: string;
   niah?: NiahMark[];
+  extract?: ExtractMark[];
   tag?: string;
 }
 
@@ -67,7 +70,7 @@ export const sessionsState: StateCreator<SessionsState> = (set, get) => ({
       const paneId = `p${number}${paneIdSuffix}`;
       const label = `${options.labelPrefix ?? '#'}${options.labelPrefix ? i + 1 : number}`;
       const view = newSessionView(paneId, label, settings);
-      next.set(paneId, { ...view, ...(options.niah?.[i] ? { niah: options.niah[i] } : {}), ...(options.tag ? { tag: options.tag } : {}) });
+      next.set(paneId, { ...view, ...(options.niah?.[i] ? { niah: options.niah[i] } : {}), ...(options.extract?.[i] ? { extract: options.extract[i] } : {}), ...(options.tag ? { tag: options.tag } : {}) });
       ids.push(paneId);
     });
     set({ views: next, order: [...order, ...ids], nextNumber: nextNumber + settingsList.length });
