@@ -33,6 +33,14 @@ export interface RequestOutcome {
   error: { name: string; message: string } | null;
   /** Each choice's logprobs.content (streamed: the chunks' in order), for requests with logprobs. */
   logprobs: ChatCompletionTokenLogprob[][];
+  /** Each choice's tool calls (streamed: assembled from the chunks' deltas by index). */
+  toolCalls: ToolCallOutcome[][];
+}
+
+export interface ToolCallOutcome {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 export interface RunOutcome {
@@ -83,7 +91,7 @@ function plain(event: StepEvent): PlainStep {
 
 /** One request; `fromStep` is where its run's steps begin in `steps`. */
 async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutcome> {
-  const outcome: RequestOutcome = { texts: [], finishReasons: [], usage: null, numChunks: 0, error: null, logprobs: [] };
+  const outcome: RequestOutcome = { texts: [], finishReasons: [], usage: null, numChunks: 0, error: null, logprobs: [], toolCalls: [] };
   const live = engine!;
   try {
     if (spec.stream === false) {
@@ -91,6 +99,7 @@ async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutco
       outcome.texts = completion.choices.map((c) => c.message.content ?? '');
       outcome.finishReasons = completion.choices.map((c) => c.finish_reason);
       outcome.logprobs = completion.choices.map((c) => c.logprobs?.content ?? []);
+      outcome.toolCalls = completion.choices.map((c) => (c.message.tool_calls ?? []).map((t) => ({ id: t.id, name: t.function.name, arguments: t.function.arguments })));
       outcome.usage = completion.usage;
       return outcome;
     }
@@ -102,6 +111,12 @@ async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutco
         outcome.texts[choice.index] = (outcome.texts[choice.index] ?? '') + (choice.delta.content ?? '');
         outcome.finishReasons[choice.index] = choice.finish_reason ?? outcome.finishReasons[choice.index] ?? null;
         (outcome.logprobs[choice.index] ??= []).push(...(choice.logprobs?.content ?? []));
+        for (const delta of choice.delta.tool_calls ?? []) {
+          const call = ((outcome.toolCalls[choice.index] ??= [])[delta.index] ??= { id: '', name: '', arguments: '' });
+          call.id ||= delta.id ?? '';
+          call.name += delta.function?.name ?? '';
+          call.arguments += delta.function?.arguments ?? '';
+        }
       }
       if (chunk.usage) outcome.usage = chunk.usage;
       const abort = spec.abort;
