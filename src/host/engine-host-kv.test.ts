@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeSyntheticModel } from '../../tools/models/synth';
+import { writeSyntheticModel } from '../model/testing/synthetic-models.node';
 import { kvBytesPerToken } from '../model/kv-types';
 import type { ModelSource } from '../protocol/api';
 import { CpuRunner } from '../reference/cpu-runner';

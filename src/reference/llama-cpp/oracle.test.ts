@@ -15,7 +15,7 @@ import { loadGgufModel } from '../../model/gguf-loader';
 import type { Arch, DType } from '../../model/desc';
 import type { KvCacheType } from '../../model/kv-types';
 import { hfToGguf } from '../../../tools/models/hf-to-gguf';
-import { syntheticModel } from '../../../tools/models/synth';
+import { syntheticModel } from '../../model/testing/synthetic-models.node';
 
 const NUM_GENERATED = 40;
 const PROMPT = Array.from({ length: 50 }, (_, i) => (i * 37 + 11) % 256);
