@@ -40,7 +40,7 @@ class CheckingRunner extends RunnerWrapper {
     if (!engine) throw new Error('engine not attached');
     const scheduler = engine.scheduler;
     const numTokens = plan.rows.reduce((n, r) => n + r.tokenIds.length, 0);
-    expect(numTokens).toBeLessThanOrEqual(scheduler.maxTokensPerStep);
+    expect(numTokens).toBeLessThanOrEqual(scheduler.settings.maxTokensPerStep);
     expect(plan.rows.length).toBeLessThanOrEqual(scheduler.rowCap);
     expect(new Set(plan.rows.map((r) => r.sessionId)).size).toBe(plan.rows.length);
     for (const row of plan.rows) {

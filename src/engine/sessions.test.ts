@@ -53,7 +53,7 @@ describe('SessionRegistry', () => {
     expect(engine.sessions.get(id).state).toBe('idle');
     engine.send(id, Array.from({ length: 30 }, () => 120));
     expect(engine.sessions.get(id).state).toBe('waiting');
-    engine.scheduler.maxTokensPerStep = 16; // the 30-token prompt takes two chunks
+    engine.scheduler.configure({ maxTokensPerStep: 16 }); // the 30-token prompt takes two chunks
     await engine.step();
     expect(engine.sessions.get(id).state).toBe('prefill');
     await engine.step();

@@ -30,14 +30,12 @@ export function promptTokens(length: number, salt: number, vocab = 90, first = 3
   return Array.from({ length }, (_, i) => first + ((i * 13 + salt * 7 + ((i * i) % 5)) % vocab));
 }
 
-/** What one step costs on a ClockedRunner's clock: fixedMs + perTokenMs·tokens (in whole tiles of tokenTile) + perRowMs·rows + perAttendedMs·attended positions. */
+/** What one step costs on a ClockedRunner's clock: fixedMs + perTokenMs·tokens + perRowMs·rows + perAttendedMs·attended positions. */
 export interface SimulatedStepCost {
   fixedMs: number;
   perTokenMs: number;
   perRowMs?: number;
   perAttendedMs?: number;
-  /** Tokens that cost the same as one (default 1): a runner whose cost steps every tokenTile fed tokens. */
-  tokenTile?: number;
 }
 
 /** A runner on a simulated clock: each execute() advances `nowMs` by the plan's SimulatedStepCost, then runs the inner runner. */
@@ -51,15 +49,13 @@ export class ClockedRunner extends RunnerWrapper {
     inner: ModelRunner = new FakeRunner(),
   ) {
     super(inner);
-    // the engine's step cost model counts tiles of the runner's tokenTile
-    if (cost.tokenTile !== undefined) (this as { tokenTile?: number }).tokenTile = cost.tokenTile;
   }
 
   /** The simulated ms a plan costs. */
   costOf(plan: StepPlan): number {
     const k = this.cost;
     const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
-    let ms = k.fixedMs + k.perTokenMs * Math.ceil(numTokens / (k.tokenTile ?? 1)) + (k.perRowMs ?? 0) * plan.rows.length;
+    let ms = k.fixedMs + k.perTokenMs * numTokens + (k.perRowMs ?? 0) * plan.rows.length;
     for (const row of plan.rows) ms += (k.perAttendedMs ?? 0) * attendedPositions(row.startPos, row.tokenIds.length);
     return ms;
   }
