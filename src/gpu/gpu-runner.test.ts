@@ -6,7 +6,7 @@ import { hfToGguf } from '../../tools/models/hf-to-gguf';
 import { encodeTensor } from '../../tools/models/quantize';
 import { hfFiles, syntheticModel, type SynthDims } from '../model/testing/synthetic-models.node';
 import type { Arch, DType, ModelDesc } from '../model/desc';
-import { DEFAULT_KV_CACHE_TYPE, KV_CACHE_TYPES, kvValueBytes, type KvCacheType } from '../model/kv-types';
+import { DEFAULT_KV_CACHE_TYPE, KV_CACHE_TYPES, kvValueBytes, type KvCacheType } from '../engine/kv-types';
 import { bytesSource, mapOpener } from '../model/byte-source';
 import { loadGgufModel } from '../model/gguf-loader';
 import { loadHfModel } from '../model/hf-loader';

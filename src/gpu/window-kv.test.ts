@@ -14,7 +14,7 @@ import { promptTokens } from '../engine/testing/test-engine';
 import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type StepPlan, type StepResult, type Tokenizer } from '../engine/types';
 import type { Arch, ModelDesc } from '../model/desc';
-import type { KvCacheType } from '../model/kv-types';
+import type { KvCacheType } from '../engine/kv-types';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { kvLayerLayout, KV_VALUES_PER_WORD } from './kv-arena';

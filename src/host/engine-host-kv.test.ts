@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeSyntheticModel } from '../model/testing/synthetic-models.node';
-import { kvBytesPerToken } from '../model/kv-types';
+import { kvBytesPerToken } from '../engine/kv-types';
 import type { ModelSource } from '../protocol/api';
 import { CpuRunner } from '../reference/cpu-runner';
 import { EngineHost, type KvPoolRequest } from './engine-host';

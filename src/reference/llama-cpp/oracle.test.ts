@@ -13,7 +13,7 @@ import { argmax } from '../sample';
 import { bytesSource } from '../../model/byte-source';
 import { loadGgufModel } from '../../model/gguf-loader';
 import type { Arch, DType } from '../../model/desc';
-import type { KvCacheType } from '../../model/kv-types';
+import type { KvCacheType } from '../../engine/kv-types';
 import { hfToGguf } from '../../../tools/models/hf-to-gguf';
 import { syntheticModel } from '../../model/testing/synthetic-models.node';
 
