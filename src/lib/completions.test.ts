@@ -395,16 +395,17 @@ describe('chat.completions over EngineApi', () => {
 
   it('a load in place of the serving model ends a stream in flight with a ModelChangedError; the next request runs', async () => {
     const stream = await engine.chat.completions.create({ ...ask('keep talking', { max_tokens: 900, ignore_eos: true }), stream: true });
+    let numChunks = 0;
     const read = (async () => {
-      for await (const chunk of stream) void chunk;
+      for await (const chunk of stream) numChunks += chunk.choices.length;
     })().then(
       () => null,
       (e: unknown) => e,
     );
-    const started = Date.now();
     await engine.load({ kind: 'embedded' });
     const err = await read;
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // the load cut it short: far from its 900 tokens (counted, not timed: the machine's speed is no part of it)
+    expect(numChunks).toBeLessThan(900);
     expect(err).toBeInstanceOf(ModelChangedError);
     expect(err).toMatchObject({ status: 409, type: 'invalid_request_error', code: 'model_changed', retryable: true, message: expect.stringMatching(/loaded in place of/) });
     expect((await complete(ask('hello there'))).choices[0]!.message.content?.length).toBeGreaterThan(0);
