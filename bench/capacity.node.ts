@@ -19,7 +19,7 @@ import { configFromHf } from '../src/model/hf-config';
 import { KV_CACHE_TYPES, kvBytesPerToken, type KvCacheType } from '../src/engine/kv-types';
 import { DEFAULT_KV_BLOCK_SIZE, sessionsThatFit } from '../src/protocol/kv-options';
 import { MODEL_SHAPES } from '../tools/models/published-shapes';
-import { writeSyntheticModel } from '../src/model/testing/synthetic-models.node';
+import { writeSyntheticModel } from '../src/model/testing/synthetic-model-fixtures';
 import { capacityChecks, renderCapacityMarkdown, type CapacityModel, type CapacityPoint, type CapacityReport } from './capacity-report';
 import { nodeBenchDevice } from './node-device';
 

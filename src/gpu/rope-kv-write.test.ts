@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StepPlan } from '../engine/types';
 import type { ModelConfig } from '../model/desc';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-models.node';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { KV_CACHE_TYPES } from '../engine/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
 import { roundKvValues } from '../reference/kv-rounding';

@@ -5,7 +5,7 @@
 // verify rows over it to plain decode.
 // Not the kernels' parity (their own tests) nor the engine's block accounting (src/engine).
 import { describe, expect, it } from 'vitest';
-import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../model/testing/synthetic-models.node';
+import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import type { Speculation } from '../engine/speculation';

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeSyntheticModel } from '../model/testing/synthetic-models.node';
+import { writeSyntheticModel } from '../model/testing/synthetic-model-fixtures';
 import { kvBytesPerToken } from '../engine/kv-types';
 import type { ModelSource } from '../protocol/api';
 import { CpuRunner } from '../reference/cpu-runner';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
 import { naiveForward } from './testing/naive-forward';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-models.node';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { sampleToken } from './sample';
 import type { SamplingParams, StepRow } from '../engine/types';
 import type { Arch } from '../model/desc';

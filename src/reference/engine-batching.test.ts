@@ -2,7 +2,7 @@
 // prefixes, a tight KV pool) must give every session exactly the tokens serialized serving gives.
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-models.node';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 import { promptTokens } from '../engine/testing/test-engine';

@@ -3,7 +3,7 @@
 // across preemption and prefix hits, with every freed block poisoned while a step runs. CPU reference, gemma models.
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
-import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, TINY_SYNTH_DIMS } from '../model/testing/synthetic-models.node';
+import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import type { ChatMessage, ChatTemplate, StepPlan, StepResult, Tokenizer } from '../engine/types';

@@ -15,7 +15,7 @@ import { loadGgufModel } from '../../model/gguf-loader';
 import type { Arch, DType } from '../../model/desc';
 import type { KvCacheType } from '../../engine/kv-types';
 import { hfToGguf } from '../../../tools/models/hf-to-gguf';
-import { syntheticModel } from '../../model/testing/synthetic-models.node';
+import { syntheticModel } from '../../model/testing/synthetic-model-fixtures';
 
 const NUM_GENERATED = 40;
 const PROMPT = Array.from({ length: 50 }, (_, i) => (i * 37 + 11) % 256);
