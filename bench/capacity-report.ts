@@ -1,6 +1,6 @@
 // The KV capacity benchmark's report: its JSON shape, the checks (f16 and q8_0 hold at least 1.9x
 // and 3.5x f32's sessions) and the markdown. Pure (no GPU, no files); the driver is capacity.node.ts.
-import type { KvCacheType } from '../src/model/kv-types';
+import type { KvCacheType } from '../src/engine/kv-types';
 
 /** One model, one KV type, one session length: what the pool holds and what the engine admitted. */
 export interface CapacityPoint {
@@ -23,7 +23,7 @@ export interface CapacityModel {
   numLayers: number;
   numKvHeads: number;
   headDim: number;
-  /** Cohort's K + V bytes per token by type (src/model/kv-types.ts). */
+  /** Cohort's K + V bytes per token by type (src/engine/kv-types.ts). */
   cohortBytesPerToken: Record<KvCacheType, number>;
   /** llama.cpp's, read from a real context's KV buffer (null where it could not be made). */
   llamaCppBytesPerToken: Record<KvCacheType, number | null>;

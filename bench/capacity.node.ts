@@ -16,10 +16,10 @@ import { KvArena, planKvArena, type KvArenaLimits, type KvShape } from '../src/g
 import { repoPath } from '../src/gpu/testing/node-gpu';
 import type { ModelConfig } from '../src/model/desc';
 import { configFromHf } from '../src/model/hf-config';
-import { KV_CACHE_TYPES, kvBytesPerToken, type KvCacheType } from '../src/model/kv-types';
+import { KV_CACHE_TYPES, kvBytesPerToken, type KvCacheType } from '../src/engine/kv-types';
 import { DEFAULT_KV_BLOCK_SIZE, sessionsThatFit } from '../src/protocol/kv-options';
 import { MODEL_SHAPES } from '../tools/models/published-shapes';
-import { writeSyntheticModel } from '../tools/models/synth';
+import { writeSyntheticModel } from '../src/model/testing/synthetic-model-fixtures';
 import { capacityChecks, renderCapacityMarkdown, type CapacityModel, type CapacityPoint, type CapacityReport } from './capacity-report';
 import { nodeBenchDevice } from './node-device';
 

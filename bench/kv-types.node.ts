@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { StepPlan, StepRow } from '../src/engine/types';
 import { loadHfModel } from '../src/model/hf-loader';
-import { isKvCacheType, kvBytesPerToken, type KvCacheType } from '../src/model/kv-types';
+import { isKvCacheType, kvBytesPerToken, type KvCacheType } from '../src/engine/kv-types';
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { testPipelineCache } from '../src/gpu/testing/kernel-harness';
 import { loadShader, repoPath } from '../src/gpu/testing/node-gpu';

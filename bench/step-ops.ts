@@ -9,7 +9,7 @@ import type { PipelineCache } from '../src/gpu/pipeline-cache';
 import { loadShader } from '../src/gpu/testing/node-gpu';
 import { profileStep } from '../src/gpu/testing/step-probe';
 import { samplerVocabPasses } from '../src/gpu/sample-plan';
-import { DEFAULT_KV_CACHE_TYPE, kvValueBytes } from '../src/model/kv-types';
+import { DEFAULT_KV_CACHE_TYPE, kvValueBytes } from '../src/engine/kv-types';
 import { median } from '../src/protocol/metrics';
 import { publishedShapeModel } from '../tools/models/published-shapes';
 

@@ -8,7 +8,7 @@ import { windowGroupBlocks } from '../src/engine/types';
 import { planKvArena, type KvArenaLimits, type KvArenaPlan, type KvShape } from '../src/gpu/kv-arena';
 import { planKvGroups } from '../src/gpu/kv-groups';
 import type { ModelConfig } from '../src/model/desc';
-import type { KvCacheType } from '../src/model/kv-types';
+import type { KvCacheType } from '../src/engine/kv-types';
 
 /** Tokens a prefill chunk feeds, as the engine's default step budget (maxTokensPerStep 512) cuts prompts. */
 export const CHUNK_TOKENS = 512;

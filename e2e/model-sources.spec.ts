@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { expect, test, type Route } from '@playwright/test';
 import { openPlayground as open } from './playground-page';
 import { hfToGguf } from '../tools/models/hf-to-gguf';
-import { SYNTH_SLIDING_WINDOW } from '../tools/models/synth';
+import { SYNTH_SLIDING_WINDOW } from '../src/model/testing/synthetic-model-fixtures';
 import { publishedModelParts } from '../src/model/testing/published-model-fixtures';
 import { PUBLISHED_TOKENIZERS } from '../src/model/testing/published-tokenizer-fixtures';
 

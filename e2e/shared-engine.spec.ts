@@ -1,13 +1,17 @@
 // One engine for every tab: two pages of one browser context join the same shared engine worker
 // (their rows ride in the same steps); a page that closes, terminates or crashes has its sessions ended.
+// The heartbeat is the spec's to drive: no page's silence can end its sessions before the spec says.
 import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import type { PlainStep } from '../testing/library/main';
 import { openLibraryPage } from './library-page';
 
-/** Short, so the crashed page's silence is noticed within the test. */
-const HEARTBEAT = { intervalMs: 200, timeoutMs: 2_000 };
-/** Where a page leaves by goodbye: a timeout far above it, so the two cannot be confused. */
-const SLOW_HEARTBEAT = { intervalMs: 200, timeoutMs: 15_000 };
+/**
+ * Where a page leaves by goodbye: a timeout no run of these specs reaches (they time out first), so
+ * a session freed can only have been freed by the goodbye, however slow the machine.
+ */
+const NO_EXPIRY = { intervalMs: 200, timeoutMs: 3_600_000 };
+/** The crashed tab's timeout, set by the spec's own call just before the crash (its last word): short, so its silence is noticed within the test. */
+const CRASH_TIMEOUT_MS = 2_000;
 
 const steps = (page: Page): Promise<PlainStep[]> => page.evaluate(() => window.cohortLib.steps);
 
@@ -15,14 +19,23 @@ const steps = (page: Page): Promise<PlainStep[]> => page.evaluate(() => window.c
 // and a greedy run over repeated padding is what prompt lookup drafts best.
 const longRequest = (maxTokens: number) => ({ params: { messages: [{ role: 'user' as const, content: 'Note 0000: this paragraph is unrelated padding.' }], max_tokens: maxTokens, temperature: 0, ignore_eos: true, speculation: 'off' as const } });
 
-/** Opens two pages on the shared engine; A runs a request long enough to outlive B's, which never ends on its own. */
-async function twoTabs(context: BrowserContext, heartbeat: { intervalMs: number; timeoutMs: number }, aTokens = 160) {
+/**
+ * Opens two pages on the shared engine (neither's heartbeat can expire); A runs a request long enough
+ * to outlive B's, which never ends on its own: through B's library, or (`bTab`) through a tab of the
+ * spec's own in B whose heartbeat the spec drives.
+ */
+async function twoTabs(context: BrowserContext, aTokens = 160, bTab = false) {
   const a = await context.newPage();
   const b = await context.newPage();
-  expect(await openLibraryPage(a, { shared: true, heartbeat })).toBe('shared');
-  expect(await openLibraryPage(b, { shared: true, heartbeat })).toBe('shared');
+  expect(await openLibraryPage(a, { shared: true, heartbeat: NO_EXPIRY })).toBe('shared');
+  expect(await openLibraryPage(b, { shared: true, heartbeat: NO_EXPIRY })).toBe('shared');
   const aRun = a.evaluate((spec) => window.cohortLib.run([spec]), longRequest(aTokens));
-  void b.evaluate((spec) => window.cohortLib.run([spec]), longRequest(2_000)).catch(() => undefined); // B goes away mid-run
+  if (bTab) {
+    await b.evaluate((ms) => window.cohortLib.tabJoin(ms), NO_EXPIRY.timeoutMs);
+    await b.evaluate(() => window.cohortLib.tabSend({ maxNewTokens: 2_000, ignoreEos: true, sampling: { temperature: 0 }, speculation: 'off' }, 'Note 0000: this paragraph is unrelated padding.'));
+  } else {
+    void b.evaluate((spec) => window.cohortLib.run([spec]), longRequest(2_000)).catch(() => undefined); // B goes away mid-run
+  }
   // A step with both pages' rows, seen by both: one engine
   await expect.poll(async () => (await steps(a)).some((s) => s.rows.length === 2), { timeout: 60_000 }).toBe(true);
   const shared = (await steps(a)).find((s) => s.rows.length === 2)!;
@@ -33,9 +46,8 @@ async function twoTabs(context: BrowserContext, heartbeat: { intervalMs: number;
   return { a, b, aRun, sessionIds, aTokens };
 }
 
-/** B's session is cancelled (the only one), its blocks come back, A finishes alone, and the engine forgets B's session. */
-async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { completion_tokens: number } | null; error: unknown }> }>, sessionIds: string[], aTokens = 160) {
-  const startMs = Date.now();
+/** B's session is cancelled (the only one), its blocks come back, A finishes alone, and the engine forgets B's session; returns ms from `startMs` to seeing it. */
+async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { completion_tokens: number } | null; error: unknown }> }>, sessionIds: string[], aTokens = 160, startMs = Date.now()) {
   await expect.poll(async () => (await steps(a)).some((s) => s.finished.some((f) => f.reason === 'cancelled')), { timeout: 30_000, intervals: [50] }).toBe(true);
   const elapsedMs = Date.now() - startMs;
   const log = await steps(a);
@@ -64,30 +76,31 @@ async function expectBFreed(a: Page, aRun: Promise<{ outcomes: Array<{ usage: { 
 }
 
 test('two pages share one engine, and closing one ends its sessions at once (pagehide)', async ({ context }) => {
-  const { a, b, aRun, sessionIds } = await twoTabs(context, SLOW_HEARTBEAT);
+  const { a, b, aRun, sessionIds } = await twoTabs(context);
   await b.close();
+  // B's heartbeat cannot expire in this run: freed at all, it was freed by its goodbye
   const elapsedMs = await expectBFreed(a, aRun, sessionIds);
   console.log(`closed page's session cancelled ${elapsedMs} ms after close`);
-  // its goodbye, not the heartbeat's timeout
-  expect(elapsedMs).toBeLessThan(SLOW_HEARTBEAT.timeoutMs);
 });
 
 test("engine.terminate() in a shared engine takes only that page's sessions out", async ({ context }) => {
-  const { a, b, aRun, sessionIds } = await twoTabs(context, SLOW_HEARTBEAT);
+  const { a, b, aRun, sessionIds } = await twoTabs(context);
   await b.evaluate(() => window.cohortLib.terminate());
-  const elapsedMs = await expectBFreed(a, aRun, sessionIds);
-  expect(elapsedMs).toBeLessThan(SLOW_HEARTBEAT.timeoutMs);
+  await expectBFreed(a, aRun, sessionIds); // by the goodbye, as above
 });
 
 test('a page that crashes (no pagehide) has its sessions ended when its heartbeat stops', async ({ context }) => {
-  // A must still be running when B's heartbeat runs out (2 s after the crash): 160 tokens can be done by then
-  const { a, b, aRun, sessionIds, aTokens } = await twoTabs(context, HEARTBEAT, 600);
+  // B's tab never pings by itself: its last call is the spec's hello, which sets the timeout just
+  // before the crash. A must still be running CRASH_TIMEOUT_MS after it (600 tokens: ~4x that here).
+  const { a, b, aRun, sessionIds, aTokens } = await twoTabs(context, 600, true);
+  const lastCallMs = Date.now();
+  await b.evaluate((ms) => window.cohortLib.tabHello(ms), CRASH_TIMEOUT_MS);
   const cdp = await context.newCDPSession(b);
   void cdp.send('Page.crash').catch(() => undefined); // answers never: the page is gone
-  const elapsedMs = await expectBFreed(a, aRun, sessionIds, aTokens);
-  console.log(`crashed page's session cancelled ${elapsedMs} ms after the crash`);
-  // freed by the heartbeat timeout (the last ping came up to one interval before the crash)
-  expect(elapsedMs).toBeGreaterThanOrEqual(HEARTBEAT.timeoutMs - HEARTBEAT.intervalMs);
+  const elapsedMs = await expectBFreed(a, aRun, sessionIds, aTokens, lastCallMs);
+  console.log(`crashed page's session cancelled ${elapsedMs} ms after its last call`);
+  // freed by the heartbeat timeout, counted from the tab's last call (at or after lastCallMs), never before
+  expect(elapsedMs).toBeGreaterThanOrEqual(CRASH_TIMEOUT_MS);
 });
 
 test("createEngine's default falls back to a dedicated worker where SharedWorker is missing or fails to start", async ({ browser }) => {

@@ -57,7 +57,7 @@ function isNodeOnlyFile(relPath) {
  * their bytes per token (the load options' check, the model card). They import nothing themselves
  * (checked below), so no engine code comes with them.
  */
-const sharedLeaves = ['src/engine/listeners', 'src/engine/seeded-random', 'src/model/kv-types'];
+const sharedLeaves = ['src/engine/listeners', 'src/engine/seeded-random', 'src/engine/kv-types'];
 
 function isSharedLeaf(relPath) {
   return sharedLeaves.includes(relPath.replace(/\.ts$/, ''));

@@ -71,6 +71,11 @@ describe('import boundaries', () => {
     expect(await lintAt('workers/probe.ts', "import { cancelStorm } from '../testing/harness/storm';\nexport const s = cancelStorm;\n")).toContain('cohort/import-boundaries');
     expect(await lintAt('src/host/probe.ts', "import { EngineHost } from './engine-host';\nexport const h = EngineHost;\n")).toEqual([]);
     expect(await lintAt('src/host/probe.ts', "import { GpuRunner } from '../gpu/gpu-runner';\nexport const g = GpuRunner;\n")).toContain('cohort/import-boundaries');
+    // the synthetic test models: any test may draw one, no product file may
+    const synthetic = "import { syntheticModelDesc } from '../model/testing/synthetic-model-fixtures';\nexport const s = syntheticModelDesc;\n";
+    expect(await lintAt('src/gpu/probe.test.ts', synthetic)).toEqual([]);
+    expect(await lintAt('src/gpu/probe.ts', synthetic)).toContain('cohort/import-boundaries');
+    expect(await lintAt('src/host/probe.ts', synthetic)).toContain('cohort/import-boundaries');
   });
 
   it('keeps the llama.cpp emulation to tests and its own folder', async () => {

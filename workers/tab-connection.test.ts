@@ -1,6 +1,6 @@
 // TabConnection and SharedLoads over a scripted engine (Node): a tab's sessions and subscriptions
 // end with it (goodbye or silence), other tabs' stay; the same model source is loaded once.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { EngineApi, ModelInfo } from '../src/protocol/api';
 import { TAB_EXPIRED_ERROR_NAME } from '../src/protocol/tab-errors';
 import { SharedLoads, TabConnection, type EndReason } from './tab-connection';
@@ -64,15 +64,18 @@ describe('TabConnection', () => {
   });
 
   it('ends a tab silent past the timeout it asked for; any call counts as a heartbeat', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] }); // the tab's clock is the test's: the calls below take no time on it
+    onTestFinished(() => void vi.useRealTimers());
     const { api, open } = scriptedEngine();
     const a = tab(api);
     await a.connection.api.hello(1_000);
     await a.connection.api.createSession();
     const now = Date.now();
-    expect(a.connection.checkHeartbeat(now + 900)).toBe(false);
+    expect(a.connection.checkHeartbeat(now + 1_000)).toBe(false);
+    vi.setSystemTime(now + 900);
     await a.connection.api.ping();
-    expect(a.connection.checkHeartbeat(Date.now() + 900)).toBe(false);
-    expect(a.connection.checkHeartbeat(Date.now() + 1_100)).toBe(true);
+    expect(a.connection.checkHeartbeat(now + 1_900)).toBe(false);
+    expect(a.connection.checkHeartbeat(now + 1_901)).toBe(true);
     expect(a.ended).toEqual(['silent']);
     expect(open.size).toBe(0);
     // a tab that was only frozen learns it on its next call, by a name the library types

@@ -5,6 +5,7 @@ import type { StepRowEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import type { Request } from './request';
 import { chooseDraftLengths, draftCandidate, type DraftCandidate, type Speculation } from './speculation';
+import type { StepTarget } from './step-budget';
 import { attendedPositions, type StepCostModel, type StepShape } from './step-cost';
 import { countsTokens } from './penalties';
 import type { StepRow } from './types';
@@ -70,7 +71,7 @@ export interface DraftContext {
  * and their KV slots; a row whose slots the pool cannot supply drafts only into blocks it holds.
  * Never preempts: speculation must not cost another request its KV.
  */
-export function addDrafts(ctx: DraftContext, scheduled: ScheduledEntry[], budgetTokens: number, targetMs: number): void {
+export function addDrafts(ctx: DraftContext, scheduled: ScheduledEntry[], budgetTokens: number, target: StepTarget): void {
   const candidates: DraftCandidate[] = [];
   const entries: ScheduledEntry[] = [];
   const decodes: ScheduledEntry[] = [];
@@ -87,7 +88,7 @@ export function addDrafts(ctx: DraftContext, scheduled: ScheduledEntry[], budget
   const cost = (shape: StepShape): number => ctx.stepCost.predictShape(shape);
   const scratch: StepShape = { numTokens: 0, numRows: 0, attended: 0 };
   const decodeRate = decodes.length / cost(shapeOf(decodes, scratch));
-  const lengths = chooseDraftLengths(candidates, { ...shapeOf(scheduled, scratch) }, { cost, calibrated: ctx.stepCost.calibrated, decodeRate, budgetTokens, targetMs });
+  const lengths = chooseDraftLengths(candidates, { ...shapeOf(scheduled, scratch) }, { cost, calibrated: ctx.stepCost.calibrated, decodeRate, budgetTokens, target });
   entries.forEach((entry, i) => {
     let k = lengths[i];
     if (k === 0) return;

@@ -2,26 +2,22 @@
 // one event per step, survives a failing runner or listener, and applies a cancel mid-step.
 import { describe, expect, it } from 'vitest';
 import { watchUnhandledRejections } from './testing/unhandled.node';
-import { EngineCore } from './engine-core';
+import type { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
 import { FakeRunner } from './testing/fake-runner';
 import { RunnerWrapper } from './testing/runner-wrapper';
-import { ByteTokenizer, PlainChatTemplate } from './testing/test-support';
+import { makeEngine } from './testing/test-engine';
 import type { ModelRunner, StepPlan, StepResult } from './types';
 
-const tokenizer = new ByteTokenizer();
-
 /** Wraps a FakeRunner: can hold a step until released, or fail the next one. */
-class ControlledRunner implements ModelRunner {
-  readonly inner = new FakeRunner({ numBlocks: 100, blockSize: 4 });
-  readonly blockSize = this.inner.blockSize;
-  readonly numBlocks = this.inner.numBlocks;
-  readonly maxTokensPerStep = this.inner.maxTokensPerStep;
-  readonly maxRows = this.inner.maxRows;
+class ControlledRunner extends RunnerWrapper {
   failNext = false;
   hold: Promise<void> | null = null;
   numCalls = 0;
-  async execute(plan: StepPlan): Promise<StepResult> {
+  constructor() {
+    super(new FakeRunner({ numBlocks: 100, blockSize: 4 }));
+  }
+  override async execute(plan: StepPlan): Promise<StepResult> {
     this.numCalls++;
     if (this.hold) await this.hold;
     if (this.failNext) {
@@ -30,16 +26,15 @@ class ControlledRunner implements ModelRunner {
     }
     return this.inner.execute(plan);
   }
-  dispose(): void {}
+  override dispose(): void {}
 }
 
-function makeEngine(runner: ModelRunner = new FakeRunner({ numBlocks: 100, blockSize: 4 })): EngineCore {
-  return new EngineCore({ runner, tokenizer, chatTemplate: new PlainChatTemplate() });
-}
+/** A self-running engine (these tests are about the loop) on `runner`. */
+const selfRunning = (runner: ModelRunner = new FakeRunner({ numBlocks: 100, blockSize: 4 })): EngineCore => makeEngine({ runner, manualSteps: false });
 
 describe('EngineCore loop', () => {
   it('runs sends to completion by itself, one event per step, then idles', async () => {
-    const engine = makeEngine();
+    const engine = selfRunning();
     const events: StepEvent[] = [];
     engine.subscribe((e) => events.push(e));
     const ids = [engine.createSession({ maxNewTokens: 6 }), engine.createSession({ maxNewTokens: 9 })];
@@ -60,7 +55,7 @@ describe('EngineCore loop', () => {
   });
 
   it('yields to the event loop between steps', async () => {
-    const engine = makeEngine();
+    const engine = selfRunning();
     let stepsSeenByOtherTask = -1;
     let numSteps = 0;
     engine.subscribe(() => numSteps++);
@@ -75,7 +70,7 @@ describe('EngineCore loop', () => {
 
   it('a failing step ends its rows with an error and the engine carries on', async () => {
     const runner = new ControlledRunner();
-    const engine = makeEngine(runner);
+    const engine = selfRunning(runner);
     const a = engine.createSession({ maxNewTokens: 5 });
     runner.failNext = true;
     engine.send(a, 'boom');
@@ -89,7 +84,7 @@ describe('EngineCore loop', () => {
   });
 
   it('a throwing listener does not stop other listeners or the loop', async () => {
-    const engine = makeEngine();
+    const engine = selfRunning();
     const errors: unknown[] = [];
     const original = console.error;
     console.error = (...args: unknown[]) => errors.push(args);
@@ -111,7 +106,7 @@ describe('EngineCore loop', () => {
 
   it('a cancel during a step in flight ends the request in that step without its token', async () => {
     const runner = new ControlledRunner();
-    const engine = makeEngine(runner);
+    const engine = selfRunning(runner);
     const events: StepEvent[] = [];
     engine.subscribe((e) => events.push(e));
     const id = engine.createSession({ maxNewTokens: 100 });
@@ -130,7 +125,7 @@ describe('EngineCore loop', () => {
   });
 
   it('setMode switches the cohort size from the next step', async () => {
-    const engine = makeEngine();
+    const engine = selfRunning();
     const events: StepEvent[] = [];
     engine.subscribe((e) => events.push(e));
     engine.setMode('serialized');
@@ -142,7 +137,7 @@ describe('EngineCore loop', () => {
   });
 
   it('dispose stops the loop', async () => {
-    const engine = makeEngine();
+    const engine = selfRunning();
     const id = engine.createSession({ maxNewTokens: 1000 });
     let numSteps = 0;
     engine.subscribe(() => numSteps++);
@@ -189,7 +184,7 @@ describe('EngineCore loop: one owner', () => {
     it(`${name}, 300 times over a macrotask runner: one step in flight, contiguous steps`, async () => {
       const unhandled = watchUnhandledRejections();
       const runner = new MacrotaskRunner();
-      const engine = makeEngine(runner);
+      const engine = selfRunning(runner);
       const stepIndexes: number[] = [];
       engine.subscribe((e) => stepIndexes.push(e.stepIndex));
       const id = engine.createSession({ maxNewTokens: 2 });
@@ -210,7 +205,7 @@ describe('EngineCore loop: one owner', () => {
 
   it('close right after waitForTurn, then a new session at once, 300 times', async () => {
     const runner = new MacrotaskRunner();
-    const engine = makeEngine(runner);
+    const engine = selfRunning(runner);
     let id = engine.createSession({ maxNewTokens: 2 });
     engine.send(id, 'turn');
     for (let i = 0; i < 300; i++) {
@@ -227,7 +222,7 @@ describe('EngineCore loop: one owner', () => {
 
   it('replaceRunner and dispose wait for the step actually in flight', async () => {
     const runner = new ControlledRunner();
-    const engine = makeEngine(runner);
+    const engine = selfRunning(runner);
     const id = engine.createSession({ maxNewTokens: 50 });
     let release = (): void => {};
     runner.hold = new Promise((r) => (release = r));
@@ -262,7 +257,7 @@ describe('EngineCore loop: one owner', () => {
   });
 
   it('an engine fault (not the runner) ends every turn with it and the loop carries on', async () => {
-    const engine = makeEngine(new MacrotaskRunner());
+    const engine = selfRunning(new MacrotaskRunner());
     const errors: unknown[] = [];
     const original = console.error;
     console.error = (...args: unknown[]) => errors.push(args);
@@ -296,7 +291,7 @@ describe('EngineCore loop: one owner', () => {
 
   it('failAll ends every turn, the one in flight after its step', async () => {
     const runner = new ControlledRunner();
-    const engine = makeEngine(runner);
+    const engine = selfRunning(runner);
     const a = engine.createSession({ maxNewTokens: 50 });
     let release = (): void => {};
     runner.hold = new Promise((r) => (release = r));
@@ -312,7 +307,7 @@ describe('EngineCore loop: one owner', () => {
   });
 
   it('step() is for manual engines only', () => {
-    expect(() => makeEngine().step()).toThrow(/manual-stepping/);
+    expect(() => selfRunning().step()).toThrow(/manual-stepping/);
   });
 });
 
@@ -320,7 +315,7 @@ describe('EngineCore.replaceRunner', () => {
   it('carries every session on with a fresh runner (empty KV): same outputs as without the swap', async () => {
     const prompts = ['first prompt here', 'second, a little longer prompt', 'x', 'shared prefix shared prefix one', 'shared prefix shared prefix two'];
     const run = async (swapAfterSteps: number | null) => {
-      const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 100, blockSize: 4 }), tokenizer, chatTemplate: new PlainChatTemplate(), manualSteps: true });
+      const engine = makeEngine({ fake: { numBlocks: 100, blockSize: 4 } });
       const ids = prompts.map(() => engine.createSession({ maxNewTokens: 12 }));
       ids.forEach((id, i) => engine.send(id, prompts[i]!));
       const results = ids.map((id) => engine.waitForTurn(id));
@@ -340,7 +335,7 @@ describe('EngineCore.replaceRunner', () => {
   });
 
   it('refuses a runner with another pool shape', async () => {
-    const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 100, blockSize: 4 }), tokenizer, chatTemplate: new PlainChatTemplate(), manualSteps: true });
+    const engine = makeEngine({ fake: { numBlocks: 100, blockSize: 4 } });
     await expect(engine.replaceRunner(new FakeRunner({ numBlocks: 50, blockSize: 4 }))).rejects.toThrow(/same KV pool/);
   });
 });

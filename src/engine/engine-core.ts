@@ -77,37 +77,36 @@ export class EngineCore {
       maxContextTokens: runner.maxContext,
       maxDraftTokens: runner.maxDraftTokens ?? 0,
       speculation: validateSpeculation(options.speculation ?? 'auto'),
+      stepBudget: validateStepBudget(options.stepBudget ?? null),
     });
-    this.scheduler.stepBudget = validateStepBudget(options.stepBudget ?? null);
-    this.scheduler.stepCost.reset(runner.tokenTile);
     this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate, options.firstSessionNumber);
   }
 
   get mode(): EngineMode {
-    return this.scheduler.mode;
+    return this.scheduler.settings.mode;
   }
 
   /** Takes effect from the next step; requests keep their blocks and progress. */
   setMode(mode: EngineMode): void {
-    this.scheduler.mode = mode;
+    this.scheduler.configure({ mode });
   }
 
   get stepBudget(): StepBudget | null {
-    return this.scheduler.stepBudget;
+    return this.scheduler.settings.stepBudget;
   }
 
   /** Takes effect from the next step; throws InvalidOptionError naming a number out of bounds. */
   setStepBudget(budget: StepBudget | null): void {
-    this.scheduler.stepBudget = validateStepBudget(budget);
+    this.scheduler.configure({ stepBudget: validateStepBudget(budget) });
   }
 
   get speculation(): Speculation {
-    return this.scheduler.speculation;
+    return this.scheduler.settings.speculation;
   }
 
   /** Takes effect from the next step; throws InvalidOptionError for a value out of bounds. */
   setSpeculation(speculation: Speculation): void {
-    this.scheduler.speculation = validateSpeculation(speculation);
+    this.scheduler.configure({ speculation: validateSpeculation(speculation) });
   }
 
   subscribe(listener: StepListener): () => void {
@@ -185,11 +184,11 @@ export class EngineCore {
     this.suspended = true;
     await this.whenIdle(); // the step in flight ends on the old runner; none starts after it
     this.runner = runner;
-    this.scheduler.maxDraftTokens = runner.maxDraftTokens ?? 0;
+    this.scheduler.configure({ maxDraftTokens: runner.maxDraftTokens ?? 0 });
     this.scheduler.evictAll();
     this.pool.clearCache();
     this.kv.windowGroup?.pool.clearCache();
-    this.scheduler.stepCost.reset(runner.tokenTile); // a new device need not be as fast, and its first step compiles
+    this.scheduler.stepCost.reset(); // a new device need not be as fast, and its first step compiles
     this.suspended = false;
     this.wake();
   }
@@ -258,7 +257,7 @@ export class EngineCore {
       queueDepth: this.scheduler.numWaiting,
       waiting: this.scheduler.waitingReasons(),
       numRunning: this.scheduler.numRunning,
-      mode: this.scheduler.mode,
+      mode: this.scheduler.settings.mode,
       ...(output.budget ? { stepBudget: output.budget } : {}),
     };
     this.listeners.emit(event); // a faulty subscriber is logged and skipped, never stalls a session

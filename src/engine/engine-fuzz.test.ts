@@ -3,18 +3,18 @@
 // exactly its solo tokens (solo runs never speculate and keep every position of a window), and the
 // pools must end empty.
 import { describe, expect, it } from 'vitest';
-import { EngineCore } from './engine-core';
+import type { EngineCore } from './engine-core';
 import type { EngineMode, StepEvent } from './events';
 import type { Speculation } from './speculation';
 import { FakeRunner } from './testing/fake-runner';
 import { RunnerWrapper } from './testing/runner-wrapper';
 import type { TurnResult } from './sessions';
-import { ByteTokenizer, PlainChatTemplate, makeRandom } from './testing/test-support';
+import { ByteTokenizer, makeRandom } from './testing/test-support';
+import { makeEngine } from './testing/test-engine';
 import type { StepPlan, StepResult } from './types';
 
 const NUM_SCHEDULES = Number(process.env.FUZZ_N ?? 520);
 const tokenizer = new ByteTokenizer();
-const template = new PlainChatTemplate();
 
 interface Scenario {
   blockSize: number;
@@ -40,7 +40,7 @@ class CheckingRunner extends RunnerWrapper {
     if (!engine) throw new Error('engine not attached');
     const scheduler = engine.scheduler;
     const numTokens = plan.rows.reduce((n, r) => n + r.tokenIds.length, 0);
-    expect(numTokens).toBeLessThanOrEqual(scheduler.maxTokensPerStep);
+    expect(numTokens).toBeLessThanOrEqual(scheduler.settings.maxTokensPerStep);
     expect(plan.rows.length).toBeLessThanOrEqual(scheduler.rowCap);
     expect(new Set(plan.rows.map((r) => r.sessionId)).size).toBe(plan.rows.length);
     for (const row of plan.rows) {
@@ -92,7 +92,7 @@ interface TurnSpec {
 }
 
 async function soloRun(s: Scenario, spec: TurnSpec, promptTokenIds: number[]): Promise<TurnResult> {
-  const engine = new EngineCore({ runner: makeRunner(s, false), tokenizer, chatTemplate: template, manualSteps: true, speculation: 'off' });
+  const engine = makeEngine({ runner: makeRunner(s, false), speculation: 'off' });
   const id = engine.createSession({
     maxNewTokens: spec.options.maxTokens,
     stopStrings: spec.options.stopStrings,
@@ -128,15 +128,13 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
     window,
   };
   const checking = new CheckingRunner(makeRunner(s));
-  const engine = new EngineCore({
+  // makeEngine's clock: 'auto' speculation sizes drafts from step times, which must come from the seed
+  const engine = makeEngine({
     runner: checking,
-    tokenizer,
-    chatTemplate: template,
     maxTokensPerStep: s.maxTokensPerStep,
     maxRows: s.maxRows,
     enablePrefixCaching: s.enablePrefixCaching,
     mode: s.mode,
-    manualSteps: true,
     speculation: s.speculation,
   });
   checking.engine = engine;

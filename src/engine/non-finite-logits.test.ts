@@ -1,23 +1,23 @@
 // The engine's handling of a row the sampler marked NON_FINITE_LOGITS: that turn ends with an
 // error, the other rows of the step carry on unchanged. Runner numerics are tested in src/gpu.
 import { describe, expect, it } from 'vitest';
-import { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
 import { FakeRunner } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
-import { NON_FINITE_LOGITS, type ModelRunner, type StepPlan, type StepResult } from './types';
+import { RunnerWrapper } from './testing/runner-wrapper';
+import { runToIdle } from './testing/test-support';
+import { makeEngine } from './testing/test-engine';
+import { NON_FINITE_LOGITS, type StepPlan, type StepResult } from './types';
 
 /** FakeRunner whose rows of the sessions in `poisoned` sample NON_FINITE_LOGITS once they reach `fromPos`. */
-class PoisonedRunner implements ModelRunner {
-  readonly inner = new FakeRunner({ numBlocks: 64, blockSize: 4 });
-  readonly blockSize = this.inner.blockSize;
-  readonly numBlocks = this.inner.numBlocks;
-  readonly maxTokensPerStep = this.inner.maxTokensPerStep;
-  readonly maxRows = this.inner.maxRows;
+class PoisonedRunner extends RunnerWrapper {
   poisoned = new Set<string>();
   fromPos = 0;
 
-  async execute(plan: StepPlan): Promise<StepResult> {
+  constructor() {
+    super(new FakeRunner({ numBlocks: 64, blockSize: 4 }));
+  }
+
+  override async execute(plan: StepPlan): Promise<StepResult> {
     const result = await this.inner.execute(plan);
     plan.rows.forEach((row, r) => {
       const pos = row.startPos + row.tokenIds.length;
@@ -25,25 +25,19 @@ class PoisonedRunner implements ModelRunner {
     });
     return result;
   }
-
-  dispose(): void {}
-}
-
-function makeEngine(runner: ModelRunner): EngineCore {
-  return new EngineCore({ runner, tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true });
 }
 
 describe('non-finite logits', () => {
   it('end only the turn whose row produced them, with the error; the other row of each step completes as if alone', async () => {
     const prompt = Array.from({ length: 6 }, (_, i) => 100 + i);
-    const solo = makeEngine(new PoisonedRunner());
+    const solo = makeEngine({ runner: new PoisonedRunner() });
     const soloId = solo.createSession({ maxNewTokens: 8 });
     solo.send(soloId, prompt);
     await runToIdle(solo);
     const alone = await solo.waitForTurn(soloId);
 
     const runner = new PoisonedRunner();
-    const engine = makeEngine(runner);
+    const engine = makeEngine({ runner });
     const bad = engine.createSession({ maxNewTokens: 8 });
     const good = engine.createSession({ maxNewTokens: 8 });
     runner.poisoned.add(bad);
@@ -81,7 +75,7 @@ describe('non-finite logits', () => {
   });
 
   it('a runner that returns no logprobs ends only the turn that asked for them, with why', async () => {
-    const engine = makeEngine(new FakeRunner({ numBlocks: 64, blockSize: 4 }));
+    const engine = makeEngine({ fake: { numBlocks: 64, blockSize: 4 } });
     const asks = engine.createSession({ maxNewTokens: 4, sampling: { logprobs: 2 } });
     const plain = engine.createSession({ maxNewTokens: 4 });
     engine.send(asks, [100, 101, 102]);

@@ -1,10 +1,9 @@
 // Tests of a prediction's use (accepted = prediction tokens the output contains in order) and of a
 // text prediction through the engine: encoded once, drafted from, its counts in the session's stats.
 import { describe, expect, it } from 'vitest';
-import { EngineCore } from './engine-core';
 import { MAX_MATCH_CELLS, matchedPredictionTokens, predictionUse } from './prediction';
-import { FakeRunner } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, makeRandom, runToIdle } from './testing/test-support';
+import { makeRandom, runToIdle } from './testing/test-support';
+import { makeEngine } from './testing/test-engine';
 
 /** The textbook O(n*m) table, for the fast path to agree with. */
 function lcs(a: readonly number[], b: readonly number[]): number {
@@ -45,7 +44,7 @@ describe('matchedPredictionTokens', () => {
 });
 
 describe('a text prediction through the engine', () => {
-  const make = () => new EngineCore({ runner: new FakeRunner({ blockSize: 4, numBlocks: 64, maxDraftTokens: 4 }), tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true });
+  const make = () => makeEngine({ fake: { blockSize: 4, numBlocks: 64, maxDraftTokens: 4 } });
 
   it('drafts from predictionText and reports its use in the stats', async () => {
     const plainEngine = make();

@@ -1,34 +1,31 @@
 // Tests of prefix sharing and multi-turn reuse: shared system prompts take fewer blocks with the
 // same tokens, later turns start from cached history, and unrelated sessions never share a block.
 import { describe, expect, it } from 'vitest';
-import { EngineCore } from './engine-core';
+import type { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
 import { FakeRunner } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
-import type { ModelRunner, StepPlan, StepResult } from './types';
-
-const tokenizer = new ByteTokenizer();
+import { RunnerWrapper } from './testing/runner-wrapper';
+import { runToIdle } from './testing/test-support';
+import { makeEngine } from './testing/test-engine';
+import type { StepPlan, StepResult } from './types';
 const BLOCK_SIZE = 8;
 
 /** Remembers every plan's rows so tests can look at block tables. */
-class RecordingRunner implements ModelRunner {
-  readonly inner = new FakeRunner({ numBlocks: 300, blockSize: BLOCK_SIZE, eosEvery: 0 });
-  readonly blockSize = this.inner.blockSize;
-  readonly numBlocks = this.inner.numBlocks;
-  readonly maxTokensPerStep = this.inner.maxTokensPerStep;
-  readonly maxRows = this.inner.maxRows;
+class RecordingRunner extends RunnerWrapper {
   readonly plans: StepPlan[] = [];
-  execute(plan: StepPlan): Promise<StepResult> {
+  constructor() {
+    super(new FakeRunner({ numBlocks: 300, blockSize: BLOCK_SIZE, eosEvery: 0 }));
+  }
+  override execute(plan: StepPlan): Promise<StepResult> {
     this.plans.push(plan);
     return this.inner.execute(plan);
   }
-  dispose(): void {}
 }
 
-function makeEngine(enablePrefixCaching: boolean): { engine: EngineCore; runner: RecordingRunner } {
+/** An engine on a RecordingRunner, with or without the prefix cache. */
+function recordedEngine(enablePrefixCaching: boolean): { engine: EngineCore; runner: RecordingRunner } {
   const runner = new RecordingRunner();
-  const engine = new EngineCore({ runner, tokenizer, chatTemplate: new PlainChatTemplate(), enablePrefixCaching, manualSteps: true });
-  return { engine, runner };
+  return { engine: makeEngine({ runner, enablePrefixCaching }), runner };
 }
 
 const SYSTEM = 'You are a careful assistant. '.repeat(12); // ~350 bytes, ~44 blocks
@@ -42,7 +39,7 @@ interface SharedRun {
 }
 
 async function sharedSystemPromptRun(enablePrefixCaching: boolean): Promise<SharedRun> {
-  const { engine } = makeEngine(enablePrefixCaching);
+  const { engine } = recordedEngine(enablePrefixCaching);
   const questions = ['What is 2+2?', 'Name a colour.', 'Say hi.', 'Count to three.', 'Why?'];
   const ids = questions.map(() => engine.createSession({ systemPrompt: SYSTEM, maxNewTokens: 12 }));
   // the first session computes the system prompt; the others arrive once it is cached
@@ -78,7 +75,7 @@ describe('prefix sharing', () => {
 
   it('a second turn reuses the session history instead of prefilling it again', async () => {
     const run = async (enablePrefixCaching: boolean) => {
-      const { engine } = makeEngine(enablePrefixCaching);
+      const { engine } = recordedEngine(enablePrefixCaching);
       const id = engine.createSession({ systemPrompt: SYSTEM, maxNewTokens: 30 });
       engine.send(id, 'First question, please answer at length.');
       await runToIdle(engine);
@@ -105,7 +102,7 @@ describe('prefix sharing', () => {
   });
 
   it('sessions share a block only where their token sequences are equal, and only full blocks below where they write', async () => {
-    const { engine, runner } = makeEngine(true);
+    const { engine, runner } = recordedEngine(true);
     const a = engine.createSession({ systemPrompt: 'alpha '.repeat(20), maxNewTokens: 20 });
     const b = engine.createSession({ systemPrompt: 'bravo '.repeat(20), maxNewTokens: 20 });
     const c = engine.createSession({ systemPrompt: 'alpha '.repeat(20), maxNewTokens: 20 });

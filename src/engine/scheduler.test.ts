@@ -1,31 +1,16 @@
 // Tests of the scheduler's rules through a manually stepped engine: limits, order, no starvation,
 // finished rows leaving at once, preemption under a tight pool, cancel, serialized mode.
 import { describe, expect, it } from 'vitest';
-import { EngineCore, type EngineCoreOptions } from './engine-core';
 import type { StepEvent } from './events';
-import { FakeRunner, type FakeRunnerOptions } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, makeRandom, runToIdle } from './testing/test-support';
-
-const tokenizer = new ByteTokenizer();
-
-function makeEngine(runner: FakeRunnerOptions, options: Partial<EngineCoreOptions> = {}): EngineCore {
-  return new EngineCore({
-    runner: new FakeRunner(runner),
-    tokenizer,
-    chatTemplate: new PlainChatTemplate(),
-    manualSteps: true,
-    ...options,
-  });
-}
-
-const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => 32 + ((i * 7 + salt * 13) % 90));
+import { makeRandom, runToIdle } from './testing/test-support';
+import { makeEngine, promptTokens } from './testing/test-engine';
 
 describe('Scheduler', () => {
   it('never exceeds the token budget or row cap, and decodes take one token each', async () => {
-    const engine = makeEngine({ numBlocks: 400, blockSize: 4 }, { maxTokensPerStep: 37, maxRows: 5 });
+    const engine = makeEngine({ fake: { numBlocks: 400, blockSize: 4 }, maxTokensPerStep: 37, maxRows: 5 });
     const rnd = makeRandom(7);
     const ids = Array.from({ length: 12 }, () => engine.createSession({ maxNewTokens: rnd.int(1, 30) }));
-    ids.forEach((id, i) => engine.send(id, prompt(rnd.int(1, 120), i)));
+    ids.forEach((id, i) => engine.send(id, promptTokens(rnd.int(1, 120), i)));
     const events = await runToIdle(engine);
     for (const e of events) {
       expect(e.numTokens).toBeLessThanOrEqual(37);
@@ -39,10 +24,10 @@ describe('Scheduler', () => {
   });
 
   it('admits waiting requests in arrival order and starves none', async () => {
-    const engine = makeEngine({ numBlocks: 64, blockSize: 4 }, { maxTokensPerStep: 16, maxRows: 3 });
+    const engine = makeEngine({ fake: { numBlocks: 64, blockSize: 4 }, maxTokensPerStep: 16, maxRows: 3 });
     const ids = Array.from({ length: 10 }, () => engine.createSession({ maxNewTokens: 8 }));
     // long and short prompts interleaved: a short one must not overtake a long one ahead of it
-    ids.forEach((id, i) => engine.send(id, prompt(i % 2 === 0 ? 90 : 3, i)));
+    ids.forEach((id, i) => engine.send(id, promptTokens(i % 2 === 0 ? 90 : 3, i)));
     const events = await runToIdle(engine);
     const firstStep = ids.map((id) => events.findIndex((e) => e.rows.some((r) => r.sessionId === id)));
     expect(firstStep.every((s) => s >= 0)).toBe(true);
@@ -51,9 +36,9 @@ describe('Scheduler', () => {
   });
 
   it('lets a finished row leave in the same step, freeing its blocks at once', async () => {
-    const engine = makeEngine({ numBlocks: 200, blockSize: 4, eosEvery: 5 }, { maxRows: 4 });
+    const engine = makeEngine({ fake: { numBlocks: 200, blockSize: 4, eosEvery: 5 }, maxRows: 4 });
     const ids = Array.from({ length: 6 }, (_, i) => engine.createSession({ maxNewTokens: 3 + i * 4 }));
-    ids.forEach((id, i) => engine.send(id, prompt(10 + i, i)));
+    ids.forEach((id, i) => engine.send(id, promptTokens(10 + i, i)));
     let numChecked = 0;
     const events: StepEvent[] = [];
     for (let event = await engine.step(); event; event = await engine.step()) {
@@ -72,15 +57,15 @@ describe('Scheduler', () => {
 
   it('preempts the latest arrival when the pool runs dry, recomputes it, and still gives solo tokens', async () => {
     const runSolo = async (p: number[]): Promise<number[]> => {
-      const solo = makeEngine({ numBlocks: 200, blockSize: 4 });
+      const solo = makeEngine({ fake: { numBlocks: 200, blockSize: 4 } });
       const id = solo.createSession({ maxNewTokens: 40 });
       solo.send(id, p);
       await runToIdle(solo);
       return (await solo.waitForTurn(id)).outputTokenIds;
     };
     // 24 usable blocks (96 positions) for 4 requests that need ~60 positions each
-    const engine = makeEngine({ numBlocks: 25, blockSize: 4 }, { maxRows: 4 });
-    const prompts = [0, 1, 2, 3].map((i) => prompt(20, i));
+    const engine = makeEngine({ fake: { numBlocks: 25, blockSize: 4 }, maxRows: 4 });
+    const prompts = [0, 1, 2, 3].map((i) => promptTokens(20, i));
     const ids = prompts.map(() => engine.createSession({ maxNewTokens: 40 }));
     ids.forEach((id, i) => engine.send(id, prompts[i]));
     const events = await runToIdle(engine);
@@ -95,11 +80,11 @@ describe('Scheduler', () => {
   });
 
   it('rejects a prompt larger than the whole pool without stalling others', async () => {
-    const engine = makeEngine({ numBlocks: 5, blockSize: 4 });
+    const engine = makeEngine({ fake: { numBlocks: 5, blockSize: 4 } });
     const big = engine.createSession();
     const small = engine.createSession({ maxNewTokens: 4 });
-    engine.send(big, prompt(17, 0));
-    engine.send(small, prompt(5, 1));
+    engine.send(big, promptTokens(17, 0));
+    engine.send(small, promptTokens(5, 1));
     await runToIdle(engine);
     expect((await engine.waitForTurn(big)).finishReason).toBe('error');
     expect(engine.sessions.get(big).state).toBe('error');
@@ -107,9 +92,9 @@ describe('Scheduler', () => {
   });
 
   it('stops a request that fills the pool with finish reason length', async () => {
-    const engine = makeEngine({ numBlocks: 5, blockSize: 4 }); // 16 positions
+    const engine = makeEngine({ fake: { numBlocks: 5, blockSize: 4 } }); // 16 positions
     const id = engine.createSession({ maxNewTokens: 100 });
-    engine.send(id, prompt(10, 0));
+    engine.send(id, promptTokens(10, 0));
     await runToIdle(engine);
     const result = await engine.waitForTurn(id);
     expect(result.finishReason).toBe('length');
@@ -117,11 +102,11 @@ describe('Scheduler', () => {
   });
 
   it('applies a cancel by the next step', async () => {
-    const engine = makeEngine({ numBlocks: 100, blockSize: 4 });
+    const engine = makeEngine({ fake: { numBlocks: 100, blockSize: 4 } });
     const a = engine.createSession({ maxNewTokens: 50 });
     const b = engine.createSession({ maxNewTokens: 50 });
-    engine.send(a, prompt(8, 0));
-    engine.send(b, prompt(8, 1));
+    engine.send(a, promptTokens(8, 0));
+    engine.send(b, promptTokens(8, 1));
     await engine.step();
     await engine.step();
     engine.cancel(a);
@@ -135,9 +120,9 @@ describe('Scheduler', () => {
   });
 
   it('serialized mode runs one row per step, each request to completion, in arrival order', async () => {
-    const engine = makeEngine({ numBlocks: 200, blockSize: 4 }, { mode: 'serialized', maxTokensPerStep: 8 });
+    const engine = makeEngine({ fake: { numBlocks: 200, blockSize: 4 }, mode: 'serialized', maxTokensPerStep: 8 });
     const ids = Array.from({ length: 4 }, () => engine.createSession({ maxNewTokens: 6 }));
-    ids.forEach((id, i) => engine.send(id, prompt(10 + 3 * i, i)));
+    ids.forEach((id, i) => engine.send(id, promptTokens(10 + 3 * i, i)));
     const events = await runToIdle(engine);
     expect(events.every((e) => e.rows.length <= 1 && e.mode === 'serialized')).toBe(true);
     const order = events.flatMap((e) => e.rows.map((r) => r.sessionId));
@@ -147,9 +132,9 @@ describe('Scheduler', () => {
   });
 
   it('switching modes mid-run keeps every request going and changes the cohort size', async () => {
-    const engine = makeEngine({ numBlocks: 200, blockSize: 4 }, { maxRows: 8 });
+    const engine = makeEngine({ fake: { numBlocks: 200, blockSize: 4 }, maxRows: 8 });
     const ids = Array.from({ length: 4 }, () => engine.createSession({ maxNewTokens: 20 }));
-    ids.forEach((id, i) => engine.send(id, prompt(6, i)));
+    ids.forEach((id, i) => engine.send(id, promptTokens(6, i)));
     for (let i = 0; i < 3; i++) await engine.step();
     engine.setMode('serialized');
     const serial = [];
@@ -165,13 +150,13 @@ describe('Scheduler', () => {
 
 describe("the model's context", () => {
   it('refuses a prompt that does not fit it up front, and ends generation at its last position', async () => {
-    const engine = makeEngine({ numBlocks: 200, blockSize: 4, maxContext: 64 });
+    const engine = makeEngine({ fake: { numBlocks: 200, blockSize: 4, maxContext: 64 } });
     const tooLong = engine.createSession({ maxNewTokens: 8 });
     const nearEnd = engine.createSession({ maxNewTokens: 100 });
     const fine = engine.createSession({ maxNewTokens: 5 });
-    engine.send(tooLong, prompt(64, 1));
-    engine.send(nearEnd, prompt(60, 2));
-    engine.send(fine, prompt(10, 3));
+    engine.send(tooLong, promptTokens(64, 1));
+    engine.send(nearEnd, promptTokens(60, 2));
+    engine.send(fine, promptTokens(10, 3));
     const events = await runToIdle(engine);
     const finished = new Map(events.flatMap((e) => e.finished).map((f) => [f.sessionId, f]));
     expect(finished.get(tooLong)?.reason).toBe('error');
@@ -187,9 +172,9 @@ describe("the model's context", () => {
 
 describe('wait reasons', () => {
   async function reasonsSeen(numBlocks: number, maxRows: number): Promise<Set<string>> {
-    const engine = makeEngine({ numBlocks, blockSize: 4 }, { maxRows });
+    const engine = makeEngine({ fake: { numBlocks, blockSize: 4 }, maxRows });
     const ids = Array.from({ length: 5 }, () => engine.createSession({ maxNewTokens: 12 }));
-    ids.forEach((id, i) => engine.send(id, prompt(12, i)));
+    ids.forEach((id, i) => engine.send(id, promptTokens(12, i)));
     const events = await runToIdle(engine);
     for (const e of events) {
       expect(e.waiting.length).toBe(e.queueDepth);

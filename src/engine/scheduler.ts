@@ -1,28 +1,47 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
-// budget, preempts when the KV pool says no, and applies the runner's sampled tokens; decode rows'
-// drafts and their verification are draft-rows.ts. It never sees buffers or sessions' text.
+// budget (step-budget.ts sizes the chunks), preempts when the KV pool says no, and applies the
+// runner's sampled tokens; decode rows' drafts and their verification are draft-rows.ts. It never
+// sees buffers or sessions' text.
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import { tokenLogprobs } from './token-logprobs';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
 import { DEFAULT_SPECULATION, type Speculation } from './speculation';
 import { NO_DRAFTS, addDrafts, applyRowSamples, planRow, shapeOf, type ScheduledEntry } from './draft-rows';
-import { MIN_PREFILL_TOKENS, stepTargetMs, uncalibratedPrefillTokens, type StepBudget } from './step-budget';
+import { sizeStep, type StepBudget, type StepSizer } from './step-budget';
 import { StepCostModel, type StepShape } from './step-cost';
 import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
-export interface SchedulerConfig {
+/** What the engine sets on its scheduler (configure()); read back through `settings`. */
+export interface SchedulerSettings {
   /** Token budget of one step, all rows together. */
   maxTokensPerStep: number;
   /** Row cap of one step in batched mode (serialized mode uses 1). */
   maxRows: number;
-  mode?: EngineMode;
+  mode: EngineMode;
+  /** Step-time budget; null = off, and chunks are sized by the token budget alone. */
+  stepBudget: StepBudget | null;
+  /** The runner's maxDraftTokens (0: no drafts are ever sent). */
+  maxDraftTokens: number;
+  /** Engine-wide speculation; each request's own setting applies under it. */
+  speculation: Speculation;
+}
+
+export interface SchedulerConfig extends Partial<SchedulerSettings> {
+  maxTokensPerStep: number;
+  maxRows: number;
   /** Positions one request may reach (the model's or runner's context); default: the KV pool. */
   maxContextTokens?: number;
-  /** The runner's maxDraftTokens (default 0: no drafts are ever sent). */
-  maxDraftTokens?: number;
-  /** Engine-wide speculation (default 'auto'); each request's own setting applies under it. */
-  speculation?: Speculation;
+}
+
+/** The step being scheduled: its entries and what is left of its budgets. */
+interface StepInProgress {
+  readonly scheduled: ScheduledEntry[];
+  tokensLeft: number;
+  prefillTokens: number;
+  preempted: boolean;
+  outOfTime: boolean;
+  readonly sizer: StepSizer;
 }
 
 /** What a step did, request by request; the session registry and the engine turn it into events. */
@@ -40,9 +59,7 @@ const NO_TOKENS = new Int32Array(0);
 
 export class Scheduler {
   readonly kv: KVCacheManager;
-  mode: EngineMode;
-  maxTokensPerStep: number;
-  maxRows: number;
+  private current: SchedulerSettings;
   private readonly tokenizer: Tokenizer;
   private readonly maxContextTokens: number;
   /** Not holding blocks, in arrival order (preempted requests go back to their place). */
@@ -52,8 +69,6 @@ export class Scheduler {
   private readonly requests = new Map<string, Request>();
   private pendingFinished: FinishedEvent[] = [];
   private inFlight: { stepIndex: number; entries: ScheduledEntry[]; budget?: StepBudgetEvent } | null = null;
-  /** Step-time budget; null = off, and chunks are sized by the token budget alone. */
-  stepBudget: StepBudget | null = null;
   /** Fitted to every executed step, budget on or off, so a budget switched on finds it calibrated. */
   readonly stepCost = new StepCostModel();
   private readonly shape: StepShape = { numTokens: 0, numRows: 0, attended: 0 };
@@ -61,20 +76,27 @@ export class Scheduler {
   /** The last schedule() could not admit the head of the queue for lack of KV blocks, or preempted. */
   private memoryBound = false;
   private nextArrivalSeq = 1;
-  /** Drafted tokens a row may carry: the runner's maxDraftTokens (0 = the runner cannot verify). */
-  maxDraftTokens: number;
-  speculation: Speculation;
 
   constructor(kv: KVCacheManager, tokenizer: Tokenizer, config: SchedulerConfig) {
-    if (config.maxTokensPerStep < 1 || config.maxRows < 1) throw new RangeError('token budget and row cap must be >= 1');
     this.kv = kv;
     this.tokenizer = tokenizer;
-    this.maxTokensPerStep = config.maxTokensPerStep;
-    this.maxRows = config.maxRows;
-    this.mode = config.mode ?? 'batched';
     this.maxContextTokens = config.maxContextTokens ?? Infinity;
-    this.maxDraftTokens = config.maxDraftTokens ?? 0;
-    this.speculation = config.speculation ?? DEFAULT_SPECULATION;
+    const { maxTokensPerStep, maxRows } = config;
+    this.current = { maxTokensPerStep, maxRows, mode: config.mode ?? 'batched', stepBudget: config.stepBudget ?? null, maxDraftTokens: config.maxDraftTokens ?? 0, speculation: config.speculation ?? DEFAULT_SPECULATION };
+    this.configure({});
+  }
+
+  /** The settings in force (a copy); change them with configure(). */
+  get settings(): Readonly<SchedulerSettings> {
+    return { ...this.current };
+  }
+
+  /** Changes some settings; they apply from the next schedule(). Values are the caller's to check (the engine validates). */
+  configure(changes: Partial<SchedulerSettings>): void {
+    const next = { ...this.current };
+    for (const [key, value] of Object.entries(changes)) if (value !== undefined) Object.assign(next, { [key]: value });
+    if (!(next.maxTokensPerStep >= 1 && next.maxRows >= 1)) throw new RangeError('token budget and row cap must be >= 1');
+    this.current = next;
   }
 
   /** Most tokens one request may hold: the model's context or the whole KV pool, whichever is less. */
@@ -92,7 +114,7 @@ export class Scheduler {
 
   /** Rows a step may carry in the current mode. */
   get rowCap(): number {
-    return this.mode === 'serialized' ? 1 : this.maxRows;
+    return this.current.mode === 'serialized' ? 1 : this.current.maxRows;
   }
 
   getRequest(requestId: string): Request | undefined {
@@ -131,103 +153,85 @@ export class Scheduler {
     for (const request of [...this.waiting, ...this.running]) {
       if (request.cancelRequested) this.finish(request, 'cancelled');
     }
-
+    const { maxTokensPerStep, stepBudget, maxDraftTokens, speculation } = this.current;
     const rowCap = this.rowCap;
-    let budget = this.maxTokensPerStep;
-    const scheduled: ScheduledEntry[] = [];
-    let preempted = false;
 
     // Running requests first. The row cap admits the earliest arrivals; among those, rows
     // feeding one token (decodes) go before longer chunks so a big prefill never stalls them.
     const eligible = this.running.slice(0, rowCap);
-    const remaining = (r: Request): number => r.numTokens - r.numComputedTokens;
-    const ordered = [...eligible.filter((r) => remaining(r) === 1), ...eligible.filter((r) => remaining(r) !== 1)];
-
-    // Step-time budget: every row feeding more than one token, and every admission, is a chunk
-    // whose size the cost model bounds so the whole step stays within the target.
-    const timeBudget = this.stepBudget;
-    const calibrated = this.stepCost.calibrated;
-    let targetMs = Infinity;
-    let decodeOnlyMs: number | undefined;
-    if (timeBudget) {
-      const decodes = ordered.filter((r) => remaining(r) === 1);
-      if (decodes.length > 0 && calibrated) decodeOnlyMs = this.stepCost.predictDecodeOnly(shapeOf(decodes.map((request) => ({ request, numNewTokens: 1, drafts: NO_DRAFTS })), this.shape));
-      targetMs = stepTargetMs(timeBudget, decodes.length, decodeOnlyMs);
-    }
-    let prefillTokens = 0;
-    let outOfTime = false;
-    /** Tokens a chunk from `startPos` may feed under the time budget (Infinity when it is off). */
-    const chunkLimit = (startPos: number): number => {
-      if (targetMs === Infinity) return Infinity;
-      const limit = calibrated ? this.stepCost.maxChunkTokens(shapeOf(scheduled, this.shape), startPos, targetMs) : uncalibratedPrefillTokens(this.stepCost.numChunkSteps) - prefillTokens;
-      return prefillTokens === 0 ? Math.max(limit, MIN_PREFILL_TOKENS) : Math.max(limit, 0);
-    };
-
+    const decodes = eligible.filter((r) => remaining(r) === 1);
+    const ordered = [...decodes, ...eligible.filter((r) => remaining(r) !== 1)];
+    const decodeShape = decodes.length > 0 ? shapeOf(decodes.map((request) => ({ request, numNewTokens: 1, drafts: NO_DRAFTS })), this.shape) : null;
+    const step: StepInProgress = { scheduled: [], tokensLeft: maxTokensPerStep, prefillTokens: 0, preempted: false, outOfTime: false, sizer: sizeStep(stepBudget, this.stepCost, decodeShape) };
     for (const request of ordered) {
-      if (budget === 0) break;
-      if (request.status !== 'running') continue; // preempted earlier in this pass
-      const isChunk = remaining(request) !== 1;
-      const timeLimit = isChunk ? chunkLimit(request.numComputedTokens) : Infinity;
-      if (timeLimit === 0) {
-        outOfTime = true; // chunks follow every decode row: later ones wait, in arrival order
-        break;
-      }
-      const numNewTokens = Math.min(remaining(request), budget, timeLimit);
-      while (request.status === 'running' && this.kv.allocateSlots(request, numNewTokens) === null) {
-        const victim = this.running[this.running.length - 1];
-        if (victim === request && this.running.length === 1) {
-          // capacity checks make this unreachable: a lone request always fits the empty pool
-          throw new Error(`request ${request.requestId} does not fit an otherwise empty KV pool`);
-        }
-        budget += this.preempt(victim, scheduled);
-        preempted = true;
-      }
-      if (request.status !== 'running') continue;
-      scheduled.push({ request, numNewTokens, drafts: NO_DRAFTS });
-      budget -= numNewTokens;
-      if (isChunk) prefillTokens += numNewTokens;
+      if (step.tokensLeft === 0 || step.outOfTime) break;
+      if (request.status === 'running') this.scheduleRunning(request, step); // else preempted earlier in this pass
     }
 
     // Then waiting requests in arrival order, head of line first (no skipping: no starvation).
     // A step that had to preempt admits nobody: memory is tight, let running requests finish.
-    this.memoryBound = preempted;
-    while (!preempted && !outOfTime && this.waiting.length > 0 && budget > 0 && this.running.length < rowCap) {
-      const request = this.waiting[0];
-      const cachedPrefix = this.kv.findCachedPrefix(request.tokenIds);
-      const numCachedTokens = cachedPrefix.length * this.kv.blockSize;
-      const timeLimit = chunkLimit(numCachedTokens);
-      if (timeLimit === 0) break;
-      const numNewTokens = Math.min(request.numTokens - numCachedTokens, budget, timeLimit);
-      if (this.kv.allocateSlots(request, numNewTokens, cachedPrefix) === null) {
-        this.memoryBound = true;
-        break;
-      }
-      this.waiting.shift();
-      request.status = 'running';
-      request.numComputedTokens = numCachedTokens;
-      if (request.numPreemptions === 0) request.numCachedTokens = numCachedTokens;
-      insertByArrival(this.running, request);
-      scheduled.push({ request, numNewTokens, drafts: NO_DRAFTS });
-      budget -= numNewTokens;
-      prefillTokens += numNewTokens;
+    this.memoryBound = step.preempted;
+    while (!step.preempted && !step.outOfTime && this.waiting.length > 0 && step.tokensLeft > 0 && this.running.length < rowCap) {
+      if (!this.admit(this.waiting[0], step)) break;
     }
 
     // Drafts last: they only use what the rows above left of the token and time budgets.
-    if (this.maxDraftTokens > 0 && budget > 0) addDrafts(this, scheduled, budget, timeBudget ? (calibrated ? targetMs : NaN) : Infinity);
+    const { scheduled } = step;
+    if (maxDraftTokens > 0 && step.tokensLeft > 0) {
+      addDrafts({ kv: this.kv, stepCost: this.stepCost, speculation, maxDraftTokens, contextLimit: this.contextLimit }, scheduled, step.tokensLeft, step.sizer.target);
+    }
 
     const stepIndex = this.nextStepIndex++;
     const rows: StepRow[] = scheduled.map((entry) => planRow(entry, this.kv));
-    let budgetEvent: StepBudgetEvent | undefined;
-    if (timeBudget) {
-      budgetEvent = { calibrated };
-      if (calibrated) {
-        if (targetMs !== Infinity) budgetEvent.targetMs = targetMs;
-        if (scheduled.length > 0) budgetEvent.predictedMs = this.stepCost.predictShape(shapeOf(scheduled, this.shape));
-        if (decodeOnlyMs !== undefined) budgetEvent.decodeOnlyMs = decodeOnlyMs;
-      }
-    }
-    this.inFlight = { stepIndex, entries: scheduled, budget: budgetEvent };
+    const budget = step.sizer.event(scheduled.length > 0 ? shapeOf(scheduled, this.shape) : null);
+    this.inFlight = { stepIndex, entries: scheduled, budget };
     return { stepIndex, rows };
+  }
+
+  /** Schedules a running request's next tokens (a chunk as the time budget allows), preempting the latest arrivals for its KV. */
+  private scheduleRunning(request: Request, step: StepInProgress): void {
+    const isChunk = remaining(request) !== 1;
+    const timeLimit = isChunk ? step.sizer.chunkLimit(request.numComputedTokens, step.prefillTokens, () => shapeOf(step.scheduled, this.shape)) : Infinity;
+    if (timeLimit === 0) {
+      step.outOfTime = true; // chunks follow every decode row: later ones wait, in arrival order
+      return;
+    }
+    const numNewTokens = Math.min(remaining(request), step.tokensLeft, timeLimit);
+    while (request.status === 'running' && this.kv.allocateSlots(request, numNewTokens) === null) {
+      const victim = this.running[this.running.length - 1];
+      if (victim === request && this.running.length === 1) {
+        // capacity checks make this unreachable: a lone request always fits the empty pool
+        throw new Error(`request ${request.requestId} does not fit an otherwise empty KV pool`);
+      }
+      step.tokensLeft += this.preempt(victim, step.scheduled);
+      step.preempted = true;
+    }
+    if (request.status !== 'running') return;
+    step.scheduled.push({ request, numNewTokens, drafts: NO_DRAFTS });
+    step.tokensLeft -= numNewTokens;
+    if (isChunk) step.prefillTokens += numNewTokens;
+  }
+
+  /** Admits the head of the queue from its cached prefix on, if the time budget and the KV pool let it; false if not. */
+  private admit(request: Request, step: StepInProgress): boolean {
+    const cachedPrefix = this.kv.findCachedPrefix(request.tokenIds);
+    const numCachedTokens = cachedPrefix.length * this.kv.blockSize;
+    const timeLimit = step.sizer.chunkLimit(numCachedTokens, step.prefillTokens, () => shapeOf(step.scheduled, this.shape));
+    if (timeLimit === 0) return false;
+    const numNewTokens = Math.min(request.numTokens - numCachedTokens, step.tokensLeft, timeLimit);
+    if (this.kv.allocateSlots(request, numNewTokens, cachedPrefix) === null) {
+      this.memoryBound = true;
+      return false;
+    }
+    this.waiting.shift();
+    request.status = 'running';
+    request.numComputedTokens = numCachedTokens;
+    if (request.numPreemptions === 0) request.numCachedTokens = numCachedTokens;
+    insertByArrival(this.running, request);
+    step.scheduled.push({ request, numNewTokens, drafts: NO_DRAFTS });
+    step.tokensLeft -= numNewTokens;
+    step.prefillTokens += numNewTokens;
+    return true;
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
@@ -386,6 +390,11 @@ export class Scheduler {
       ...(error !== undefined ? { error } : {}),
     });
   }
+}
+
+/** Tokens a request has that its KV does not hold yet (1: a decode row). */
+function remaining(request: Request): number {
+  return request.numTokens - request.numComputedTokens;
 }
 
 function remove(list: Request[], request: Request): void {

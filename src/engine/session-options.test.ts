@@ -1,17 +1,15 @@
 // Tests of session option validation through the engine: every option's bounds (speculation too), the
 // typed error naming the option and the bad value, and no session left behind. Not sampling behaviour.
 import { describe, expect, it } from 'vitest';
-import { EngineCore } from './engine-core';
+import type { EngineCore } from './engine-core';
 import { InvalidOptionError } from './errors';
 import { MAX_NEW_TOKENS, MAX_SEED, MAX_TEMPERATURE, MAX_TOP_K, MIN_TEMPERATURE } from './session-options';
 import { MAX_DRAFT_TOKENS } from './speculation';
 import type { SessionOptions } from './session-options';
-import { FakeRunner } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
+import { runToIdle } from './testing/test-support';
+import { makeEngine } from './testing/test-engine';
 
-function makeEngine(): EngineCore {
-  return new EngineCore({ runner: new FakeRunner({ numBlocks: 64, blockSize: 4 }), tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true });
-}
+const FAKE = { numBlocks: 64, blockSize: 4 };
 
 /** The error createSession threw for `options` (fails the test if it did not throw one). */
 function refusal(engine: EngineCore, options: SessionOptions): InvalidOptionError {
@@ -38,7 +36,7 @@ describe('maxNewTokens', () => {
     [MAX_NEW_TOKENS + 1, String(MAX_NEW_TOKENS + 1)],
     ['5' as unknown as number, '"5"'],
   ])('refuses %s with an error naming the option and the value', (value, shown) => {
-    const err = refusal(makeEngine(), { maxNewTokens: value });
+    const err = refusal(makeEngine({ fake: FAKE }), { maxNewTokens: value });
     expect(err.option).toBe('maxNewTokens');
     expect(err.value).toBe(value);
     expect(err.name).toBe('InvalidOptionError');
@@ -47,7 +45,7 @@ describe('maxNewTokens', () => {
   });
 
   it('takes 1 and the named maximum; 1 generates exactly one token', async () => {
-    const engine = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     engine.createSession({ maxNewTokens: MAX_NEW_TOKENS });
     const id = engine.createSession({ maxNewTokens: 1 });
     engine.send(id, 'Hi');
@@ -58,7 +56,7 @@ describe('maxNewTokens', () => {
   });
 
   it('absent, a turn has no cap of its own: it runs until the context ends it (OpenAI max_tokens)', async () => {
-    const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 64, blockSize: 4, maxContext: 40 }), tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true });
+    const engine = makeEngine({ fake: { ...FAKE, maxContext: 40 } });
     const id = engine.createSession();
     engine.send(id, 'Hi');
     await runToIdle(engine);
@@ -99,13 +97,13 @@ describe('sampling options', () => {
     ['sampling.logprobs', { sampling: { logprobs: 1.5 } }, '1.5'],
   ];
   it.each(refused)('refuses %s in %j', (option, options, shown) => {
-    const err = refusal(makeEngine(), options);
+    const err = refusal(makeEngine({ fake: FAKE }), options);
     expect(err.option).toBe(option);
     expect(err.message).toMatch(new RegExp(`^${option.replace('.', '\\.')} must be .*, got ${shown.replace('.', '\\.')}$`));
   });
 
   it('takes every bound itself', () => {
-    const engine = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const ok: SessionOptions[] = [
       { sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 } },
       { sampling: { temperature: MIN_TEMPERATURE, topK: MAX_TOP_K, topP: 1e-9, seed: MAX_SEED } },
@@ -119,7 +117,7 @@ describe('sampling options', () => {
 
 describe('other options', () => {
   it('refuses non-string stop strings and system prompts, a non-boolean ignoreEos, and odd history', () => {
-    const engine = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     expect(refusal(engine, { stopStrings: 'END' as unknown as string[] }).option).toBe('stopStrings');
     expect(refusal(engine, { stopStrings: [7 as unknown as string] }).option).toBe('stopStrings');
     expect(refusal(engine, { systemPrompt: 3 as unknown as string }).option).toBe('systemPrompt');
@@ -140,7 +138,7 @@ describe('other options', () => {
 
 describe('speculation options', () => {
   it("takes 'auto', 'off' and { maxDraftTokens } up to the bound, and token-id predictions", () => {
-    const engine = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const ok: SessionOptions[] = [
       { speculation: 'auto' },
       { speculation: 'off' },
@@ -153,7 +151,7 @@ describe('speculation options', () => {
   });
 
   it('refuses other settings and predictions that are not token ids, naming the option', () => {
-    const engine = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     expect(refusal(engine, { speculation: 'on' as unknown as 'auto' }).option).toBe('speculation');
     expect(refusal(engine, { speculation: { maxDraftTokens: MAX_DRAFT_TOKENS + 1 } }).option).toBe('speculation.maxDraftTokens');
     expect(refusal(engine, { speculation: { maxDraftTokens: 1.5 } }).option).toBe('speculation.maxDraftTokens');

@@ -1,29 +1,17 @@
 // Tests of the session registry through the engine: turns and history, states, stats from an
 // injected clock, cancel/reset/close, stop strings and token-id turns.
 import { describe, expect, it } from 'vitest';
-import { EngineCore } from './engine-core';
-import { FakeRunner } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, runToIdle } from './testing/test-support';
+import { ByteTokenizer, type PlainChatTemplate, runToIdle } from './testing/test-support';
+import { makeEngine } from './testing/test-engine';
 import type { ChatMessage, ToolDefinition } from './types';
 
 const tokenizer = new ByteTokenizer();
-
-function makeEngine(eosEvery = 0): { engine: EngineCore; clock: { ms: number } } {
-  const clock = { ms: 0 };
-  const engine = new EngineCore({
-    runner: new FakeRunner({ numBlocks: 200, blockSize: 4, eosEvery }),
-    tokenizer,
-    chatTemplate: new PlainChatTemplate(),
-    manualSteps: true,
-    // every clock reading advances 1 ms: a deterministic stand-in for time
-    now: () => clock.ms++,
-  });
-  return { engine, clock };
-}
+/** makeEngine's clock advances 1 ms each reading: the stats below are exact. */
+const FAKE = { numBlocks: 200, blockSize: 4 };
 
 describe('SessionRegistry', () => {
   it('continues from a given history exactly as if those turns had happened in the session', async () => {
-    const { engine } = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const live = engine.createSession({ systemPrompt: 'Be brief.', maxNewTokens: 5 });
     engine.send(live, 'Hi');
     await runToIdle(engine);
@@ -49,7 +37,7 @@ describe('SessionRegistry', () => {
         return addGenerationPrompt ? `${text}<|assistant|>` : text;
       },
     };
-    const engine = new EngineCore({ runner: new FakeRunner({ numBlocks: 200, blockSize: 4 }), tokenizer, chatTemplate: template, manualSteps: true });
+    const engine = makeEngine({ fake: FAKE, chatTemplate: template });
     const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{"a":1}' } };
     const id = engine.createSession({ maxNewTokens: 3, tools: [{ type: 'function', function: { name: 'f' } }], history: [{ role: 'user', content: 'Q' }, { role: 'assistant', content: '', toolCalls: [call] }] });
     expect(() => engine.send(id, { messages: [] })).toThrow(/messages/);
@@ -63,7 +51,7 @@ describe('SessionRegistry', () => {
   });
 
   it('renders the conversation with the chat template and records the reply in the history', async () => {
-    const { engine } = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const id = engine.createSession({ systemPrompt: 'Be brief.', maxNewTokens: 5 });
     engine.send(id, 'Hi');
     await runToIdle(engine);
@@ -84,12 +72,12 @@ describe('SessionRegistry', () => {
   });
 
   it('moves through waiting, prefill, decode and done, and derives stats from the clock', async () => {
-    const { engine } = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const id = engine.createSession({ maxNewTokens: 4 });
     expect(engine.sessions.get(id).state).toBe('idle');
     engine.send(id, Array.from({ length: 30 }, () => 120));
     expect(engine.sessions.get(id).state).toBe('waiting');
-    engine.scheduler.maxTokensPerStep = 16; // the 30-token prompt takes two chunks
+    engine.scheduler.configure({ maxTokensPerStep: 16 }); // the 30-token prompt takes two chunks
     await engine.step();
     expect(engine.sessions.get(id).state).toBe('prefill');
     await engine.step();
@@ -101,7 +89,7 @@ describe('SessionRegistry', () => {
   });
 
   it('continues a token-id turn from the raw token history', async () => {
-    const { engine } = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const id = engine.createSession({ maxNewTokens: 3 });
     engine.send(id, [65, 66, 67]);
     await runToIdle(engine);
@@ -113,14 +101,14 @@ describe('SessionRegistry', () => {
   });
 
   it('refuses a second send while a turn is running', () => {
-    const { engine } = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const id = engine.createSession();
     engine.send(id, 'a');
     expect(() => engine.send(id, 'b')).toThrow(/still generating/);
   });
 
   it('cancel keeps the partial reply; reset forgets the history; close frees the blocks', async () => {
-    const { engine } = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const a = engine.createSession({ maxNewTokens: 50 });
     const b = engine.createSession({ maxNewTokens: 50 });
     const c = engine.createSession({ maxNewTokens: 50 });
@@ -149,7 +137,7 @@ describe('SessionRegistry', () => {
 
   it('ends a turn at a stop string without showing it, and at EOS', async () => {
     // find what the fake model says, then stop on a piece of it
-    const probe = makeEngine().engine;
+    const probe = makeEngine({ fake: FAKE });
     const p = probe.createSession({ maxNewTokens: 12 });
     probe.send(p, 'stop test');
     await runToIdle(probe);
@@ -157,7 +145,7 @@ describe('SessionRegistry', () => {
     const stop = full.slice(5, 7);
     const cut = full.indexOf(stop);
 
-    const { engine } = makeEngine();
+    const engine = makeEngine({ fake: FAKE });
     const id = engine.createSession({ maxNewTokens: 12, stopStrings: [stop] });
     engine.send(id, 'stop test');
     const events = await runToIdle(engine);
@@ -167,7 +155,7 @@ describe('SessionRegistry', () => {
     const streamed = events.flatMap((e) => [...e.rows.map((r) => r.newText), ...e.finished.map((f) => f.newText)]).join('');
     expect(streamed).toBe(turn.text);
 
-    const eos = makeEngine(3).engine;
+    const eos = makeEngine({ fake: { ...FAKE, eosEvery: 3 } });
     const e = eos.createSession({ maxNewTokens: 200 });
     eos.send(e, 'eos test');
     await runToIdle(eos);
@@ -186,12 +174,7 @@ describe('SessionRegistry with a chat-aware tokenizer', () => {
         return [300 % 256, ...tokenizer.encode(template.render(messages, addGenerationPrompt))];
       },
     });
-    const engine = new EngineCore({
-      runner: new FakeRunner({ numBlocks: 100, blockSize: 4 }),
-      tokenizer: chatTokenizer,
-      chatTemplate: new PlainChatTemplate(),
-      manualSteps: true,
-    });
+    const engine = makeEngine({ fake: { numBlocks: 100, blockSize: 4 }, tokenizer: chatTokenizer });
     const id = engine.createSession({ systemPrompt: 'S', maxNewTokens: 2 });
     engine.send(id, 'Hi');
     await runToIdle(engine);
@@ -204,7 +187,7 @@ describe('SessionRegistry with a chat-aware tokenizer', () => {
 
 describe('ignoreEos', () => {
   it('generates exactly maxNewTokens past any EOS', async () => {
-    const { engine } = makeEngine(2); // EOS about every other sample
+    const engine = makeEngine({ fake: { ...FAKE, eosEvery: 2 } }); // EOS about every other sample
     const normal = engine.createSession({ maxNewTokens: 20 });
     const bench = engine.createSession({ maxNewTokens: 20, ignoreEos: true });
     engine.send(normal, 'Hi');

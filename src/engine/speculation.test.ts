@@ -14,7 +14,7 @@ function decodeRows(n: number, a: number, fixed = false): { rows: DraftCandidate
 }
 
 function limitsFor(n: number, cost: (s: StepShape) => number, extra: Partial<DraftLimits> = {}): DraftLimits {
-  return { cost, calibrated: true, decodeRate: n / cost({ numTokens: n, numRows: n, attended: 0 }), budgetTokens: 4096, targetMs: Infinity, ...extra };
+  return { cost, calibrated: true, decodeRate: n / cost({ numTokens: n, numRows: n, attended: 0 }), budgetTokens: 4096, target: { kind: 'off' }, ...extra };
 }
 
 describe('combineSpeculation and acceptanceRate', () => {
@@ -70,9 +70,9 @@ describe('chooseDraftLengths', () => {
     expect(chooseDraftLengths(rows, base, limitsFor(4, cost)).reduce((a, b) => a + b, 0)).toBe(32);
     expect(chooseDraftLengths(rows, base, limitsFor(4, cost, { budgetTokens: 5 })).reduce((a, b) => a + b, 0)).toBe(5);
     // base step 14 ms; a 20 ms target leaves room for 6 drafted tokens
-    expect(chooseDraftLengths(rows, base, limitsFor(4, cost, { targetMs: 20 })).reduce((a, b) => a + b, 0)).toBe(6);
+    expect(chooseDraftLengths(rows, base, limitsFor(4, cost, { target: { kind: 'ms', ms: 20 } })).reduce((a, b) => a + b, 0)).toBe(6);
     // a bound that cannot be checked yet (the model calibrating under a budget): no drafts
-    expect(chooseDraftLengths(rows, base, limitsFor(4, cost, { targetMs: NaN }))).toEqual([0, 0, 0, 0]);
+    expect(chooseDraftLengths(rows, base, limitsFor(4, cost, { target: { kind: 'calibrating' } }))).toEqual([0, 0, 0, 0]);
   });
 
   it("explores a few drafts per 'auto' row while the cost model calibrates", () => {

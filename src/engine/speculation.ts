@@ -4,6 +4,7 @@
 import { InvalidOptionError } from './errors';
 import type { Request } from './request';
 import { attendedPositions, type StepShape } from './step-cost';
+import type { StepTarget } from './step-budget';
 
 /**
  * 'auto': each decode row drafts as many tokens as the step cost model and the request's measured
@@ -98,8 +99,8 @@ export interface DraftLimits {
   decodeRate: number;
   /** Fed tokens the token budget has left. */
   budgetTokens: number;
-  /** The most the step may cost (Infinity: unbounded; NaN: bounded but unknown, so no drafts). */
-  targetMs: number;
+  /** The step's time target (step-budget.ts): drafts must keep within `ms`; none ride while it is calibrating. */
+  target: StepTarget;
 }
 
 /**
@@ -139,7 +140,7 @@ export function chooseDraftLengths(rows: readonly DraftCandidate[], base: StepSh
       attended: shape.attended + attendedPositions(row.startPos, fed + 1) - attendedPositions(row.startPos, fed),
     };
     const trialMs = limits.cost(trial);
-    const fitsTime = limits.targetMs === Infinity || trialMs <= limits.targetMs;
+    const fitsTime = limits.target.kind === 'off' || (limits.target.kind === 'ms' && trialMs <= limits.target.ms);
     const pays = row.fixed || exploring || bestGain > limits.decodeRate * (trialMs - stepMs);
     if (!fitsTime || !pays) {
       done[best] = true; // a row's later drafts gain less and cost no less

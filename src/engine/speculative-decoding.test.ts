@@ -1,16 +1,15 @@
 // Speculative decoding through the whole engine on the FakeRunner: output token-identical to plain
 // decode (greedy and sampled, alone and in cohorts), finish rules inside accepted runs, KV rollback.
 import { describe, expect, it } from 'vitest';
-import { EngineCore, type EngineCoreOptions } from './engine-core';
+import type { EngineCore, EngineCoreOptions } from './engine-core';
 import type { StepEvent } from './events';
 import type { SessionOptions } from './session-options';
 import type { TurnResult } from './sessions';
 import { FakeRunner, type FakeRunnerOptions } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, makeRandom } from './testing/test-support';
-import type { ModelRunner, StepPlan, StepResult } from './types';
+import { makeRandom } from './testing/test-support';
+import { ClockedRunner, makeEngine } from './testing/test-engine';
+import type { ModelRunner } from './types';
 
-const tokenizer = new ByteTokenizer();
-const template = new PlainChatTemplate();
 /** A small vocabulary and a copying "model": prompt lookup often guesses right, often not. */
 const RUNNER: FakeRunnerOptions = { blockSize: 4, numBlocks: 200, vocabSize: 6, copyRate: 0.7, maxDraftTokens: 6 };
 
@@ -28,7 +27,7 @@ interface Served {
 }
 
 async function serve(turns: Turn[], runner: ModelRunner = new FakeRunner(RUNNER), engineOptions: Partial<EngineCoreOptions> = {}, onStep?: (engine: EngineCore) => void): Promise<Served> {
-  const engine = new EngineCore({ runner, tokenizer, chatTemplate: template, manualSteps: true, maxTokensPerStep: 64, ...engineOptions });
+  const engine = makeEngine({ runner, maxTokensPerStep: 64, ...engineOptions });
   const ids = turns.map((t) => engine.createSession(t.options));
   const events: StepEvent[] = [];
   for (let step = 0; step < 10_000; step++) {
@@ -145,7 +144,7 @@ describe('speculative decoding on the FakeRunner', () => {
   it('cancels and closes a session whose verify row is in flight; the others keep their tokens', async () => {
     const turns: Turn[] = [0, 1, 2].map((i) => ({ prompt: [97, 98, 99, 97, 98, 99 + i], options: { maxNewTokens: 40, speculation: { maxDraftTokens: 6 } } }));
     const plain = await serve(withSpeculation(turns, 'off'));
-    const engine = new EngineCore({ runner: new FakeRunner(RUNNER), tokenizer, chatTemplate: template, manualSteps: true });
+    const engine = makeEngine({ fake: RUNNER });
     const ids = turns.map((t) => engine.createSession(t.options));
     ids.forEach((id, i) => engine.send(id, turns[i].prompt));
     let cancelled = false;
@@ -179,40 +178,18 @@ describe('speculative decoding on the FakeRunner', () => {
   });
 });
 
-/** The FakeRunner on a synthetic clock: each step takes fixedMs + perTokenMs per fed token. */
-class ClockedRunner implements ModelRunner {
-  readonly inner = new FakeRunner(RUNNER);
-  readonly blockSize = this.inner.blockSize;
-  readonly numBlocks = this.inner.numBlocks;
-  readonly maxTokensPerStep = this.inner.maxTokensPerStep;
-  readonly maxRows = this.inner.maxRows;
-  readonly maxDraftTokens = this.inner.maxDraftTokens;
-  clockMs = 0;
-
-  constructor(
-    private readonly fixedMs: number,
-    private readonly perTokenMs: number,
-  ) {}
-
-  execute(plan: StepPlan): Promise<StepResult> {
-    this.clockMs += this.fixedMs + this.perTokenMs * plan.rows.reduce((n, r) => n + r.tokenIds.length, 0);
-    return this.inner.execute(plan);
-  }
-
-  dispose(): void {}
-}
-
 describe("speculation 'auto'", () => {
   /** Drafted tokens per decode row over the steps after the cost model calibrated. */
   async function draftsPerRow(numSessions: number, fixedMs: number, perTokenMs: number): Promise<number> {
-    const runner = new ClockedRunner(fixedMs, perTokenMs);
+    // each step takes fixedMs + perTokenMs per fed token
+    const runner = new ClockedRunner({ fixedMs, perTokenMs }, new FakeRunner(RUNNER));
     // a repeating prompt: prompt lookup proposes, and the copying model mostly agrees
     const turns: Turn[] = Array.from({ length: numSessions }, (_, i) => ({
       prompt: Array.from({ length: 40 }, (_, j) => 97 + ((j + i) % 5)),
       options: { maxNewTokens: 60, speculation: 'auto' },
       arriveAt: i % 4, // chunks in several steps, so the fit sees per-token cost apart from per-row
     }));
-    const { events } = await serve(turns, runner, { now: () => runner.clockMs, maxRows: 64, maxTokensPerStep: 4096 });
+    const { events } = await serve(turns, runner, { maxRows: 64, maxTokensPerStep: 4096 });
     let rows = 0;
     let numDrafted = 0;
     for (const e of events.slice(12)) {

@@ -1,55 +1,20 @@
 // Tests of the step-time budget through a manually stepped engine on a fake clock: a runner whose
 // steps cost a + b*tokens + c*rows + d*attended ms. Checks stall-free joins, cancel, tokens, bounds.
 import { describe, expect, it } from 'vitest';
-import { EngineCore } from './engine-core';
+import type { EngineCore } from './engine-core';
 import type { StepEvent } from './events';
 import { InvalidOptionError } from './errors';
 import { MIN_PREFILL_TOKENS, UNCALIBRATED_PREFILL_TOKENS, validateStepBudget, type StepBudget } from './step-budget';
-import { attendedPositions, type StepCostCoefficients } from './step-cost';
 import { FakeRunner } from './testing/fake-runner';
-import { ByteTokenizer, PlainChatTemplate, makeRandom, runToIdle } from './testing/test-support';
-import type { ModelRunner, StepPlan, StepResult } from './types';
+import { makeRandom, runToIdle } from './testing/test-support';
+import { ClockedRunner, makeEngine, promptTokens, type SimulatedStepCost } from './testing/test-engine';
 
-/** FakeRunner whose execute advances a fake clock by a synthetic cost of the plan's shape. */
-class TimedRunner implements ModelRunner {
-  readonly inner: FakeRunner;
-  readonly blockSize: number;
-  readonly numBlocks: number;
-  readonly maxTokensPerStep: number;
-  readonly maxRows: number;
-  nowMs = 0;
+const SYNTHETIC: SimulatedStepCost = { fixedMs: 5, perTokenMs: 0.2, perRowMs: 1, perAttendedMs: 0.0001 };
 
-  constructor(
-    readonly cost: StepCostCoefficients,
-    numBlocks = 400,
-    readonly tokenTile = 1,
-  ) {
-    this.inner = new FakeRunner({ numBlocks, blockSize: 16 });
-    this.blockSize = this.inner.blockSize;
-    this.numBlocks = this.inner.numBlocks;
-    this.maxTokensPerStep = this.inner.maxTokensPerStep;
-    this.maxRows = this.inner.maxRows;
-  }
-
-  execute(plan: StepPlan): Promise<StepResult> {
-    const k = this.cost;
-    const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
-    let ms = k.fixedMs + k.perRowMs * plan.rows.length + k.perTokenTileMs * Math.ceil(numTokens / this.tokenTile);
-    for (const row of plan.rows) ms += k.perAttendedMs * attendedPositions(row.startPos, row.tokenIds.length);
-    this.nowMs += ms;
-    return this.inner.execute(plan);
-  }
-
-  dispose(): void {}
-}
-
-const SYNTHETIC: StepCostCoefficients = { fixedMs: 5, perTokenTileMs: 0.2, perRowMs: 1, perAttendedMs: 0.0001 };
-const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => 32 + ((i * 7 + salt * 13) % 90));
-
-function makeEngine(stepBudget: StepBudget | null, cost = SYNTHETIC, tokenTile = 1): { engine: EngineCore; runner: TimedRunner } {
-  const runner = new TimedRunner(cost, 400, tokenTile);
-  const engine = new EngineCore({ runner, tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true, stepBudget, now: () => runner.nowMs });
-  return { engine, runner };
+/** An engine on a FakeRunner whose steps cost `cost` on its simulated clock. */
+function clockedEngine(stepBudget: StepBudget | null, cost = SYNTHETIC): { engine: EngineCore; runner: ClockedRunner } {
+  const runner = new ClockedRunner(cost, new FakeRunner({ numBlocks: 400, blockSize: 16 }));
+  return { engine: makeEngine({ runner, stepBudget }), runner };
 }
 
 /** When each session got each token: the end of the step that sampled it. */
@@ -69,14 +34,14 @@ interface JoinRun {
 }
 
 /** 4 sessions decoding, then a 1,866-token prompt joins; runs until the prompt's turn ends, then to idle. */
-async function joinScenario(stepBudget: StepBudget | null, tokenTile = 1): Promise<JoinRun & { engine: EngineCore }> {
-  const { engine } = makeEngine(stepBudget, SYNTHETIC, tokenTile);
+async function joinScenario(stepBudget: StepBudget | null): Promise<JoinRun & { engine: EngineCore }> {
+  const { engine } = clockedEngine(stepBudget);
   const decoders = [0, 1, 2, 3].map(() => engine.createSession({ maxNewTokens: 400 }));
-  decoders.forEach((id, i) => engine.send(id, prompt(20 + i, i)));
+  decoders.forEach((id, i) => engine.send(id, promptTokens(20 + i, i)));
   const before: StepEvent[] = [];
   for (let i = 0; i < 40; i++) before.push((await engine.step())!);
   const long = engine.createSession({ maxNewTokens: 4 });
-  engine.send(long, prompt(1866, 9));
+  engine.send(long, promptTokens(1866, 9));
   const after: StepEvent[] = [];
   while (engine.sessions.get(long).state !== 'done') after.push((await engine.step())!);
   await runToIdle(engine);
@@ -85,10 +50,8 @@ async function joinScenario(stepBudget: StepBudget | null, tokenTile = 1): Promi
 }
 
 describe('step-time budget', () => {
-  // tokenTile 8: a runner whose cost steps every 8 fed tokens (as GpuRunner's did while its matmul walked whole tiles)
-  for (const tokenTile of [1, 8]) {
-  it(`keeps every calibrated step within its target and decoders within 3x their gap while a long prompt joins (token tile ${tokenTile})`, async () => {
-    const run = await joinScenario({ multiple: 2 }, tokenTile);
+  it('keeps every calibrated step within its target and decoders within 3x their gap while a long prompt joins', async () => {
+    const run = await joinScenario({ multiple: 2 });
     // the decoders' prompts rode in the runner's first step, which the model skips (warm-up), so
     // it learns per-token cost from the prompt's first chunks, held to the uncalibrated size
     const calibrating = run.after.filter((e) => !e.stepBudget?.calibrated);
@@ -114,7 +77,6 @@ describe('step-time budget', () => {
     expect(Math.max(...chunks)).toBeGreaterThan(MIN_PREFILL_TOKENS);
     expect((await run.engine.waitForTurn(run.long)).finishReason).toBe('length');
   });
-  }
 
   it('gives the same tokens as the token budget alone, which stalls decoders', async () => {
     const off = await joinScenario(null);
@@ -132,17 +94,17 @@ describe('step-time budget', () => {
     const rnd = makeRandom(17);
     let numChunkier = 0;
     for (let trial = 0; trial < 12; trial++) {
-      const cost: StepCostCoefficients = { fixedMs: rnd.int(1, 20), perTokenTileMs: rnd.next(), perRowMs: rnd.next() * 3, perAttendedMs: rnd.next() * 0.001 };
+      const cost: SimulatedStepCost = { fixedMs: rnd.int(1, 20), perTokenMs: rnd.next(), perRowMs: rnd.next() * 3, perAttendedMs: rnd.next() * 0.001 };
       const budget: StepBudget = rnd.next() < 0.5 ? { multiple: 1 + rnd.next() * 3 } : { multiple: 2, maxStepMs: 5 + rnd.next() * 50 };
       const lengths = Array.from({ length: rnd.int(2, 7) }, () => rnd.int(1, 700));
       const arriveAt = lengths.map(() => rnd.int(0, 30));
       const maxNew = lengths.map(() => rnd.int(1, 60));
       const run = async (stepBudget: StepBudget | null): Promise<{ outputs: number[][]; numSteps: number }> => {
-        const { engine } = makeEngine(stepBudget, cost);
+        const { engine } = clockedEngine(stepBudget, cost);
         let numSteps = 0;
         const ids = lengths.map((_, i) => engine.createSession({ maxNewTokens: maxNew[i], sampling: { temperature: i % 2 ? 0.7 : 0, seed: i } }));
         for (let step = 0; step <= 30 || engine.scheduler.hasWork(); step++) {
-          ids.forEach((id, i) => arriveAt[i] === step && engine.send(id, prompt(lengths[i], i + trial)));
+          ids.forEach((id, i) => arriveAt[i] === step && engine.send(id, promptTokens(lengths[i], i + trial)));
           if (await engine.step()) numSteps++;
         }
         return { outputs: await Promise.all(ids.map(async (id) => (await engine.waitForTurn(id)).outputTokenIds)), numSteps };
@@ -156,27 +118,27 @@ describe('step-time budget', () => {
   });
 
   it('holds prefill to a small fixed chunk until the model is calibrated', async () => {
-    const { engine } = makeEngine({ multiple: 2 });
+    const { engine } = clockedEngine({ multiple: 2 });
     const ids = [0, 1, 2].map(() => engine.createSession({ maxNewTokens: 50 }));
-    ids.forEach((id, i) => engine.send(id, prompt(100, i)));
+    ids.forEach((id, i) => engine.send(id, promptTokens(100, i)));
     const first = await engine.step();
     expect(first?.stepBudget).toEqual({ calibrated: false });
     // no decoders yet and no maxStepMs: nothing bounds the first steps by time
     expect(first?.numTokens).toBe(300);
     const more = engine.createSession({ maxNewTokens: 5 });
-    engine.send(more, prompt(200, 7));
+    engine.send(more, promptTokens(200, 7));
     const next = await engine.step();
     expect(next?.stepBudget?.calibrated).toBe(false);
     expect(next?.rows.filter((r) => r.kind === 'prefill').reduce((n, r) => n + r.numTokens, 0)).toBe(UNCALIBRATED_PREFILL_TOKENS);
   });
 
   it('bounds steps without decode rows by maxStepMs', async () => {
-    const { engine } = makeEngine({ maxStepMs: 30 });
+    const { engine } = clockedEngine({ maxStepMs: 30 });
     const warm = engine.createSession({ maxNewTokens: 2 });
-    engine.send(warm, prompt(300, 1)); // calibrates on chunks of its own
+    engine.send(warm, promptTokens(300, 1)); // calibrates on chunks of its own
     await runToIdle(engine);
     const id = engine.createSession({ maxNewTokens: 2 });
-    engine.send(id, prompt(1000, 2));
+    engine.send(id, promptTokens(1000, 2));
     const events = await runToIdle(engine);
     const calibrated = events.filter((e) => e.stepBudget?.calibrated);
     expect(calibrated.length).toBeGreaterThan(10);
@@ -187,12 +149,12 @@ describe('step-time budget', () => {
   });
 
   it('applies a cancel at the next step boundary, which the budget keeps short', async () => {
-    const { engine, runner } = makeEngine({ multiple: 2 });
+    const { engine, runner } = clockedEngine({ multiple: 2 });
     const decoders = [0, 1, 2, 3].map(() => engine.createSession({ maxNewTokens: 400 }));
-    decoders.forEach((id, i) => engine.send(id, prompt(20 + i, i)));
+    decoders.forEach((id, i) => engine.send(id, promptTokens(20 + i, i)));
     for (let i = 0; i < 40; i++) await engine.step();
     const long = engine.createSession({ maxNewTokens: 4 });
-    engine.send(long, prompt(1866, 9));
+    engine.send(long, promptTokens(1866, 9));
     for (let i = 0; i < 10; i++) await engine.step();
     const cancelledAt = runner.nowMs;
     engine.cancel(long);
@@ -204,17 +166,17 @@ describe('step-time budget', () => {
   });
 
   it('switches on and off between steps; off is the token budget alone', async () => {
-    const { engine } = makeEngine({ multiple: 2 });
+    const { engine } = clockedEngine({ multiple: 2 });
     const decoders = [0, 1].map(() => engine.createSession({ maxNewTokens: 200 }));
-    engine.send(decoders[0], prompt(40, 0));
+    engine.send(decoders[0], promptTokens(40, 0));
     await engine.step();
-    engine.send(decoders[1], prompt(200, 1)); // prefilled in chunks beside a decoder: calibrates the model
+    engine.send(decoders[1], promptTokens(200, 1)); // prefilled in chunks beside a decoder: calibrates the model
     for (let i = 0; i < 20; i++) await engine.step();
     expect(engine.scheduler.stepCost.calibrated).toBe(true);
     engine.setStepBudget(null);
     expect(engine.stepBudget).toBeNull();
     const long = engine.createSession({ maxNewTokens: 2 });
-    engine.send(long, prompt(1000, 3));
+    engine.send(long, promptTokens(1000, 3));
     const off = await engine.step();
     expect(off?.stepBudget).toBeUndefined();
     expect(off?.numTokens).toBe(512);
@@ -263,9 +225,9 @@ describe('validateStepBudget', () => {
   });
 
   it('is what the engine checks, leaving the budget as it was on a refusal', () => {
-    const { engine } = makeEngine({ multiple: 3 });
+    const { engine } = clockedEngine({ multiple: 3 });
     expect(() => engine.setStepBudget({ multiple: 0 })).toThrow(/stepBudget\.multiple must be a number from 1 to 1000, got 0/);
     expect(engine.stepBudget).toEqual({ multiple: 3 });
-    expect(() => makeEngine({ maxStepMs: NaN })).toThrow(InvalidOptionError);
+    expect(() => clockedEngine({ maxStepMs: NaN })).toThrow(InvalidOptionError);
   });
 });

@@ -1,6 +1,9 @@
 // The step-time budget: how long one step may take (a multiple of the decode-only step, an absolute
-// ceiling, or both), its bounds and its check. Policy only: the fit is step-cost.ts, the sizing scheduler.ts.
+// ceiling, or both), its bounds, its check, and the step sizer that applies it to one step's chunks.
+// Policy only: the fit is step-cost.ts; which rows ride is scheduler.ts.
 import { InvalidOptionError } from './errors';
+import type { StepBudgetEvent } from './events';
+import type { StepCostModel, StepShape } from './step-cost';
 
 /**
  * A step carrying prefill is predicted to cost at most `multiple` x the step its decode rows
@@ -73,13 +76,58 @@ export function validateStepBudget(value: unknown): StepBudget | null {
 }
 
 /**
- * The most a step may cost under `budget`, in ms: Infinity when nothing bounds it by time, NaN
- * when a bound applies but `decodeOnlyMs` is unknown (the model is calibrating).
+ * How long one step may take: `off` (no budget, or nothing bounds this step by time: no decode
+ * rows and no maxStepMs), `calibrating` (a bound applies but the cost model cannot predict yet:
+ * prefill is held to the calibration chunk and no drafts ride) or `ms` (the predicted cost bound).
  */
-export function stepTargetMs(budget: StepBudget, numDecodeRows: number, decodeOnlyMs: number | undefined): number {
-  let target = budget.maxStepMs ?? Infinity;
-  if (budget.multiple !== undefined && numDecodeRows > 0) {
-    target = decodeOnlyMs === undefined ? NaN : Math.min(target, budget.multiple * decodeOnlyMs);
-  }
-  return target;
+export type StepTarget = { readonly kind: 'off' } | { readonly kind: 'calibrating' } | { readonly kind: 'ms'; readonly ms: number };
+
+/** One step's budget as schedule() applies it: its target, each prompt chunk's limit, the event. */
+export interface StepSizer {
+  readonly target: StepTarget;
+  /**
+   * Most tokens a prompt chunk from `startPos` may feed beside what the step holds so far
+   * (`scheduled()`: its shape, asked only when the cost model is needed), with `prefillTokens`
+   * already given to chunks: Infinity when off; 0 when the step is full (its first chunk always
+   * gets MIN_PREFILL_TOKENS).
+   */
+  chunkLimit(startPos: number, prefillTokens: number, scheduled: () => StepShape): number;
+  /** What StepEvent.stepBudget shows for the step as scheduled (undefined while the budget is off). */
+  event(scheduled: StepShape | null): StepBudgetEvent | undefined;
+}
+
+/**
+ * The step sizer for one step under `budget` (null = off), from the cost model and the shape of
+ * the step's decode rows (null: none). The one place the budget's target is decided.
+ */
+export function sizeStep(budget: StepBudget | null, cost: StepCostModel, decodes: StepShape | null): StepSizer {
+  const calibrated = cost.calibrated;
+  const decodeOnlyMs = budget && decodes && calibrated ? cost.predictDecodeOnly(decodes) : undefined;
+  const target = stepTarget(budget, calibrated, decodes !== null, decodeOnlyMs);
+  return {
+    target,
+    chunkLimit(startPos, prefillTokens, scheduled) {
+      if (target.kind === 'off') return Infinity;
+      const limit = target.kind === 'ms' ? cost.maxChunkTokens(scheduled(), startPos, target.ms) : uncalibratedPrefillTokens(cost.numChunkSteps) - prefillTokens;
+      return prefillTokens === 0 ? Math.max(limit, MIN_PREFILL_TOKENS) : Math.max(limit, 0);
+    },
+    event(scheduled) {
+      if (!budget) return undefined;
+      const event: StepBudgetEvent = { calibrated };
+      if (!calibrated) return event;
+      if (target.kind === 'ms') event.targetMs = target.ms;
+      if (scheduled) event.predictedMs = cost.predictShape(scheduled);
+      if (decodeOnlyMs !== undefined) event.decodeOnlyMs = decodeOnlyMs;
+      return event;
+    },
+  };
+}
+
+function stepTarget(budget: StepBudget | null, calibrated: boolean, hasDecodes: boolean, decodeOnlyMs: number | undefined): StepTarget {
+  // `multiple` binds only beside decode rows: with none, nobody waits on the step but new arrivals
+  const bindsMultiple = budget?.multiple !== undefined && hasDecodes;
+  if (!budget || (!bindsMultiple && budget.maxStepMs === undefined)) return { kind: 'off' };
+  if (!calibrated) return { kind: 'calibrating' };
+  const ms = Math.min(budget.maxStepMs ?? Infinity, bindsMultiple ? budget.multiple! * decodeOnlyMs! : Infinity);
+  return { kind: 'ms', ms };
 }

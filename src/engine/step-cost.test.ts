@@ -5,10 +5,10 @@ import { StepCostModel, attendedPositions, type StepCostCoefficients } from './s
 import { RECORDED_JOIN_STEPS } from './testing/recorded-join-steps';
 import { makeRandom } from './testing/test-support';
 
-const TRUE: StepCostCoefficients = { fixedMs: 4, perTokenTileMs: 0.3, perRowMs: 0.8, perAttendedMs: 0.0004 };
+const TRUE: StepCostCoefficients = { fixedMs: 4, perTokenMs: 0.3, perRowMs: 0.8, perAttendedMs: 0.0004 };
 
 const cost = (k: StepCostCoefficients, tokens: number, rows: number, attended: number): number =>
-  k.fixedMs + k.perTokenTileMs * tokens + k.perRowMs * rows + k.perAttendedMs * attended;
+  k.fixedMs + k.perTokenMs * tokens + k.perRowMs * rows + k.perAttendedMs * attended;
 
 /** A step as the scheduler makes them: some decode rows at various contexts, sometimes one prefill chunk. */
 function randomStep(rnd: ReturnType<typeof makeRandom>): { tokens: number; rows: number; attended: number } {
@@ -89,7 +89,7 @@ describe('StepCostModel', () => {
   it('follows a device that becomes slower', () => {
     const model = new StepCostModel();
     const rnd = makeRandom(5);
-    const slow: StepCostCoefficients = { fixedMs: 8, perTokenTileMs: 0.9, perRowMs: 1.6, perAttendedMs: 0.0012 };
+    const slow: StepCostCoefficients = { fixedMs: 8, perTokenMs: 0.9, perRowMs: 1.6, perAttendedMs: 0.0012 };
     // each kind of step (decode-only, with a chunk) forgets on its own steps: ~300 of each after the change
     for (let i = 0; i < 800; i++) {
       const s = randomStep(rnd);
@@ -149,7 +149,7 @@ describe('StepCostModel', () => {
     const fit = model.coefficients();
     for (const value of Object.values(fit)) expect(value).toBeGreaterThanOrEqual(0);
     expect(fit.perRowMs).toBe(0);
-    expect(fit.perTokenTileMs).toBeGreaterThan(0.1);
+    expect(fit.perTokenMs).toBeGreaterThan(0.1);
   });
 
   it('sizes a chunk to the largest that keeps the step within the target', () => {

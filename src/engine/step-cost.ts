@@ -10,13 +10,10 @@ export interface StepShape {
   attended: number;
 }
 
-/**
- * predicted ms = fixedMs + perTokenTileMs * ceil(tokens / tokenTile) + perRowMs * rows +
- * perAttendedMs * attended (tokenTile: the runner's, 1 for a runner that costs per token).
- */
+/** predicted ms = fixedMs + perTokenMs * tokens + perRowMs * rows + perAttendedMs * attended. */
 export interface StepCostCoefficients {
   fixedMs: number;
-  perTokenTileMs: number;
+  perTokenMs: number;
   perRowMs: number;
   perAttendedMs: number;
 }
@@ -31,7 +28,7 @@ export function attendedPositions(startPos: number, numTokens: number): number {
   return numTokens * startPos + (numTokens * (numTokens + 1)) / 2;
 }
 
-const N = 4; // features: 1, token tiles, rows, attended
+const N = 4; // features: 1, tokens, rows, attended
 /**
  * Weight kept by past steps of a kind (decode-only, or with a chunk) per new step of that kind:
  * ~50 steps of memory, so a device that slows is followed within a second or two. Each kind decays
@@ -85,13 +82,6 @@ export class StepCostModel {
   private dirty = false;
   private decodeDirty = false;
 
-  /**
-   * Fed tokens per cost tile (the runner's `tokenTile`): for a runner that computes tokens in
-   * tiles, a chunk that fills the decode rows' tile costs little and one that opens a new tile
-   * costs a tile's worth, which a per-token fit both over- and under-sizes. Set by reset().
-   */
-  private tokenTile = 1;
-
   /** Measured steps that carried a prompt chunk since the last reset. */
   get numChunkSteps(): number {
     return this.numChunkObserved;
@@ -102,10 +92,8 @@ export class StepCostModel {
     return this.numObserved >= MIN_OBSERVATIONS && this.numChunkObserved >= MIN_CHUNK_OBSERVATIONS;
   }
 
-  /** Forgets every measurement (a new runner, e.g. a re-created GPU device) and takes its token tile. */
-  reset(tokenTile = 1): void {
-    if (!(Number.isInteger(tokenTile) && tokenTile >= 1)) throw new RangeError(`tokenTile ${tokenTile}: a whole number >= 1`);
-    this.tokenTile = tokenTile;
+  /** Forgets every measurement (a new runner, e.g. a re-created GPU device). */
+  reset(): void {
     this.gram.fill(0);
     this.moment.fill(0);
     this.kindGram.fill(0);
@@ -152,7 +140,7 @@ export class StepCostModel {
     weight /= Math.max(elapsedMs, MIN_WEIGHTED_MS) ** 2;
     const x = this.x;
     x[0] = 1;
-    x[1] = Math.ceil(numTokens / this.tokenTile);
+    x[1] = numTokens;
     x[2] = numRows;
     x[3] = attended;
     const kind = numTokens > numRows ? 1 : 0;
@@ -179,7 +167,7 @@ export class StepCostModel {
   }
 
   private evaluate(c: Float64Array, numTokens: number, numRows: number, attended: number): number {
-    return c[0] + c[1] * Math.ceil(numTokens / this.tokenTile) + c[2] * numRows + c[3] * attended;
+    return c[0] + c[1] * numTokens + c[2] * numRows + c[3] * attended;
   }
 
   predictShape(shape: StepShape): number {
@@ -204,7 +192,7 @@ export class StepCostModel {
   coefficients(): StepCostCoefficients {
     if (this.dirty) this.solve();
     const c = this.coef;
-    return { fixedMs: c[0], perTokenTileMs: c[1], perRowMs: c[2], perAttendedMs: c[3] };
+    return { fixedMs: c[0], perTokenMs: c[1], perRowMs: c[2], perAttendedMs: c[3] };
   }
 
   /**
@@ -214,7 +202,7 @@ export class StepCostModel {
   maxChunkTokens(base: StepShape, startPos: number, targetMs: number): number {
     const cost = (n: number): number => this.predict(base.numTokens + n, base.numRows + 1, base.attended + attendedPositions(startPos, n));
     if (!(cost(0) <= targetMs)) return 0;
-    // cost grows with n (every coefficient >= 0) but in tile steps, so search: double, then bisect
+    // cost grows with n (every coefficient >= 0), attention's part quadratically: double, then bisect
     let fits = 0;
     let over = 1;
     while (cost(over) <= targetMs) {

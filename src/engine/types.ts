@@ -150,13 +150,6 @@ export interface ModelRunner {
   /** Positions one session may reach (the model's context); none: only the KV pool limits it. */
   readonly maxContext?: number;
   /**
-   * Fed tokens the runner computes together, for a runner whose step costs about the same for 1
-   * or `tokenTile` tokens and twice that for one more. The step cost model counts tiles of this
-   * many tokens; none or 1 (CpuRunner, GpuRunner since its matmul loops stop at the tile's own
-   * token count): cost grows per token.
-   */
-  readonly tokenTile?: number;
-  /**
    * Most drafted tokens one row may carry for verification (StepRow.numDraftTokens). None or 0:
    * the runner does not verify drafts, and the engine never sends it any.
    */

@@ -2,7 +2,7 @@
 // moment the last one ends, a reset or close right after a step, thousands of times; async fuzz.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { watchUnhandledRejections } from '../engine/testing/unhandled.node';
-import { hfFiles, syntheticModel } from '../../tools/models/synth';
+import { hfFiles, syntheticModel } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import { runAsyncSchedule, type AsyncFuzzSetup } from '../engine/testing/async-fuzz.node';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';

@@ -5,7 +5,8 @@ import type { ModelConfig } from '../model/desc';
 import type { Activations } from './activations';
 import { ACTIVATION_CODE, attentionGrid, attentionMergeOverrides, attentionShape, attentionShapeOverrides, bindingsInOrder, DTYPE_CODE, KERNELS, KV_TYPE_CODE, KV_WRITE_VALUES_PER_INVOCATION, MAX_PARAMS_BYTES, MATMUL_SHAPE, matmulGrid, matmulOverrides, packParams, type BindingName, type KernelName, type KernelSetting, type ParamValues } from './kernels';
 import { layerKv, type KvArena, type KvArenas } from './kv-arena';
-import type { Overrides, PipelineCache } from './pipeline-cache';
+import type { Overrides } from './kernels';
+import type { PipelineCache } from './pipeline-cache';
 import { samplerShape } from './sample-plan';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 

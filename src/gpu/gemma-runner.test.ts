@@ -1,10 +1,10 @@
-// GpuRunner against CpuRunner on synthetic gemma2 and gemma3 models (tools/models/synth.ts: a
+// GpuRunner against CpuRunner on synthetic gemma2 and gemma3 models (src/model/testing/synthetic-model-fixtures.ts: a
 // 16-key sliding window on every other layer, soft-capped scores and logits on gemma2, gemma3's
 // q/k norms and per-layer RoPE bases, GeGLU, post-norms, tied embeddings), over prompts that cross
 // the window, in cohorts, and split-KV decode; plus a row's logits bitwise alone and in a cohort,
 // and however its prompt was chunked. Not the kernels' parity (their own tests) nor llama's runs.
 import { describe, expect, it } from 'vitest';
-import { SYNTH_SLIDING_WINDOW, syntheticModelDesc, type SynthDims } from '../../tools/models/synth';
+import { SYNTH_SLIDING_WINDOW, syntheticModelDesc, type SynthDims } from '../model/testing/synthetic-model-fixtures';
 import type { Arch, ModelDesc } from '../model/desc';
 import { CpuRunner } from '../reference/cpu-runner';
 import type { GpuRunnerOptions } from './gpu-runner';

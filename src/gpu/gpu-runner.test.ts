@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
 import { encodeTensor } from '../../tools/models/quantize';
-import { hfFiles, syntheticModel, type SynthDims } from '../../tools/models/synth';
+import { hfFiles, syntheticModel, type SynthDims } from '../model/testing/synthetic-model-fixtures';
 import type { Arch, DType, ModelDesc } from '../model/desc';
-import { DEFAULT_KV_CACHE_TYPE, KV_CACHE_TYPES, kvValueBytes, type KvCacheType } from '../model/kv-types';
+import { DEFAULT_KV_CACHE_TYPE, KV_CACHE_TYPES, kvValueBytes, type KvCacheType } from '../engine/kv-types';
 import { bytesSource, mapOpener } from '../model/byte-source';
 import { loadGgufModel } from '../model/gguf-loader';
 import { loadHfModel } from '../model/hf-loader';

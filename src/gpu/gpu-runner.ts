@@ -3,8 +3,9 @@
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
 import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS, windowGroupBlocks } from '../engine/types';
 import type { ModelRunner, SampledLogprobs, StepPlan, StepResult } from '../engine/types';
+import { splitSampledIds } from '../engine/sampled-positions';
 import type { ModelDesc } from '../model/desc';
-import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
+import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../engine/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
 import { Activations, logprobReadbackOffset, READBACK_TIMESTAMP_BYTES } from './activations';
 import { runsOnCpu } from './device';
@@ -315,7 +316,8 @@ export class GpuRunner implements ModelRunner {
     const readBytes = meta.numLogprobSlots > 0 ? this.logprobOffset + meta.numLogprobSlots * SAMPLE_LOGPROB_WORDS * 4 : READBACK_TIMESTAMP_BYTES + counts.numSampled * 4;
     await act.readback.mapAsync(GPUMapMode.READ, 0, readBytes);
     const mapped = act.readback.getMappedRange(0, readBytes);
-    const result = this.resultOf(plan, new Int32Array(mapped, READBACK_TIMESTAMP_BYTES, counts.numSampled));
+    // ids in sampled-position order (u32 read as i32) -> each row's first, then the ids after its drafts
+    const result: StepResult = splitSampledIds(plan.rows, new Int32Array(mapped, READBACK_TIMESTAMP_BYTES, counts.numSampled));
     if (meta.numLogprobSlots > 0) result.logprobs = this.logprobsOf(plan, new Float32Array(mapped, this.logprobOffset, meta.numLogprobSlots * SAMPLE_LOGPROB_WORDS));
     if (timed) {
       const [begin, end] = new BigUint64Array(mapped, 0, 2);
@@ -323,27 +325,6 @@ export class GpuRunner implements ModelRunner {
     }
     act.readback.unmap();
     return result;
-  }
-
-  /**
-   * The step's ids in plan order from `ids` ([numSampled] in sampled-position order, u32 read as
-   * i32): a row's first to sampledIds, the ids after its drafts to draftSampledIds (StepResult).
-   */
-  private resultOf(plan: StepPlan, ids: Int32Array): StepResult {
-    const { meta } = this;
-    const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
-    if (meta.numDrafts === 0) {
-      for (let i = 0; i < meta.numSampled; i++) sampledIds[meta.sampleRows[i]!] = ids[i]!;
-      return { sampledIds };
-    }
-    const draftSampledIds = new Int32Array(meta.numDrafts); // [numDrafts], rows in plan order
-    let draftAt = 0;
-    for (let i = 0; i < meta.numSampled; i++) {
-      const r = meta.sampleRows[i]!;
-      if (i > 0 && meta.sampleRows[i - 1] === r) draftSampledIds[draftAt++] = ids[i]!;
-      else sampledIds[r] = ids[i]!;
-    }
-    return { sampledIds, draftSampledIds };
   }
 
   /**

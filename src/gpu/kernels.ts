@@ -2,8 +2,10 @@
 // of its bindings by name (binding i = entry i) and its uniform Params fields, each packed by name.
 // Not a compiler or a cache: see pipeline-cache.ts. kernels.test.ts holds all of it to the WGSL.
 import type { DType, MlpActivation } from '../model/desc';
-import type { KvCacheType } from '../model/kv-types';
-import type { Overrides } from './pipeline-cache';
+import type { KvCacheType } from '../engine/kv-types';
+
+/** A pipeline's WGSL override constants by name (the pipeline cache keys on kernel + these). */
+export type Overrides = Readonly<Record<string, number>>;
 
 /**
  * Which override values the kernels run with, chosen per adapter (runsOnCpu), never per step:

@@ -2,7 +2,7 @@
 // buffers within maxBufferSize at aligned offsets; each storage type's layer layout. Pure
 // arithmetic, no GPU.
 import { describe, expect, it } from 'vitest';
-import { KV_CACHE_TYPES, kvBytesPerToken } from '../model/kv-types';
+import { KV_CACHE_TYPES, kvBytesPerToken } from '../engine/kv-types';
 import { kvLayerLayout, planKvArena } from './kv-arena';
 
 // f32: the sizing arithmetic below is written out in 4-byte values

@@ -2,7 +2,7 @@
 // shape in the pool's KvCacheType (f32, f16 or q8_0, see kvLayerLayout); whole layers packed into
 // as few buffers as the device allows. Not an allocator: the engine's block pool decides which
 // block belongs to whom (block 0 is reserved).
-import { kvValueBytes, type KvCacheType } from '../model/kv-types';
+import { kvValueBytes, type KvCacheType } from '../engine/kv-types';
 
 export interface KvShape {
   numLayers: number;

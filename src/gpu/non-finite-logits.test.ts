@@ -1,7 +1,7 @@
 // EngineCore on CpuRunner and on GpuRunner with NaN-poisoned synthetic weights: the turn whose
 // logits are not finite ends with the NaN/Inf error, a neighbour in the same steps completes.
 import { describe, expect, it } from 'vitest';
-import { hfFiles, syntheticModel, type SynthDims } from '../../tools/models/synth';
+import { hfFiles, syntheticModel, type SynthDims } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import { ByteTokenizer, PlainChatTemplate, runToIdle } from '../engine/testing/test-support';
 import type { ModelRunner } from '../engine/types';

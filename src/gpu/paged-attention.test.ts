@@ -5,7 +5,7 @@
 // and handed to the GPU in the pool's words; keys before a window hold NaN, so a read of one shows.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan, StepRow } from '../engine/types';
-import { KV_CACHE_TYPES, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
+import { KV_CACHE_TYPES, kvCacheTypeProblem, type KvCacheType } from '../engine/kv-types';
 import { roundKvValues } from '../reference/kv-rounding';
 import { kvWrite, pagedAttention, plainScoring, slotMapping, windowStart, type AttentionLayout, type AttentionScoring } from '../reference/ops';
 import { attentionGrid, attentionLanes, attentionMergeOverrides, attentionShape, attentionShapeOverrides, KV_TYPE_CODE, type AttentionShape } from './kernels';

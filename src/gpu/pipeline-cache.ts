@@ -1,11 +1,9 @@
 // Compiled compute pipelines keyed by kernel + override constants (never shapes), with the
 // explicit bind group layouts of kernels.ts. Not a buffer manager and not a dispatcher.
-import { KERNELS, type BindingKind, type KernelName, type KernelSpec } from './kernels';
+import { KERNELS, type BindingKind, type KernelName, type KernelSpec, type Overrides } from './kernels';
 
 /** WGSL source of shaders/<file>.wgsl: Vite ?raw imports in the browser, fs in Node tests. */
 export type ShaderSource = (file: string) => string;
-
-export type Overrides = Readonly<Record<string, number>>;
 
 const bufferBindingType: Record<BindingKind, GPUBufferBindingType> = {
   uniform: 'uniform',

@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { StepPlan } from '../engine/types';
 import type { ModelConfig } from '../model/desc';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
-import { KV_CACHE_TYPES } from '../model/kv-types';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
+import { KV_CACHE_TYPES } from '../engine/kv-types';
 import { ropeInverseFrequencies } from '../model/rope';
 import { roundKvValues } from '../reference/kv-rounding';
 import { kvWrite, rope, slotMapping } from '../reference/ops';

@@ -2,7 +2,7 @@
 // 'gpu' chunks: every sampled id is sampleToken's on the logits the runner drew from, greedy and
 // sampled rows in one cohort, and both settings draw the same ids. Node WebGPU (SwiftShader).
 import { describe, expect, it } from 'vitest';
-import { hfFiles, syntheticModel, type SynthDims } from '../../tools/models/synth';
+import { hfFiles, syntheticModel, type SynthDims } from '../model/testing/synthetic-model-fixtures';
 import type { SamplingParams } from '../engine/types';
 import { mapOpener } from '../model/byte-source';
 import { loadHfModel } from '../model/hf-loader';

@@ -1,7 +1,7 @@
 // GpuRunner verifying drafted tokens: each sampled position's logits are bitwise plain decode's,
 // alone and in cohorts, its ids CpuRunner's for the same plans, and seeded draws plain sampling's.
 import { describe, expect, it } from 'vitest';
-import { hfFiles, syntheticModel, type SynthDims } from '../../tools/models/synth';
+import { hfFiles, syntheticModel, type SynthDims } from '../model/testing/synthetic-model-fixtures';
 import { lookupDrafts } from '../engine/drafts';
 import type { SamplingParams } from '../engine/types';
 import { mapOpener } from '../model/byte-source';

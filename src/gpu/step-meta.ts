@@ -3,6 +3,7 @@
 import type { StepPlan, StepRow } from '../engine/types';
 import { hasPenalties, inverseRepetitionPenalty, maxPenaltyEntriesPerRow, penaltyEntries } from '../engine/penalties';
 import { inverseTemperature } from '../engine/sample-numerics';
+import { numSampledPositions, sampledPosition, sampledTokenIndex } from '../engine/sampled-positions';
 import { sampleIsGathered } from './sample-plan';
 import { attentionNumSplits, type AttentionShape } from './kernels';
 
@@ -217,8 +218,9 @@ export class StepMeta {
         this.tokens[o + 2] = r;
         this.tokens[o + 3] = entries;
       }
+      const rowStart = t - n;
       entries += numRowBlocks;
-      // after the last known token, then after each draft: the draft at position p is verified by
+      // after the last known token, then after each draft (sampled-positions.ts): the draft at position p is verified by
       // the draw keyed by p + 1, plain decode's there, from logits bitwise plain decode's (no kernel's
       // result for a token depends on how its row was cut into steps)
       // bias and penalties: the row's entries once, a PenaltyInfo per sampled position, each
@@ -245,7 +247,7 @@ export class StepMeta {
         numEntries += rowEntries;
       }
       const topLogprobs = row.sampling.logprobs;
-      for (let j = row.sample ? -k : 1; j <= 0; j++, sampled++) {
+      for (let i = 0; i < numSampledPositions(row); i++, sampled++) {
         if (penalties) {
           const o = penalized * PENALTY_INFO_WORDS;
           const repetition = Math.fround(row.sampling.repetitionPenalty ?? 1);
@@ -253,7 +255,7 @@ export class StepMeta {
           this.penaltyInfo[o + 1] = firstEntry;
           this.penaltyInfo[o + 2] = rowEntries;
           this.penaltyInfo[o + 3] = t - k; // the row's first draft
-          this.penaltyInfo[o + 4] = j + k; // drafts before this position
+          this.penaltyInfo[o + 4] = i; // drafts before this position
           this.penaltyInfoF32[o + 5] = row.sampling.frequencyPenalty ?? 0;
           this.penaltyInfoF32[o + 6] = row.sampling.presencePenalty ?? 0;
           this.penaltyInfoF32[o + 7] = repetition;
@@ -266,12 +268,12 @@ export class StepMeta {
         this.sampleInfo[o + 1] = Math.max(0, Math.floor(row.sampling.topK));
         this.sampleInfoF32[o + 2] = row.sampling.topP;
         this.sampleInfo[o + 3] = row.sampling.seed >>> 0;
-        this.sampleInfo[o + 4] = lastPos + 1 + j; // the position of the token being generated
+        this.sampleInfo[o + 4] = sampledPosition(row, i); // the position of the token being generated
         this.sampleInfoF32[o + 5] = inverseTemperature(row.sampling.temperature); // the GPU never divides
         this.sampleInfo[o + 6] = topLogprobs === undefined ? 0 : 1 + topLogprobs;
         this.sampleInfo[o + 7] = Math.max(0, this.logprobSlots[sampled]!);
         if (sampleIsGathered(row.sampling, vocabSize)) gathered++;
-        this.sampleTokens[sampled] = t - 1 + j;
+        this.sampleTokens[sampled] = rowStart + sampledTokenIndex(row, i);
         this.sampleRows[sampled] = r;
       }
       drafts += k;

@@ -5,15 +5,16 @@
 // verify rows over it to plain decode.
 // Not the kernels' parity (their own tests) nor the engine's block accounting (src/engine).
 import { describe, expect, it } from 'vitest';
-import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../../tools/models/synth';
+import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import type { Speculation } from '../engine/speculation';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
+import { promptTokens } from '../engine/testing/test-engine';
 import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type StepPlan, type StepResult, type Tokenizer } from '../engine/types';
 import type { Arch, ModelDesc } from '../model/desc';
-import type { KvCacheType } from '../model/kv-types';
+import type { KvCacheType } from '../engine/kv-types';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { kvLayerLayout, KV_VALUES_PER_WORD } from './kv-arena';
@@ -29,7 +30,7 @@ const MAX_ROWS = 4;
 const MAX_TOKENS = 40;
 const tokenizer: Tokenizer = { eosTokenIds: [], encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0) % VOCAB), decode: (ids) => Array.from(ids, (id) => String.fromCharCode(48 + id)).join('') };
 const template: ChatTemplate = { render: (messages: ChatMessage[]) => messages.map((m) => m.content).join('') };
-const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => (i * 13 + salt * 7 + ((i * i) % 5)) % VOCAB);
+const prompt = (length: number, salt: number): number[] => promptTokens(length, salt, VOCAB, 0);
 const gemma = (arch: Arch): ModelDesc => syntheticModelDesc({ arch, seed: 9, tieWordEmbeddings: true, dims: DIMS });
 
 interface RunnerOptions {

@@ -4,6 +4,7 @@ import * as Comlink from 'comlink';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LoadProgress } from '../protocol/api';
 import type { StepEvent } from '../protocol/events';
+import { DEFAULT_STEP_BUDGET } from '../engine/step-budget';
 import { startHost, type HostFixture } from './testing/host-fixtures';
 
 let host: HostFixture;
@@ -43,6 +44,8 @@ describe('EngineApi over a Node worker thread', () => {
     await vi.waitFor(() => expect(progress.some((p) => p.phase === 'ready')).toBe(true));
     const events: StepEvent[] = [];
     await api.subscribe(Comlink.proxy((e: StepEvent) => void events.push(e)));
+    // which sessions ride together must not hang on this machine's speed: the budget (real clock) is off
+    await api.setStepBudget(null);
 
     const prompts = ['hello there', 'a much longer prompt that takes several more tokens', 'x'];
     const batched = await runTurns(prompts, 'batched', events);
@@ -54,6 +57,7 @@ describe('EngineApi over a Node worker thread', () => {
     const serializedEvents = events.filter((e) => e.rows.some((r) => serialized.ids.includes(r.sessionId)));
     expect(serializedEvents.length).toBeGreaterThan(0);
     expect(serializedEvents.every((e) => e.rows.length <= 1 && e.mode === 'serialized')).toBe(true);
+    await api.setStepBudget({ ...DEFAULT_STEP_BUDGET });
   }, 120_000);
 
   it('rejects a broken model with a clear error and keeps serving the old one', async () => {

@@ -32,9 +32,9 @@ export interface EngineHostOptions extends SourceOptions {
   makeRunner: RunnerFactory;
 }
 
+/** A loaded model: its engine steps on its runner (`engine.runner`, the one the host disposes; a GPU loss replaces it there). */
 interface Loaded {
   opened: OpenedModel;
-  runner: HostRunner;
   /** The pool asked for at load: a rebuilt runner (GPU loss) gets the same. */
   kv: KvPoolRequest;
   engine: EngineCore;
@@ -90,7 +90,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget, firstSessionNumber });
     const info: ModelInfo = { ...describeModel(opened, runner, runner.kvCacheType ?? kv.kvCacheType), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
-    const loaded: Loaded = { opened, runner, kv, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
+    const loaded: Loaded = { opened, kv, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
     this.loaded = loaded;
     engine.subscribe((event) => this.steps.emit(this.hostEvent(loaded, event)));
     if (previous) await this.retire(previous, `${info.name} was loaded in place of ${previous.info.name} during this turn: send it again`);
@@ -111,7 +111,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     }
     await old.engine.whenIdle(); // the cancelled turns end in the old loop's next step
     await old.engine.dispose(); // no step in flight once this resolves, so its runner may go
-    old.runner.dispose();
+    old.engine.runner.dispose();
   }
 
   /** An engine's step event as the host reports it: a turn cut by a load says so (only then a copy). */
@@ -206,7 +206,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     for (const session of loaded.engine.sessions.list()) loaded.engine.cancel(session.sessionId);
     await loaded.engine.whenIdle();
     await loaded.engine.dispose();
-    loaded.runner.dispose();
+    loaded.engine.runner.dispose();
   }
 
   async setMode(mode: EngineMode): Promise<void> {
@@ -240,9 +240,9 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     this.notify({ kind: 'gpu-lost', message: `${reason}; re-creating the device and reloading ${loaded.info.name}` });
     try {
       const runner = await this.options.makeRunner(loaded.opened.desc, loaded.kv);
+      const old = loaded.engine.runner;
       await loaded.engine.replaceRunner(runner); // waits out the step in flight on the old one
-      loaded.runner.dispose();
-      loaded.runner = runner;
+      old.dispose();
       this.notify({ kind: 'gpu-restored', message: `GPU device re-created and ${loaded.info.name} reloaded; turns that were mid-step when it was lost ended with an error and can be sent again` });
     } catch (err) {
       // no runner to step on: every turn ends with the reason instead of waiting for good

@@ -17,6 +17,9 @@ beforeAll(async () => {
   host = await startHost(NUM_BLOCKS);
   engine = new CohortEngine(linkOverEndpoint(host.endpoint).link);
   await engine.load({ kind: 'embedded' });
+  // which requests ride together must not hang on this machine's speed: the step-time budget (the
+  // host's default reads the real clock) is off here, except where a test sets its own
+  await engine.setStepBudget(null);
 });
 
 afterAll(async () => {
@@ -194,16 +197,19 @@ describe('chat.completions over EngineApi', () => {
   it('finds the earlier turns of a resent conversation in the prefix cache', async () => {
     const system = { role: 'system' as const, content: 'You are a helpful assistant for a long conversation about the weather.' };
     const user1 = { role: 'user' as const, content: 'Is it going to rain tomorrow in the city?' };
-    const first = await complete({ messages: [system, user1], max_tokens: 24, temperature: 0 });
+    // ASCII only (bytes 128..255 and the stray <|im_start|> banned), so the answer's text encodes back to its tokens
+    const asciiOnly = Object.fromEntries([...Array.from({ length: 128 }, (_, i) => 128 + i), 257].map((id) => [String(id), -100]));
+    const first = await complete({ messages: [system, user1], max_tokens: 24, temperature: 0, logit_bias: asciiOnly });
     const answer = first.choices[0]!.message.content!;
     const second = await complete({ messages: [system, user1, { role: 'assistant', content: answer }, { role: 'user', content: 'And the day after?' }], max_tokens: 8, temperature: 0 });
     const cached = second.usage.prompt_tokens_details.cached_tokens;
-    // every full block of the first prompt is found; the answer's blocks too where its text
-    // encodes back to the tokens that made it (not here: the synthetic model emits stray bytes)
+    // every full block of the first prompt is found, and the answer's too: its text encodes back to
+    // the tokens that made it (all but the last, never fed, are in the cache)
     const blockSize = engine.models[0]!.blockSize;
     expect(cached).toBeGreaterThanOrEqual(Math.floor(first.usage.prompt_tokens / blockSize) * blockSize);
     expect(cached).toBeGreaterThan(0);
-    if (!answer.includes('\ufffd')) expect(cached).toBe(Math.floor((first.usage.prompt_tokens + first.usage.completion_tokens - 1) / blockSize) * blockSize);
+    expect(answer).not.toContain('\ufffd');
+    expect(cached).toBe(Math.floor((first.usage.prompt_tokens + first.usage.completion_tokens - 1) / blockSize) * blockSize);
   });
 
   it('refuses a prompt past the context with a 400 that names both numbers', async () => {
@@ -330,7 +336,7 @@ describe('chat.completions over EngineApi', () => {
     expect(usage.completion_tokens_details).toEqual(whole.usage.completion_tokens_details);
     expect(usage.completion_tokens_details.accepted_prediction_tokens).toBe(details.accepted_prediction_tokens);
     expect(usage.completion_tokens_details.rejected_prediction_tokens).toBeGreaterThan(details.rejected_prediction_tokens);
-    await engine.setStepBudget({ multiple: 1.5 });
+    await engine.setStepBudget(null);
   });
 
   it('sets the step-time budget: steps carry it while on and not once off; a bad one is a 400 naming the field', async () => {
@@ -356,7 +362,7 @@ describe('chat.completions over EngineApi', () => {
       expect(err, JSON.stringify(bad)).toBeInstanceOf(InvalidRequestError);
       expect((err as InvalidRequestError).param).toMatch(/^stepBudget/);
     }
-    await engine.setStepBudget({ multiple: 1.5 });
+    await engine.setStepBudget(null);
   });
 
   it('refuses a malformed prediction with a 400 naming the field', async () => {
@@ -403,16 +409,17 @@ describe('chat.completions over EngineApi', () => {
 
   it('a load in place of the serving model ends a stream in flight with a ModelChangedError; the next request runs', async () => {
     const stream = await engine.chat.completions.create({ ...ask('keep talking', { max_tokens: 900, ignore_eos: true }), stream: true });
+    let numChunks = 0;
     const read = (async () => {
-      for await (const chunk of stream) void chunk;
+      for await (const chunk of stream) numChunks += chunk.choices.length;
     })().then(
       () => null,
       (e: unknown) => e,
     );
-    const started = Date.now();
     await engine.load({ kind: 'embedded' });
     const err = await read;
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // the load cut it short: far from its 900 tokens (counted, not timed: the machine's speed is no part of it)
+    expect(numChunks).toBeLessThan(900);
     expect(err).toBeInstanceOf(ModelChangedError);
     expect(err).toMatchObject({ status: 409, type: 'invalid_request_error', code: 'model_changed', retryable: true, message: expect.stringMatching(/loaded in place of/) });
     expect((await complete(ask('hello there'))).choices[0]!.message.content?.length).toBeGreaterThan(0);

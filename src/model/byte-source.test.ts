@@ -7,7 +7,7 @@ import { blobSource, bytesSource, readWithProgress, urlOpener, urlSource } from 
 import { ModelFormatError } from './errors';
 import { loadGgufModel } from './gguf-loader';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
-import { syntheticModel } from '../../tools/models/synth';
+import { syntheticModel } from './testing/synthetic-model-fixtures';
 import { writeGguf } from '../../tools/models/gguf-writer';
 import { ggufContents } from '../../tools/models/hf-to-gguf';
 

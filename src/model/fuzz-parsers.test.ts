@@ -7,7 +7,7 @@ import { ModelFormatError } from './errors';
 import { openGgufModel, openHfModel } from './open-model';
 import { makeRandom } from '../engine/testing/test-support';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
-import { hfFiles, syntheticModel } from '../../tools/models/synth';
+import { hfFiles, syntheticModel } from './testing/synthetic-model-fixtures';
 
 const CASES = Number(process.env.COHORT_FUZZ_CASES ?? 2000);
 /** Array-buffer memory a failed or finished load may leave behind (the files themselves are ~100 KB). */

@@ -7,7 +7,7 @@ import { loadHfModel } from './hf-loader';
 import { loadGgufModel } from './gguf-loader';
 import { configFromHf, slidingLayers } from './hf-config';
 import { dequantize } from '../reference/dequant';
-import { hfFiles, syntheticModel, SYNTH_SLIDING_WINDOW } from '../../tools/models/synth';
+import { hfFiles, syntheticModel, SYNTH_SLIDING_WINDOW } from './testing/synthetic-model-fixtures';
 import { hfToGguf } from '../../tools/models/hf-to-gguf';
 import { MODEL_SHAPES } from '../../tools/models/published-shapes';
 

@@ -20,7 +20,7 @@ import { openInChild, writeModelFolder } from '../../tools/models/tokenizer-refu
 import { fileSource, folderOpener } from '../../tools/models/node-files';
 import { ggufContents, hfToGguf } from '../../tools/models/hf-to-gguf';
 import { arr, str, u32, writeGguf, type GgufValue } from '../../tools/models/gguf-writer';
-import { hfFiles, syntheticModel } from '../../tools/models/synth';
+import { hfFiles, syntheticModel } from './testing/synthetic-model-fixtures';
 import { writeSafetensors } from '../../tools/models/safetensors-writer';
 
 const tiny = () => syntheticModel({ arch: 'llama', seed: 9, dims: { hidden: 64, intermediate: 128, layers: 1, heads: 2, kvHeads: 1, headDim: 32 } });

@@ -10,7 +10,7 @@ import type { ChatMessage } from '../engine/types';
 import { CpuRunner } from '../reference/cpu-runner';
 import { hfToGguf, type HfModelParts } from '../../tools/models/hf-to-gguf';
 import { fileSource, folderOpener } from '../../tools/models/node-files';
-import { hfFiles, syntheticModel } from '../../tools/models/synth';
+import { hfFiles, syntheticModel } from './testing/synthetic-model-fixtures';
 import { openGgufModel, openHfModel, type OpenedModel } from './open-model';
 import { publishedTokenizerFiles } from './testing/published-tokenizer-fixtures';
 

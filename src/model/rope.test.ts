@@ -5,7 +5,7 @@ import type { ModelConfig } from './desc';
 import { ropeScalingFromFactors } from './gguf-config';
 import { ropeInverseFrequencies } from './rope';
 import { llama3RopeFactors } from '../../tools/models/hf-to-gguf';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from './testing/synthetic-model-fixtures';
 
 /** Llama 3.1 8B: theta 500000, head 128, factor 8, low 1, high 4, original context 8192. */
 const llama31: ModelConfig = {

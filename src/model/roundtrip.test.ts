@@ -7,7 +7,7 @@ import { loadHfModel } from './hf-loader';
 import { loadGgufModel } from './gguf-loader';
 import { readGgufHeader } from './gguf';
 import { dequantize } from '../reference/dequant';
-import { hfFiles, syntheticModel } from '../../tools/models/synth';
+import { hfFiles, syntheticModel } from './testing/synthetic-model-fixtures';
 import { hfToGguf, llama3RopeFactors } from '../../tools/models/hf-to-gguf';
 import { encodeTensor } from '../../tools/models/quantize';
 import { configFromHf } from './hf-config';

@@ -2,7 +2,17 @@
 // what a person typed is always plain text. Not the template renderer itself.
 
 import type { ChatMessage, ChatTemplate, ToolDefinition } from '../engine/types';
-import type { HfTokenizer, PromptPiece } from './tokenizer';
+
+/** One element of a prompt: plain text, or the id of a special token placed by a template. */
+export type PromptPiece = string | number;
+
+/** What chat encoding needs of a tokenizer (HfTokenizer is one): where its special tokens sit in a text, and pieces encoded. */
+export interface ChatPieceTokenizer {
+  readonly bosTokenId: number | null;
+  readonly addBosToken: boolean;
+  specialSpans(text: string): Array<{ start: number; end: number; id: number }>;
+  encodePieces(pieces: readonly PromptPiece[]): number[];
+}
 
 /**
  * U+FDD0 is a Unicode noncharacter, reserved for internal use: it is never part of a special
@@ -23,7 +33,7 @@ function maskAll(content: string): string {
  * tried next.
  */
 function templateSpecialSpans(
-  tokenizer: HfTokenizer,
+  tokenizer: ChatPieceTokenizer,
   template: ChatTemplate,
   messages: ChatMessage[],
   addGenerationPrompt: boolean,
@@ -63,7 +73,7 @@ function linesUp(masked: string, rendered: string): boolean {
 
 /** Pieces of a rendered prompt: template-placed special tokens as ids, the rest as text. */
 export function chatPromptPieces(
-  tokenizer: HfTokenizer,
+  tokenizer: ChatPieceTokenizer,
   template: ChatTemplate,
   messages: ChatMessage[],
   addGenerationPrompt: boolean,
@@ -87,7 +97,7 @@ export function chatPromptPieces(
  * apply_chat_template leaves BOS to the template).
  */
 export function encodeChat(
-  tokenizer: HfTokenizer,
+  tokenizer: ChatPieceTokenizer,
   template: ChatTemplate,
   messages: ChatMessage[],
   addGenerationPrompt: boolean,

@@ -1,6 +1,7 @@
 // Lookups on a raw tokenizer.json, before the library builds it: token ids by content, whether the
 // post-processor adds BOS, which added tokens past the embedding rows are set aside. Not the tokenizer.
-import type { JsonObject } from './tokenizer';
+/** A parsed JSON object (tokenizer.json and its parts). */
+export type JsonObject = Record<string, unknown>;
 
 /**
  * Added tokens at or past `rows` that the model vocabulary does not hold and that are not BOS:

@@ -5,13 +5,13 @@ import { Tokenizer as LibTokenizer } from '@huggingface/tokenizers';
 import type { ChatMessage, ChatTemplate, Tokenizer, ToolDefinition } from '../engine/types';
 import { ModelFormatError } from './errors';
 import { endOfGeneration } from './end-of-generation';
-import { encodeChat } from './tokenizer-chat';
-import { idLookup, postProcessorAddsFirst, setAsideIds } from './tokenizer-lookups';
+import { encodeChat, type PromptPiece } from './tokenizer-chat';
+import { idLookup, postProcessorAddsFirst, setAsideIds, type JsonObject } from './tokenizer-lookups';
 import { TokenSplitter } from './tokenizer-splitter';
 import type { BpeLookups } from './sentencepiece-ranks';
 import { checkVocabEntries } from './vocab-limits';
 
-export type JsonObject = Record<string, unknown>;
+export type { JsonObject } from './tokenizer-lookups';
 
 /** Entries of a JSON array or object (0 for anything else). */
 function entryCount(value: unknown): number {
@@ -92,8 +92,6 @@ interface AddedTokenInfo {
   rstrip: boolean;
 }
 
-/** One element of a prompt: plain text, or the id of a special token placed by a template. */
-export type PromptPiece = string | number;
 
 type Section = { text: string } | { token: AddedTokenInfo };
 

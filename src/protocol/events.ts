@@ -1,7 +1,5 @@
 // Event data the worker sends the UI: one StepEvent per step, session snapshots and stats.
 // Types only, defined beside the engine that produces them (the engine may not import protocol).
-import type { SessionOptions as ApiSessionOptions } from './api';
-import type { SessionOptions as EngineSessionOptions } from '../engine/session-options';
 import type { FinishedEvent as EngineFinishedEvent, StepEvent as EngineStepEvent } from '../engine/events';
 import type { MODEL_CHANGED } from './load-errors';
 import type { ServerSample } from './server';
@@ -34,9 +32,5 @@ export type {
   WaitReason,
   WaitingEvent,
 } from '../engine/events';
-
-/** Compiles only while the API's session options mean the same to the engine. */
-type Assignable<From extends To, To> = From;
-export type ApiSessionOptionsFitEngine = Assignable<ApiSessionOptions, EngineSessionOptions>;
 
 export type { TurnResult } from '../engine/sessions';

@@ -1,6 +1,6 @@
 // The KV cache options of a model load (storage type and pool size) and the one check of them that
 // the library, the worker's host and the page share, plus how many sessions a pool holds. Pure.
-import { DEFAULT_KV_CACHE_TYPE, isKvCacheType, KV_CACHE_TYPES, kvBytesPerToken, kvCacheTypeProblem, type KvCacheShape, type KvCacheType } from '../model/kv-types';
+import { DEFAULT_KV_CACHE_TYPE, isKvCacheType, KV_CACHE_TYPES, kvBytesPerToken, kvCacheTypeProblem, type KvCacheShape, type KvCacheType } from '../engine/kv-types';
 
 export { DEFAULT_KV_CACHE_TYPE, KV_CACHE_TYPES, kvBytesPerToken, type KvCacheShape, type KvCacheType };
 

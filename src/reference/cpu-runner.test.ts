@@ -3,11 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
 import { naiveForward } from './testing/naive-forward';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { sampleToken } from './sample';
 import type { SamplingParams, StepRow } from '../engine/types';
 import type { Arch } from '../model/desc';
-import { KV_CACHE_TYPES } from '../model/kv-types';
+import { KV_CACHE_TYPES } from '../engine/kv-types';
 
 const greedy: SamplingParams = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 const prompt = (n: number, seed: number, vocab = 61): Int32Array =>

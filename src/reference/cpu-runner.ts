@@ -8,9 +8,10 @@ import { sampledLogprobs } from './logprobs';
 import { applyPenalties } from './penalties';
 import { loadCpuWeights, type CpuWeights } from './weights';
 import { hasPenalties, penaltyEntries, type PenaltyEntries } from '../engine/penalties';
+import { sampledPosition, sampledRows, splitSampledIds } from '../engine/sampled-positions';
 import { DEFAULT_MAX_DRAFT_TOKENS, windowGroupBlocks, type ModelRunner, type SampledLogprobs, type StepPlan, type StepResult, type StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
-import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../model/kv-types';
+import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../engine/kv-types';
 
 export interface CpuRunnerOptions {
   /** Token positions per KV block (default 16). */
@@ -105,38 +106,25 @@ export class CpuRunner implements ModelRunner {
     if (numTokens > this.maxTokensPerStep) {
       throw new RangeError(`${numTokens} tokens exceed maxTokensPerStep ${this.maxTokensPerStep}`);
     }
-    const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
-    if (plan.rows.length === 0) return { sampledIds, sampleRows: [], logits: new Float32Array(0) };
-    const numDrafts = plan.rows.reduce((n, row) => n + (row.numDraftTokens ?? 0), 0);
-    const vocab = this.weights.config.vocabSize;
-    const sampler = new PositionSampler(plan.rows, vocab);
-    if (numDrafts === 0) {
-      const { sampleRows, logits } = forward(this.weights, this.kv, plan, this.arena);
-      sampleRows.forEach((r, i) => {
-        const row = plan.rows[r];
-        const pos = row.startPos + row.tokenIds.length; // position of the token being generated
-        sampledIds[r] = sampler.sample(r, logits.subarray(i * vocab, (i + 1) * vocab), pos, 0);
-      });
-      return { sampledIds, sampleRows, logits, ...sampler.result() };
-    }
+    if (plan.rows.length === 0) return { sampledIds: new Int32Array(0), sampleRows: [], logits: new Float32Array(0) };
+    const hasDrafts = plan.rows.some((row) => (row.numDraftTokens ?? 0) > 0);
     // Verify rows: the forward runs every token on its own (attention through its row's block
     // table, every K/V written before any is read), so a row cut into its known tokens and one
     // sampling row per draft yields the logits at each of those positions, bitwise as plain decode.
-    const { rows, owners } = splitDraftRows(plan.rows, this.maxDraftTokens);
-    const { sampleRows: split, logits } = forward(this.weights, this.kv, { stepIndex: plan.stepIndex, rows }, this.arena);
-    const draftSampledIds = new Int32Array(numDrafts); // [sum of numDraftTokens], rows in plan order
-    const sampleRows: number[] = [];
-    let draftAt = 0;
-    split.forEach((s, i) => {
-      const row = rows[s];
-      const r = owners[s];
-      const after = sampleRows.length > 0 && sampleRows[sampleRows.length - 1] === r ? sampler.positionsOf(r) : 0; // drafts before this position
-      const id = sampler.sample(r, logits.subarray(i * vocab, (i + 1) * vocab), row.startPos + row.tokenIds.length, after);
-      sampleRows.push(r);
-      if (after > 0) draftSampledIds[draftAt++] = id;
-      else sampledIds[r] = id;
+    const rows = hasDrafts ? splitDraftRows(plan.rows, this.maxDraftTokens) : plan.rows;
+    const { sampleRows: forwardRows, logits } = forward(this.weights, this.kv, { stepIndex: plan.stepIndex, rows }, this.arena);
+    // the forward's sampling rows, in order, are the plan's sampled positions (sampled-positions.ts)
+    const sampleRows = sampledRows(plan.rows);
+    if (forwardRows.length !== sampleRows.length) throw new Error(`forward sampled ${forwardRows.length} positions, the plan ${sampleRows.length}`);
+    const vocab = this.weights.config.vocabSize;
+    const sampler = new PositionSampler(plan.rows, vocab);
+    const ids = new Int32Array(sampleRows.length); // [sampled positions]
+    let i = 0; // drafts fed before this position
+    sampleRows.forEach((r, p) => {
+      i = p > 0 && sampleRows[p - 1] === r ? i + 1 : 0;
+      ids[p] = sampler.sample(r, logits.subarray(p * vocab, (p + 1) * vocab), sampledPosition(plan.rows[r], i), i);
     });
-    return { sampledIds, draftSampledIds, sampleRows, logits, ...sampler.result() };
+    return { ...splitSampledIds(plan.rows, ids), sampleRows, logits, ...sampler.result() };
   }
 
   dispose(): void {
@@ -151,7 +139,6 @@ export class CpuRunner implements ModelRunner {
  */
 class PositionSampler {
   private readonly entries = new Map<number, PenaltyEntries>();
-  private readonly counts = new Map<number, number>();
   private readonly logprobs: (SampledLogprobs[] | undefined)[];
   private anyLogprobs = false;
 
@@ -162,15 +149,9 @@ class PositionSampler {
     this.logprobs = rows.map(() => undefined);
   }
 
-  /** Positions of row r sampled so far. */
-  positionsOf(r: number): number {
-    return this.counts.get(r) ?? 0;
-  }
-
-  /** Row r's token at `pos` from `logits` [vocab], with `after` of its drafts fed before it. */
+  /** Row r's i-th sampled position's token (drafts fed before it: `after`), generated at `pos`, from `logits` [vocab]. */
   sample(r: number, logits: Float32Array, pos: number, after: number): number {
     const row = this.rows[r]!;
-    this.counts.set(r, after + 1);
     if (hasPenalties(row.sampling)) {
       let entries = this.entries.get(r);
       if (!entries) {
@@ -196,16 +177,14 @@ class PositionSampler {
 /**
  * A plan's rows with each verify row cut in two kinds: its known tokens (sampling after the last)
  * and one single-token sampling row per draft, at consecutive positions through the same block
- * table. `owners[i]` is the plan row that rows[i] came from.
+ * table: their sampling rows are the plan's sampled positions, in order.
  */
-function splitDraftRows(planRows: readonly StepRow[], maxDraftTokens: number): { rows: StepRow[]; owners: number[] } {
+function splitDraftRows(planRows: readonly StepRow[], maxDraftTokens: number): StepRow[] {
   const rows: StepRow[] = [];
-  const owners: number[] = [];
-  planRows.forEach((row, r) => {
+  planRows.forEach((row) => {
     const k = row.numDraftTokens ?? 0;
     if (k === 0) {
       rows.push(row);
-      owners.push(r);
       return;
     }
     if (k > maxDraftTokens || !row.sample || k >= row.tokenIds.length) {
@@ -214,11 +193,9 @@ function splitDraftRows(planRows: readonly StepRow[], maxDraftTokens: number): {
     const numKnown = row.tokenIds.length - k;
     const { numDraftTokens: _drafts, ...plain } = row;
     rows.push({ ...plain, tokenIds: row.tokenIds.subarray(0, numKnown) });
-    owners.push(r);
     for (let j = 0; j < k; j++) {
       rows.push({ ...plain, tokenIds: row.tokenIds.subarray(numKnown + j, numKnown + j + 1), startPos: row.startPos + numKnown + j });
-      owners.push(r);
     }
   });
-  return { rows, owners };
+  return rows;
 }

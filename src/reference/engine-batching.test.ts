@@ -2,9 +2,10 @@
 // prefixes, a tight KV pool) must give every session exactly the tokens serialized serving gives.
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
+import { promptTokens } from '../engine/testing/test-engine';
 
 const VOCAB = 61;
 
@@ -16,7 +17,7 @@ const tokenizer: Tokenizer = {
 };
 const template: ChatTemplate = { render: (messages: ChatMessage[]) => messages.map((m) => m.content).join('') };
 
-const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => (i * 13 + salt * 7 + ((i * i) % 5)) % 60);
+const prompt = (length: number, salt: number): number[] => promptTokens(length, salt, 60, 0);
 
 interface Turn {
   tokens: number[];

@@ -1,7 +1,7 @@
 // Paged KV storage of the CPU runner: per layer one K and one V array of fixed-size blocks, holding
 // the values its KvCacheType stores (rounded at the write, kvWrite; kept decoded in f32, which is
 // exact). Not the allocator: which block belongs to whom is the engine's block pool's business.
-import type { KvCacheType } from '../model/kv-types';
+import type { KvCacheType } from '../engine/kv-types';
 
 export interface KvPoolShape {
   numLayers: number;

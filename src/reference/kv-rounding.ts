@@ -2,7 +2,7 @@
 // KvCacheType stores (f16, q8_0 dequantized), the twin of rope_kv_write.wgsl's write. Not a
 // byte encoder: the reference pool keeps the decoded values, which are exact in f32.
 import { f16ToF32, f32ToF16 } from '../model/half';
-import { Q8_0_BLOCK_VALUES, type KvCacheType } from '../model/kv-types';
+import { Q8_0_BLOCK_VALUES, type KvCacheType } from '../engine/kv-types';
 
 const fround = Math.fround;
 

@@ -15,7 +15,7 @@ import {
   swiglu,
   type Matrix,
 } from './ops';
-import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../../tools/models/synth';
+import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { fmix32 } from '../engine/rng';
 import { ropeInverseFrequencies } from '../model/rope';
 import { encodeTensor } from '../../tools/models/quantize';

@@ -10,7 +10,7 @@
 import { dequantizeRow } from './dequant';
 import { roundKvValues } from './kv-rounding';
 import type { TensorDesc } from '../model/desc';
-import type { KvCacheType } from '../model/kv-types';
+import type { KvCacheType } from '../engine/kv-types';
 
 /** A dense f32 matrix [rows, cols], cols contiguous (HF's [out, in] for weights). */
 export interface Matrix {

@@ -3,17 +3,18 @@
 // across preemption and prefix hits, with every freed block poisoned while a step runs. CPU reference, gemma models.
 import { describe, expect, it } from 'vitest';
 import { CpuRunner } from './cpu-runner';
-import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, TINY_SYNTH_DIMS } from '../../tools/models/synth';
+import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import type { ChatMessage, ChatTemplate, StepPlan, StepResult, Tokenizer } from '../engine/types';
 import { RunnerWrapper } from '../engine/testing/runner-wrapper';
+import { promptTokens } from '../engine/testing/test-engine';
 import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
 
 const VOCAB = 61;
 const tokenizer: Tokenizer = { eosTokenIds: [], encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0) % VOCAB), decode: (ids) => Array.from(ids, (id) => String.fromCharCode(48 + id)).join('') };
 const template: ChatTemplate = { render: (messages: ChatMessage[]) => messages.map((m) => m.content).join('') };
-const prompt = (length: number, salt: number): number[] => Array.from({ length }, (_, i) => (i * 13 + salt * 7 + ((i * i) % 5)) % VOCAB);
+const prompt = (length: number, salt: number): number[] => promptTokens(length, salt, VOCAB, 0);
 
 /**
  * Records each sampled position's logits. With `poison`, every window block nobody references is

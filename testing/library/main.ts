@@ -1,7 +1,7 @@
 // Library test page: the library's createEngine, as any page would use it, exposed on
 // window.cohortLib with helpers that run requests and keep every step as plain data. Not the harness.
 import * as Comlink from 'comlink';
-import type { EngineApi } from '../../src/protocol/api';
+import type { EngineApi, SessionOptions, TabApi } from '../../src/protocol/api';
 import './soak'; // window.cohortSoak, the soak's own helpers on this page
 import { createEngine, type BrowserEngine, type ChatCompletionChunk, type ChatCompletionTokenLogprob, type ChatCompletionCreateParamsBase, type CompletionUsage, type CreateEngineOptions, type LoadedModel, type StepBudget, type StepEvent } from '../../src/lib';
 
@@ -65,6 +65,16 @@ export interface LibraryPage {
    * own (not the library's): 'gone: ...' once the engine no longer knows the session.
    */
   sharedSessionState(sessionId: string): Promise<string>;
+  /**
+   * Joins the shared engine worker as a tab of the test's own, not the library's: it never pings
+   * by itself, and its heartbeat timeout is what the test last said (`hello`), so a spec decides
+   * when its silence may end its sessions instead of racing a timer. Resolves once joined.
+   */
+  tabJoin(timeoutMs: number): Promise<void>;
+  /** On that tab: a new session sent `text`; returns its id at once (its turn runs on). */
+  tabSend(options: SessionOptions, text: string): Promise<string>;
+  /** On that tab: says hello again with a new heartbeat timeout (its last call before silence, in the specs). */
+  tabHello(timeoutMs: number): Promise<void>;
 }
 
 declare global {
@@ -75,6 +85,10 @@ declare global {
 
 let engine: BrowserEngine | null = null;
 let sharedApi: Comlink.Remote<EngineApi> | null = null;
+let testTab: Comlink.Remote<TabApi> | null = null;
+
+/** A new port to the library's shared worker (the same URL and name, so the same worker). */
+const sharedWorkerPort = (): MessagePort => new SharedWorker(new URL('../../workers/engine.shared-worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' }).port;
 const steps: PlainStep[] = [];
 
 function plain(event: StepEvent): PlainStep {
@@ -149,8 +163,7 @@ window.cohortLib = {
     return { outcomes, steps: steps.slice(from) };
   },
   async sharedSessionState(sessionId) {
-    // the same URL and name as the library's, so the same worker
-    sharedApi ??= Comlink.wrap<EngineApi>(new SharedWorker(new URL('../../workers/engine.shared-worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' }).port);
+    sharedApi ??= Comlink.wrap<EngineApi>(sharedWorkerPort());
     return sharedApi.getSession(sessionId).then(
       (snapshot) => snapshot.state,
       (err: unknown) => `gone: ${(err as Error).message}`,
@@ -159,6 +172,20 @@ window.cohortLib = {
   terminate() {
     engine?.terminate();
     engine = null;
+  },
+  async tabJoin(timeoutMs) {
+    testTab = Comlink.wrap<TabApi>(sharedWorkerPort());
+    await testTab.hello(timeoutMs);
+  },
+  async tabSend(options, text) {
+    if (!testTab) throw new Error('cohortLib.tabJoin() first');
+    const id = await testTab.createSession(options);
+    await testTab.send(id, text);
+    return id;
+  },
+  async tabHello(timeoutMs) {
+    if (!testTab) throw new Error('cohortLib.tabJoin() first');
+    await testTab.hello(timeoutMs);
   },
 };
 

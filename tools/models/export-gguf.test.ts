@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getLlama } from 'node-llama-cpp';
 import { exportGguf } from './export-gguf';
-import { writeSyntheticModel } from './synth';
+import { writeSyntheticModel } from '../../src/model/testing/synthetic-model-fixtures';
 
 let llamaPromise: ReturnType<typeof getLlama> | null = null;
 const llamaOnce = () => (llamaPromise ??= getLlama({ gpu: false, build: 'never' }));

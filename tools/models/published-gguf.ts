@@ -7,7 +7,7 @@ import { writeGgufHeader, type GgufTensorInfo } from './gguf-writer';
 import { llama3RopeFactors, modelMetadata, vocabMetadata } from './hf-to-gguf';
 import { MODEL_SHAPES, PUBLISHED_CONFIGS, randomMatrix, type RandomMatrixType } from './published-shapes';
 import { canEncode, encodeTensor } from './quantize';
-import { byteLevelTokenizer } from './synth';
+import { byteLevelTokenizer } from '../../src/model/testing/synthetic-model-fixtures';
 
 const ALIGNMENT = 32;
 

@@ -1,5 +1,5 @@
 // Random-weight models with published shapes (SmolLM2-135M/360M, Qwen2.5-0.5B, Llama-3.2-1B, Gemma-3-270M/1B) written straight as
-// quantized blocks (q8_0, q4_0, q4_K) for benchmarks: drawing 0.5B f32 values as synth.ts does would take minutes. Not for reading outputs.
+// quantized blocks (q8_0, q4_0, q4_K) for benchmarks: drawing 0.5B f32 values as the synthetic test models do would take minutes. Not for reading outputs.
 import type { ModelConfig, ModelDesc, TensorDesc } from '../../src/model/desc';
 import { expectedTensorShapes } from '../../src/model/expected-tensors';
 import { configFromHf } from '../../src/model/hf-config';

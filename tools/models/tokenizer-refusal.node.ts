@@ -19,7 +19,7 @@ import { largeBpeTokenizerJson } from '../../src/model/testing/large-tokenizer';
 import { checkTokenizerJsonEntries } from '../../src/model/tokenizer-json-scan';
 import { HfTokenizer } from '../../src/model/tokenizer';
 import { fileSource, folderOpener } from './node-files';
-import { hfFiles, syntheticModel } from './synth';
+import { hfFiles, syntheticModel } from '../../src/model/testing/synthetic-model-fixtures';
 
 export interface OpenReport {
   /** The ModelFormatError's problem, or null when the folder loaded. */

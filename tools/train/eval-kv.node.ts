@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { EngineCore } from '../../src/engine/engine-core';
 import { chatTemplateFromTokenizerConfig } from '../../src/model/chat-template';
 import { loadHfModel } from '../../src/model/hf-loader';
-import { isKvCacheType, type KvCacheType } from '../../src/model/kv-types';
+import { isKvCacheType, type KvCacheType } from '../../src/engine/kv-types';
 import { HfTokenizer } from '../../src/model/tokenizer';
 import { NIAH_MAX_NEW_TOKENS } from '../../src/protocol/niah';
 import type { ModelRunner } from '../../src/engine/types';

@@ -1,5 +1,6 @@
 // A seeded schedule through a self-running EngineCore whose runner resolves after a random mix of
-// microtasks, macrotasks and timers, with API calls injected at every await point. Test-only.
+// microtasks and macrotasks, with API calls injected at every await point, on a simulated clock:
+// everything (runner kinds, delays, step times) comes from the seed, so a seed replays alone. Test-only.
 import { expect } from 'vitest';
 import { EngineCore } from '../engine-core';
 import type { EngineMode, StepEvent } from '../events';
@@ -13,8 +14,11 @@ import { makeRandom } from './test-support';
 type Random = ReturnType<typeof makeRandom>;
 
 export interface AsyncFuzzSetup {
-  /** A fresh runner with an empty KV pool; every call must give the same pool shape. */
-  makeRunner: () => ModelRunner;
+  /**
+   * A fresh runner with an empty KV pool; every call must give the same pool shape. `speculates`
+   * (drawn from the seed per runner) says whether it declares maxDraftTokens or refuses drafts.
+   */
+  makeRunner: (speculates: boolean) => ModelRunner;
   tokenizer: Tokenizer;
   chatTemplate: ChatTemplate;
   /** Token ids prompts may use (within the runner's vocabulary). */
@@ -49,7 +53,11 @@ interface SessionPlan {
   backToBack: boolean;
 }
 
-/** Resolves after a random mix of microtasks, setImmediate and (rarely) timers. */
+/**
+ * Resolves after a random mix of microtasks and setImmediate hops (rarely several, where a GPU
+ * readback would wait on a timer). No real timers: their order against the loop's setImmediate
+ * would depend on the machine's speed, and a failing seed would not fail again alone.
+ */
 function randomDelay(rnd: Random): Promise<void> {
   const kind = rnd.next();
   if (kind < 0.35) {
@@ -59,19 +67,25 @@ function randomDelay(rnd: Random): Promise<void> {
   }
   if (kind < 0.9) return new Promise((r) => setImmediate(r));
   if (kind < 0.97) return new Promise((r) => setImmediate(() => queueMicrotask(r)));
-  return new Promise((r) => setTimeout(r, rnd.int(0, 2)));
+  let p = Promise.resolve();
+  for (let i = rnd.int(2, 6); i > 0; i--) p = p.then(() => new Promise((r) => setImmediate(r)));
+  return p;
 }
 
 /** execute() calls under way across every runner of the schedule running now, and the most seen. */
 let executing = 0;
 let maxOverlap = 0;
 
-/** Wraps a runner: random delays around execute(), API calls injected at each await, overlap check. */
+/**
+ * Wraps a runner: random delays around execute(), API calls injected at each await, overlap check,
+ * and a step time drawn from the seed on the schedule's simulated clock (what the step budget reads).
+ */
 class AsyncRunner extends RunnerWrapper {
   constructor(
     inner: ModelRunner,
     private readonly rnd: Random,
     private readonly inject: () => void,
+    private readonly clock: { ms: number },
   ) {
     super(inner);
   }
@@ -79,6 +93,7 @@ class AsyncRunner extends RunnerWrapper {
   override async execute(plan: StepPlan): Promise<StepResult> {
     maxOverlap = Math.max(maxOverlap, ++executing);
     try {
+      this.clock.ms += 1 + this.rnd.next() * 4 + 0.01 * plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
       this.inject();
       await randomDelay(this.rnd);
       this.inject();
@@ -93,7 +108,7 @@ class AsyncRunner extends RunnerWrapper {
 }
 
 async function soloRun(setup: AsyncFuzzSetup, options: SessionPlan['options'], promptTokenIds: number[]): Promise<TurnResult> {
-  const runner = setup.makeRunner();
+  const runner = setup.makeRunner(false);
   // plain decode: a speculating schedule must give exactly these tokens
   const engine = new EngineCore({ runner, tokenizer: setup.tokenizer, chatTemplate: setup.chatTemplate, manualSteps: true, speculation: 'off' });
   const id = engine.createSession({ maxNewTokens: options.maxNewTokens, stopStrings: options.stopStrings, sampling: { temperature: options.temperature }, seed: options.seed });
@@ -114,8 +129,10 @@ export async function runAsyncSchedule(setup: AsyncFuzzSetup, seed: number): Pro
   const pending: Array<Promise<unknown>> = [];
   let replacing: Promise<void> | null = null;
   const runners: AsyncRunner[] = [];
+  const clock = { ms: 0 };
   const makeRunner = (): AsyncRunner => {
-    const runner = new AsyncRunner(setup.makeRunner(), rnd, inject);
+    // about one runner in three (a replacement included) refuses drafts
+    const runner = new AsyncRunner(setup.makeRunner(rnd.next() < 2 / 3), rnd, inject, clock);
     runners.push(runner);
     return runner;
   };
@@ -149,6 +166,7 @@ export async function runAsyncSchedule(setup: AsyncFuzzSetup, seed: number): Pro
     mode: rnd.next() < 0.2 ? ('serialized' as EngineMode) : 'batched',
     stepBudget: rnd.next() < 0.5 ? { multiple: 1.5 } : null,
     speculation: rnd.pick(speculations),
+    now: () => clock.ms,
   });
   const finishedCount = new Map<string, number>();
   const lastEvents: StepEvent[] = [];

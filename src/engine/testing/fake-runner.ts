@@ -1,6 +1,7 @@
 // FakeRunner: a test ModelRunner whose "KV cache" is a paged array of token ids, read back through
 // each row's block table to pick the next token. Not a model: it exists to make KV bugs change tokens.
 import { fmix32, sampleUniform } from '../rng';
+import { numSampledPositions, sampledPosition, splitSampledIds } from '../sampled-positions';
 import { windowGroupBlocks, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../types';
 
 export interface FakeRunnerOptions {
@@ -105,22 +106,16 @@ export class FakeRunner implements ModelRunner {
         this.windowSlots[windowSlot] = tokenId;
       });
     }
-    const sampledIds = new Int32Array(plan.rows.length).fill(-1); // [numRows]
-    const numDrafts = plan.rows.reduce((n, row) => n + (row.numDraftTokens ?? 0), 0);
-    const draftSampledIds = new Int32Array(numDrafts); // [sum of numDraftTokens]
-    let draftAt = 0;
-    plan.rows.forEach((row, r) => {
+    const ids: number[] = []; // [sampled positions], in the plan's order (sampled-positions.ts)
+    plan.rows.forEach((row) => {
       const k = row.numDraftTokens ?? 0;
       if (k > 0 && (k > this.maxDraftTokens || !row.sample || k >= row.tokenIds.length)) {
         throw new Error(`row ${row.sessionId} carries ${k} drafts (maxDraftTokens ${this.maxDraftTokens}, ${row.tokenIds.length} tokens, sample ${row.sample})`);
       }
-      if (!row.sample) return;
       // one sample after the last known token, then one after each draft: each reads only the KV up to its position
-      const lastPos = row.startPos + row.tokenIds.length - 1;
-      sampledIds[r] = this.sampleAt(row, lastPos - k);
-      for (let j = 1; j <= k; j++) draftSampledIds[draftAt++] = this.sampleAt(row, lastPos - k + j);
+      for (let i = 0; i < numSampledPositions(row); i++) ids.push(this.sampleAt(row, sampledPosition(row, i) - 1));
     });
-    return numDrafts > 0 ? { sampledIds, draftSampledIds } : { sampledIds };
+    return splitSampledIds(plan.rows, ids);
   }
 
   /** The token after position `lastPos`, a function of the row's KV up to it (and the RNG at lastPos + 1). */

@@ -8,7 +8,6 @@ export class RunnerWrapper implements ModelRunner {
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
   readonly maxContext?: number;
-  readonly tokenTile?: number;
   readonly maxDraftTokens?: number;
   readonly windowGroup?: ModelRunner['windowGroup'];
 
@@ -18,7 +17,6 @@ export class RunnerWrapper implements ModelRunner {
     this.maxTokensPerStep = inner.maxTokensPerStep;
     this.maxRows = inner.maxRows;
     this.maxContext = inner.maxContext;
-    this.tokenTile = inner.tokenTile;
     this.maxDraftTokens = inner.maxDraftTokens;
     this.windowGroup = inner.windowGroup;
   }

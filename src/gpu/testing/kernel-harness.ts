@@ -2,7 +2,8 @@
 // kernels.ts, pipelines cached across runs), on the Node WebGPU device and reads chosen buffers back. Not used by product code.
 import { KERNELS, type KernelName } from '../kernels';
 import { getNodeDevice, loadShader } from './node-gpu';
-import { PipelineCache, type Overrides } from '../pipeline-cache';
+import type { Overrides } from '../kernels';
+import { PipelineCache } from '../pipeline-cache';
 
 export type HostData = ArrayBufferView | ArrayBuffer;
 

@@ -2,7 +2,7 @@
 // CPU twin's f32 values, and back. Values must already be what the type stores (kvWrite rounded
 // them), so encoding is exact. Not used by product code.
 import { f16ToF32, f32ToF16 } from '../../model/half';
-import type { KvCacheType } from '../../model/kv-types';
+import type { KvCacheType } from '../../engine/kv-types';
 import { kvLayerLayout } from '../kv-arena';
 
 /** K and V [numSlots, kvDim] (already rounded to `type`) -> the layer's u32 words. */

@@ -1,6 +1,7 @@
 // Test and bench scaffolding over GpuRunner.executeWith: a step that also reads back its logits
 // (parity tests) and a step with every dispatch timed in its own pass (bench/kernels.node.ts).
 // Not a serving path: each call makes and frees its own buffers.
+import { sampledRows } from '../../engine/sampled-positions';
 import type { StepPlan, StepResult } from '../../engine/types';
 import type { GpuRunner } from '../gpu-runner';
 
@@ -15,18 +16,9 @@ export interface GpuStepDetail extends StepResult {
   logits: Float32Array;
 }
 
-/** The sampled positions' rows of a plan, in the order the runner samples them. */
-function sampleRowsOf(plan: StepPlan): number[] {
-  const rows: number[] = [];
-  plan.rows.forEach((row, r) => {
-    if (row.sample) for (let j = 0; j <= (row.numDraftTokens ?? 0); j++) rows.push(r);
-  });
-  return rows;
-}
-
 /** runner.execute(plan), also reading back the logits each sampled position drew from. */
 export async function executeDetailed(runner: GpuRunner, plan: StepPlan): Promise<GpuStepDetail> {
-  const sampleRows = sampleRowsOf(plan);
+  const sampleRows = sampledRows(plan.rows);
   const bytes = sampleRows.length * runner.vocabSize * 4;
   const readback = runner.device.createBuffer({ label: 'logits-readback', size: Math.max(16, bytes), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   try {

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import type { HostApi } from '../../protocol/api';
-import { writeSyntheticModel } from '../../../tools/models/synth';
+import { writeSyntheticModel } from '../../model/testing/synthetic-model-fixtures';
 
 export type { HostApi };
 

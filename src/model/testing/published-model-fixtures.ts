@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Arch } from '../desc';
 import { hfToGguf, type HfModelParts } from '../../../tools/models/hf-to-gguf';
-import { hfFiles, syntheticModel } from '../../../tools/models/synth';
+import { hfFiles, syntheticModel } from './synthetic-model-fixtures';
 import { publishedTokenizerFiles, type PublishedTokenizer } from './published-tokenizer-fixtures';
 
 /** Small enough for the CPU reference at a 262k vocabulary (its embedding alone is 64 MiB in f32). */

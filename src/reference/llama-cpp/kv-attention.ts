@@ -3,7 +3,7 @@
 // vec_dot_type (f16, or q8_0 blocks), and without flash attention (f16 V) the softmax weights to
 // f16 for kq . V. Sums otherwise in the reference's order: bounds, not bits.
 import { f16ToF32, f32ToF16 } from '../../model/half';
-import type { KvCacheType } from '../../model/kv-types';
+import type { KvCacheType } from '../../engine/kv-types';
 import type { AttentionLayout } from '../ops';
 import { roundQ8_0 } from './rounding';
 

@@ -13,9 +13,9 @@ import { argmax } from '../sample';
 import { bytesSource } from '../../model/byte-source';
 import { loadGgufModel } from '../../model/gguf-loader';
 import type { Arch, DType } from '../../model/desc';
-import type { KvCacheType } from '../../model/kv-types';
+import type { KvCacheType } from '../../engine/kv-types';
 import { hfToGguf } from '../../../tools/models/hf-to-gguf';
-import { syntheticModel } from '../../../tools/models/synth';
+import { syntheticModel } from '../../model/testing/synthetic-model-fixtures';
 
 const NUM_GENERATED = 40;
 const PROMPT = Array.from({ length: 50 }, (_, i) => (i * 37 + 11) % 256);

@@ -2,7 +2,7 @@
 // oracle test. Not an engine ModelRunner: no limits, no block copies, one synchronous step at a time.
 import type { StepPlan } from '../../engine/types';
 import type { ModelDesc } from '../../model/desc';
-import type { KvCacheType } from '../../model/kv-types';
+import type { KvCacheType } from '../../engine/kv-types';
 import type { CpuStepDetail } from '../cpu-runner';
 import { KvPool } from '../kv-pool';
 import { sampleToken } from '../sample';

@@ -1,7 +1,7 @@
 // The emulation's weights: the reference's f32 matrices (../weights.ts), each also carrying how
 // llama.cpp rounds its input and whose f32 order it follows, and the op set of the emulation.
 import type { ModelDesc, TensorDesc } from '../../model/desc';
-import type { KvCacheType } from '../../model/kv-types';
+import type { KvCacheType } from '../../engine/kv-types';
 import { kvWrite, pagedAttention, rmsNorm, rope, swiglu, type Matrix } from '../ops';
 import { loadCpuWeights, type CpuWeights } from '../weights';
 import { llamaCppKvAttention, llamaCppKvWrite } from './kv-attention';

@@ -2,7 +2,7 @@
 // from syntheticModel, so its values must not move when its random stream's home does.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { syntheticModel, TINY_SYNTH_DIMS } from './synth';
+import { syntheticModel, TINY_SYNTH_DIMS } from './synthetic-model-fixtures';
 
 describe('syntheticModel', () => {
   it('draws the recorded weights for a seed', () => {

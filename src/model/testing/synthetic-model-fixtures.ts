@@ -1,15 +1,15 @@
 // The one generator of small random-weight models (fixed seed) for llama, qwen2, qwen3, gemma2 and gemma3: in HF layout, GGUF or memory,
-// for tests of loaders, runners and kernels. Not trained, not committed: written at test time.
+// for tests of loaders, runners and kernels. Test scaffolding (lint: product code may not import it); not trained, not committed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Arch, DType, ModelDesc, TensorDesc } from '../../src/model/desc';
-import { mulberry32 } from '../../src/engine/seeded-random';
-import { configFromHf } from '../../src/model/hf-config';
-import { expectedTensorShapes } from '../../src/model/expected-tensors';
-import { normsAsMultipliers, storesNormOffset } from '../../src/model/norm-multipliers';
-import { hfToGguf, type F32Tensor, type HfModelParts } from './hf-to-gguf';
-import { safetensorsIndex, writeSafetensors, type SafetensorsInput } from './safetensors-writer';
-import { encodeTensor } from './quantize';
+import type { Arch, DType, ModelDesc, TensorDesc } from '../desc';
+import { mulberry32 } from '../../engine/seeded-random';
+import { configFromHf } from '../hf-config';
+import { expectedTensorShapes } from '../expected-tensors';
+import { normsAsMultipliers, storesNormOffset } from '../norm-multipliers';
+import { hfToGguf, type F32Tensor, type HfModelParts } from '../../../tools/models/hf-to-gguf';
+import { safetensorsIndex, writeSafetensors, type SafetensorsInput } from '../../../tools/models/safetensors-writer';
+import { encodeTensor } from '../../../tools/models/quantize';
 
 export interface SynthDims {
   hidden: number;
