@@ -135,6 +135,41 @@ test('logprobs and penalties: streamed logprobs are the non-streamed ones, the s
   expect(bad.outcomes[0]!.error?.message).toMatch(/top_logprobs/);
 });
 
+test('tools: a required call comes back as tool_calls, streamed as deltas and whole alike; the tool\'s answer goes into the next turn, which can answer in text', async () => {
+  const weather = { type: 'function' as const, function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { enum: ['Paris', 'Oslo'] }, unit: { enum: ['C', 'F'] } }, required: ['city', 'unit'], additionalProperties: false } } };
+  const user = { role: 'user' as const, content: 'What is the weather in Paris?' };
+  const spec: RequestSpec = { params: { messages: [user], tools: [weather], tool_choice: 'required', temperature: 1, seed: 4, max_tokens: 200 } };
+  const [streamed, whole] = [await runRequests(page, [spec]), await runRequests(page, [{ ...spec, stream: false }])];
+  for (const run of [streamed, whole]) {
+    const outcome = run.outcomes[0]!;
+    expect(outcome.error).toBeNull();
+    expect(outcome.finishReasons).toEqual(['tool_calls']);
+    expect(outcome.toolCalls[0]).toHaveLength(1);
+    const call = outcome.toolCalls[0]![0]!;
+    expect(call.name).toBe('get_weather');
+    const args = JSON.parse(call.arguments) as { city: string; unit: string };
+    expect(['Paris', 'Oslo']).toContain(args.city);
+    expect(['C', 'F']).toContain(args.unit);
+    expect(call.id).toMatch(/\S/);
+  }
+  expect(streamed.outcomes[0]!.toolCalls[0]![0]!.arguments).toBe(whole.outcomes[0]!.toolCalls[0]![0]!.arguments);
+  // The round trip: the assistant's call and the tool's answer go back; 'none' lets the model answer in text.
+  const call = whole.outcomes[0]!.toolCalls[0]![0]!;
+  const next = await runRequests(page, [{
+    params: {
+      messages: [user, { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] }, { role: 'tool', tool_call_id: call.id, content: '{"temperature": 21}' }],
+      tools: [weather], tool_choice: 'none', max_tokens: 8, temperature: 0,
+    },
+    stream: false,
+  }]);
+  expect(next.outcomes[0]!.error).toBeNull();
+  expect(next.outcomes[0]!.finishReasons[0]).toMatch(/^(stop|length)$/);
+  expect(next.outcomes[0]!.toolCalls[0]).toEqual([]);
+  // A tool message that answers no call is a 400 naming it.
+  const bad = await runRequests(page, [{ params: { messages: [user, { role: 'tool', tool_call_id: 'nope', content: 'x' }], tools: [weather] }, stream: false }]);
+  expect(bad.outcomes[0]!.error?.message).toMatch(/messages\[1\]/);
+});
+
 test('the second turn of a resent conversation reports cached_tokens > 0', async () => {
   const [c] = makeNiahSuite(5, 1, 300, 300);
   const user = { role: 'user' as const, content: c!.prompt };
