@@ -1,6 +1,7 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
 // budget, preempts when the KV pool says no, and applies the runner's sampled tokens; decode rows'
 // drafts and their verification are draft-rows.ts. It never sees buffers or sessions' text.
+import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } from './constraints';
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import { tokenLogprobs } from './token-logprobs';
 import type { KVCacheManager } from './kv-manager';
@@ -23,6 +24,8 @@ export interface SchedulerConfig {
   maxDraftTokens?: number;
   /** Engine-wide speculation (default 'auto'); each request's own setting applies under it. */
   speculation?: Speculation;
+  /** Compiles requests' output constraints (absent: a constrained request ends with an error). */
+  constraints?: ConstraintCache | null;
 }
 
 /** What a step did, request by request; the session registry and the engine turn it into events. */
@@ -64,6 +67,11 @@ export class Scheduler {
   /** Drafted tokens a row may carry: the runner's maxDraftTokens (0 = the runner cannot verify). */
   maxDraftTokens: number;
   speculation: Speculation;
+  private readonly constraints: ConstraintCache | null;
+  /** Compiles in progress: a request waits for its constraint outside the step loop. */
+  private readonly compiling = new Set<Promise<void>>();
+  /** Called when a constraint compile settles (the engine wakes its loop). */
+  onConstraintSettled: (() => void) | null = null;
 
   constructor(kv: KVCacheManager, tokenizer: Tokenizer, config: SchedulerConfig) {
     if (config.maxTokensPerStep < 1 || config.maxRows < 1) throw new RangeError('token budget and row cap must be >= 1');
@@ -75,6 +83,7 @@ export class Scheduler {
     this.maxContextTokens = config.maxContextTokens ?? Infinity;
     this.maxDraftTokens = config.maxDraftTokens ?? 0;
     this.speculation = config.speculation ?? DEFAULT_SPECULATION;
+    this.constraints = config.constraints ?? null;
   }
 
   /** Most tokens one request may hold: the model's context or the whole KV pool, whichever is less. */
@@ -99,9 +108,14 @@ export class Scheduler {
     return this.requests.get(requestId);
   }
 
-  /** True while a step would do anything (run rows or report finished requests). */
+  /** True while a step would do anything (run rows or report finished requests); a compiling request waits outside steps. */
   hasWork(): boolean {
-    return this.waiting.length > 0 || this.running.length > 0 || this.pendingFinished.length > 0;
+    return this.running.length > 0 || this.pendingFinished.length > 0 || this.waiting.some((r) => r.cancelRequested || r.constraint?.status !== 'compiling');
+  }
+
+  /** Resolves when some compile in progress settles; null when none is. */
+  whenConstraintSettles(): Promise<void> | null {
+    return this.compiling.size > 0 ? Promise.race(this.compiling) : null;
   }
 
   addRequest(params: RequestParams): Request {
@@ -116,6 +130,7 @@ export class Scheduler {
       this.finish(request, 'error', `prompt of ${request.numPromptTokens} tokens does not fit the model's context of ${this.maxContextTokens} tokens`);
     } else {
       this.waiting.push(request);
+      if (request.sampling.constraint) this.startConstraint(request, request.sampling.constraint);
     }
     return request;
   }
@@ -130,6 +145,7 @@ export class Scheduler {
     if (this.inFlight) throw new Error(`step ${this.inFlight.stepIndex} is still in flight`);
     for (const request of [...this.waiting, ...this.running]) {
       if (request.cancelRequested) this.finish(request, 'cancelled');
+      else if (request.constraint?.status === 'failed') this.finish(request, 'error', request.constraint.error);
     }
 
     const rowCap = this.rowCap;
@@ -188,11 +204,16 @@ export class Scheduler {
       if (isChunk) prefillTokens += numNewTokens;
     }
 
-    // Then waiting requests in arrival order, head of line first (no skipping: no starvation).
+    // Then waiting requests in arrival order, head of line first (no skipping, so no starvation;
+    // only a request whose constraint is still compiling lets those behind it go first).
     // A step that had to preempt admits nobody: memory is tight, let running requests finish.
     this.memoryBound = preempted;
-    while (!preempted && !outOfTime && this.waiting.length > 0 && budget > 0 && this.running.length < rowCap) {
-      const request = this.waiting[0];
+    for (let at = 0; !preempted && !outOfTime && at < this.waiting.length && budget > 0 && this.running.length < rowCap; ) {
+      const request = this.waiting[at]!;
+      if (request.constraint?.status === 'compiling') {
+        at++; // not yet runnable: those behind it go ahead
+        continue;
+      }
       const cachedPrefix = this.kv.findCachedPrefix(request.tokenIds);
       const numCachedTokens = cachedPrefix.length * this.kv.blockSize;
       const timeLimit = chunkLimit(numCachedTokens);
@@ -202,7 +223,7 @@ export class Scheduler {
         this.memoryBound = true;
         break;
       }
-      this.waiting.shift();
+      this.waiting.splice(at, 1);
       request.status = 'running';
       request.numComputedTokens = numCachedTokens;
       if (request.numPreemptions === 0) request.numCachedTokens = numCachedTokens;
@@ -228,6 +249,18 @@ export class Scheduler {
     }
     this.inFlight = { stepIndex, entries: scheduled, budget: budgetEvent };
     return { stepIndex, rows };
+  }
+
+  /**
+   * Fills the plan's constrained sampling rows' bitmasks (constraints.ts fillRowBitmask) from their
+   * matchers: between schedule() and the runner, off the scheduler's synchronous part.
+   */
+  async fillConstraintMasks(plan: StepPlan): Promise<void> {
+    const entries = this.inFlight?.stepIndex === plan.stepIndex ? this.inFlight.entries : [];
+    for (let i = 0; i < plan.rows.length; i++) {
+      const matcher = entries[i]?.request.constraint?.matcher;
+      if (matcher && plan.rows[i]!.sample) await fillRowBitmask(plan.rows[i]!, matcher, maskWords(this.constraints!.compiler.vocabSize));
+    }
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
@@ -266,6 +299,17 @@ export class Scheduler {
   /** Appends a row's sampled tokens (draft-rows.ts), ending the turn where a rule says so. */
   private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array, logprobs: readonly SampledLogprobs[] | undefined): void {
     const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
+    const matcher = request.constraint?.matcher;
+    if (matcher && !run.error) {
+      // the sampled tokens were drawn under the row's masks, so the matcher takes each one
+      const refused = run.tokenIds.find((id) => !matcher.acceptToken(id));
+      if (refused !== undefined) {
+        run.finishReason = 'error';
+        run.error = `response_format: token ${refused} was sampled outside the constraint`;
+      } else if (matcher.isTerminated() && !run.finishReason) {
+        run.finishReason = 'stop'; // the constraint ended the reply on a stop token the request does not end on
+      }
+    }
     if (request.sampling.logprobs !== undefined && !run.error) {
       const rowLogprobs = tokenLogprobs(this.tokenizer, run.tokenIds, run.finishReason === 'eos', logprobs);
       if (rowLogprobs) {
@@ -344,7 +388,7 @@ export class Scheduler {
     return this.waiting.map((request) => ({
       sessionId: request.sessionId,
       requestId: request.requestId,
-      reason: request.numPreemptions > 0 ? 'preempted' : this.memoryBound ? 'kv-full' : 'queued',
+      reason: request.constraint?.status === 'compiling' ? 'grammar' : request.numPreemptions > 0 ? 'preempted' : this.memoryBound ? 'kv-full' : 'queued',
     }));
   }
 
@@ -354,6 +398,18 @@ export class Scheduler {
     const victims = [...this.running].reverse();
     for (const victim of victims) this.preempt(victim, []);
     return victims.length;
+  }
+
+  /** Compiles a request's constraint off the step loop; the request waits until it settles. */
+  private startConstraint(request: Request, c: NonNullable<Request['sampling']['constraint']>): void {
+    const constraint = new RequestConstraint();
+    request.constraint = constraint;
+    const settled = new Promise<void>((resolve) => constraint.start(this.constraints, c, resolve));
+    this.compiling.add(settled);
+    void settled.then(() => {
+      this.compiling.delete(settled);
+      this.onConstraintSettled?.();
+    });
   }
 
   /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
@@ -376,6 +432,7 @@ export class Scheduler {
     this.kv.free(request.requestId);
     this.requests.delete(request.requestId);
     request.status = 'finished';
+    request.constraint?.dispose();
     request.finishReason = reason;
     request.error = error;
     this.pendingFinished.push({
