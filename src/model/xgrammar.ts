@@ -51,6 +51,9 @@ function loadXGrammar(): Promise<XGrammar> {
   return loading;
 }
 
+/** Whitespace characters a JSON-schema reply may put between two elements. */
+export const MAX_JSON_WHITESPACE = 20;
+
 /** XGrammar's compiler for one model's vocabulary of `vocabSize` logits. */
 export class XGrammarCompiler implements ConstraintCompiler {
   private queue: Promise<void> = Promise.resolve();
@@ -107,8 +110,10 @@ export class XGrammarCompiler implements ConstraintCompiler {
       case 'json_object':
         return this.compiler.compileBuiltinJSONGrammar();
       case 'json_schema':
-        // any whitespace (as WebLLM compiles it); strict: no properties or items the schema does not name
-        return this.compiler.compileJSONSchema(c.schema, true, undefined, undefined, true);
+        // any whitespace, as WebLLM compiles it, but at most MAX_JSON_WHITESPACE characters between
+        // elements (llama.cpp's bound: pretty-printing fits, endless padding does not); strict: no
+        // properties or items the schema does not name
+        return this.compiler.compileJSONSchema(c.schema, true, undefined, undefined, true, MAX_JSON_WHITESPACE);
       case 'ebnf':
         return this.compiler.compileGrammar(c.grammar);
       case 'regex':

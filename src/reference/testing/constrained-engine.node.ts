@@ -34,6 +34,15 @@ export interface ConstrainedReply {
   ids: number[];
   finishReason: string;
   error?: string;
+  /** Drafted tokens its verify rows carried. */
+  numDrafted: number;
+}
+
+export interface ConstrainedTurn {
+  prompt: string;
+  constraint?: OutputConstraint;
+  /** Sampling seed (default 100 + its index). */
+  seed?: number;
 }
 
 export interface ConstrainedRunOptions {
@@ -46,7 +55,7 @@ export interface ConstrainedRunOptions {
 }
 
 /** Sends each (prompt, constraint) as its own session in one engine; returns every reply in order. */
-export async function runConstrained(runner: ModelRunner, turns: { prompt: string; constraint?: OutputConstraint }[], options: ConstrainedRunOptions = {}): Promise<ConstrainedReply[]> {
+export async function runConstrained(runner: ModelRunner, turns: ConstrainedTurn[], options: ConstrainedRunOptions = {}): Promise<ConstrainedReply[]> {
   const engine = new EngineCore({
     runner,
     tokenizer: byteTokenizer(),
@@ -59,17 +68,19 @@ export async function runConstrained(runner: ModelRunner, turns: { prompt: strin
   });
   const ids = turns.map((t, i) =>
     engine.createSession({
-      maxNewTokens: options.maxNewTokens ?? 200,
-      seed: 100 + i,
+      maxNewTokens: options.maxNewTokens ?? 1000,
+      seed: t.seed ?? 100 + i,
       sampling: { temperature: options.temperature ?? 1, ...options.sampling, ...(t.constraint ? { constraint: t.constraint } : {}) },
     }),
   );
+  const drafted = ids.map(() => 0);
+  engine.subscribe((e) => e.rows.forEach((row) => (drafted[ids.indexOf(row.sessionId)]! += row.numDrafted ?? 0)));
   ids.forEach((id, i) => engine.send(id, turns[i]!.prompt));
   while (await engine.step());
   const replies: ConstrainedReply[] = [];
-  for (const id of ids) {
+  for (const [i, id] of ids.entries()) {
     const r = await engine.waitForTurn(id);
-    replies.push({ text: r.text, ids: r.outputTokenIds, finishReason: r.finishReason, ...(r.error !== undefined ? { error: r.error } : {}) });
+    replies.push({ text: r.text, ids: r.outputTokenIds, finishReason: r.finishReason, ...(r.error !== undefined ? { error: r.error } : {}), numDrafted: drafted[i]! });
   }
   await engine.dispose();
   return replies;
