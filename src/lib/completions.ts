@@ -290,6 +290,7 @@ const PARAM_OF_OPTION: Record<string, string> = {
   'sampling.repetitionPenalty': 'repetition_penalty',
   'sampling.logitBias': 'logit_bias',
   'sampling.logprobs': 'top_logprobs',
+  'sampling.constraint': 'response_format',
   seed: 'seed',
   stopStrings: 'stop',
   systemPrompt: 'messages',

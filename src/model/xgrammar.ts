@@ -19,8 +19,13 @@ let stderrLines: string[] | null = null;
  */
 function loadXGrammar(): Promise<XGrammar> {
   loading ??= (async () => {
-    const g = globalThis as { process?: { versions?: { node?: string } }; require?: unknown; __filename?: unknown };
+    const g = globalThis as { process?: { versions?: { node?: string } }; require?: unknown; __filename?: unknown; exports?: unknown; module?: unknown };
     const lend = g.process?.versions?.node !== undefined && g.require === undefined;
+    // its UMD wrapper writes to a global CommonJS `exports` where one exists (Node's eval workers
+    // have one), which no import can read: hidden while it loads, so it sets globalThis.xgrammar
+    const commonJs = { exports: g.exports, module: g.module };
+    if (commonJs.exports !== undefined) g.exports = undefined;
+    if (commonJs.module !== undefined) g.module = undefined;
     if (lend) {
       g.require = (name: string) => {
         if (name === 'url') return { pathToFileURL: (path: string) => new URL(`file://${path}`) };
@@ -41,6 +46,8 @@ function loadXGrammar(): Promise<XGrammar> {
       (await lib.TokenizerInfo.createTokenizerInfo([''], 'raw', false, 1)).dispose();
       return lib;
     } finally {
+      if (commonJs.exports !== undefined) g.exports = commonJs.exports;
+      if (commonJs.module !== undefined) g.module = commonJs.module;
       console.error = consoleError;
       if (lend) {
         delete g.require;
@@ -120,6 +127,23 @@ export class XGrammarCompiler implements ConstraintCompiler {
         return this.compiler.compileStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: c.pattern } });
     }
   }
+}
+
+/**
+ * XGrammar for a loaded model, built at the first compile (its TokenizerInfo preprocesses every
+ * token, which a model nobody constrains should not pay for), then kept for the model's life.
+ */
+export function lazyXGrammar(tokenizer: object, vocabSize: number): ConstraintCompiler {
+  let built: Promise<XGrammarCompiler> | null = null;
+  const source = tokenizer as { grammarVocabulary?: (rows: number) => GrammarVocabulary };
+  return {
+    vocabSize,
+    compile(c) {
+      if (typeof source.grammarVocabulary !== 'function') return Promise.reject(new Error("this model's tokenizer gives no vocabulary a grammar can read"));
+      built ??= XGrammarCompiler.create(source.grammarVocabulary(vocabSize), vocabSize);
+      return built.then((compiler) => compiler.compile(c));
+    },
+  };
 }
 
 /**

@@ -93,6 +93,12 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
     this.connected();
     // the server's stream is read as text: its tokens' logprobs never reach the step events
     if (options.sampling?.logprobs !== undefined) throw new InvalidOptionError('sampling.logprobs', options.sampling.logprobs, 'absent: a server backend does not return logprobs');
+    // JSON mode and schemas go to the server as response_format; an EBNF grammar (XGrammar's
+    // dialect, not llama.cpp's GBNF) or a regex has no field both servers read alike
+    const constraint = options.sampling?.constraint as { kind?: unknown } | undefined;
+    if (constraint !== undefined && constraint.kind !== 'json_object' && constraint.kind !== 'json_schema') {
+      throw new InvalidOptionError('sampling.constraint', constraint.kind, "json_object or json_schema: a server backend forwards only OpenAI's response formats");
+    }
     return this.sessions.create(options).sessionId;
   }
 
