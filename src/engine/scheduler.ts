@@ -113,9 +113,10 @@ export class Scheduler {
     return this.running.length > 0 || this.pendingFinished.length > 0 || this.waiting.some((r) => r.cancelRequested || r.constraint?.status !== 'compiling');
   }
 
-  /** Resolves when some compile in progress settles; null when none is. */
+  /** Resolves when some compile in progress settles; null when no waiting request awaits one. */
   whenConstraintSettles(): Promise<void> | null {
-    return this.compiling.size > 0 ? Promise.race(this.compiling) : null;
+    const awaited = this.compiling.size > 0 && this.waiting.some((r) => r.constraint?.status === 'compiling');
+    return awaited ? Promise.race(this.compiling) : null;
   }
 
   addRequest(params: RequestParams): Request {
