@@ -15,7 +15,8 @@ const port = Number(process.env.COHORT_PORT ?? 4173);
  */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
-  "script-src 'self'",
+  // WebAssembly compiles (XGrammar's, for response_format) need 'wasm-unsafe-eval'; JS eval stays off
+  "script-src 'self' 'wasm-unsafe-eval'",
   "worker-src 'self'",
   "connect-src 'self' https: http:",
   "img-src 'self' data: blob:",

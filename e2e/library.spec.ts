@@ -170,6 +170,25 @@ test('tools: a required call comes back as tool_calls, streamed as deltas and wh
   expect(bad.outcomes[0]!.error?.message).toMatch(/messages\[1\]/);
 });
 
+test('response_format json_schema: n: 3 sampled replies parse as the schema, streamed and not; a schema XGrammar refuses is a 400 naming response_format', async () => {
+  const schema = { type: 'object', properties: { code: { enum: ['MAPLE', 'OAK', 'PINE'] }, number: { type: 'integer', minimum: 1000, maximum: 9999 } }, required: ['code', 'number'] };
+  const spec = ask('IMPORTANT: the secret code is MAPLE-7890. Question: what is the secret code? Answer:', { temperature: 1, seed: 9, n: 3, max_tokens: 300, response_format: { type: 'json_schema', json_schema: { name: 'secret', schema, strict: true } } });
+  const [streamedRun, whole] = [await runRequests(page, [spec]), await runRequests(page, [{ ...spec, stream: false }])];
+  for (const run of [streamedRun, whole]) {
+    const outcome = run.outcomes[0]!;
+    expect(outcome.error).toBeNull();
+    expect(outcome.finishReasons).toEqual(['stop', 'stop', 'stop']);
+    for (const text of outcome.texts) {
+      const reply = JSON.parse(text) as { code: string; number: number };
+      expect(['MAPLE', 'OAK', 'PINE']).toContain(reply.code);
+      expect(Number.isInteger(reply.number) && reply.number >= 1000 && reply.number <= 9999).toBe(true);
+    }
+  }
+  expect(streamedRun.outcomes[0]!.texts).toEqual(whole.outcomes[0]!.texts);
+  const bad = await runRequests(page, [ask('hi', { response_format: { type: 'json_schema', json_schema: { name: 'bad', schema: { type: 'nope' } } } })]);
+  expect(bad.outcomes[0]!.error?.message).toMatch(/response_format/);
+});
+
 test('the second turn of a resent conversation reports cached_tokens > 0', async () => {
   const [c] = makeNiahSuite(5, 1, 300, 300);
   const user = { role: 'user' as const, content: c!.prompt };

@@ -2,6 +2,7 @@
 // yielding to the event loop between steps and idling when nothing is runnable. No worker or UI wiring.
 import { BlockPool } from './block-pool';
 import type { TurnMessages } from './chat-messages';
+import { ConstraintCache, type ConstraintCompiler } from './constraints';
 import type { EngineMode, StepEvent } from './events';
 import { KVCacheManager } from './kv-manager';
 import { Listeners } from './listeners';
@@ -31,6 +32,11 @@ export interface EngineCoreOptions {
    * and a runner without maxDraftTokens is never sent drafts.
    */
   speculation?: Speculation;
+  /**
+   * Compiles output constraints for this model's vocabulary (XGrammar's in src/model); absent: a
+   * session with a constraint has its turns end with an error.
+   */
+  constraints?: ConstraintCompiler;
   /** Clock in ms (default performance.now). */
   now?: () => number;
   /** Steps only run when step() is called (tests drive the engine one step at a time). */
@@ -45,6 +51,8 @@ export class EngineCore {
   readonly kv: KVCacheManager;
   readonly scheduler: Scheduler;
   readonly sessions: SessionRegistry;
+  /** Compiled output constraints of this model, shared by every request (null: none can be compiled). */
+  readonly constraints: ConstraintCache | null;
   private readonly now: () => number;
   private readonly manualSteps: boolean;
   private readonly listeners = new Listeners<StepEvent>('step');
@@ -70,6 +78,7 @@ export class EngineCore {
     this.pool = new BlockPool(runner.numBlocks, runner.blockSize);
     const windowGroup = runner.windowGroup ? { pool: new BlockPool(runner.windowGroup.numBlocks, runner.blockSize), window: runner.windowGroup.window } : null;
     this.kv = new KVCacheManager(this.pool, { enablePrefixCaching: options.enablePrefixCaching, windowGroup });
+    this.constraints = options.constraints ? new ConstraintCache(options.constraints) : null;
     this.scheduler = new Scheduler(this.kv, options.tokenizer, {
       maxTokensPerStep: Math.min(options.maxTokensPerStep ?? 512, runner.maxTokensPerStep),
       maxRows: Math.min(options.maxRows ?? DEFAULT_MAX_ROWS, runner.maxRows),
@@ -78,7 +87,9 @@ export class EngineCore {
       maxDraftTokens: runner.maxDraftTokens ?? 0,
       speculation: validateSpeculation(options.speculation ?? 'auto'),
       stepBudget: validateStepBudget(options.stepBudget ?? null),
+      constraints: this.constraints,
     });
+    this.scheduler.onConstraintSettled = () => this.wake();
     this.sessions = new SessionRegistry(this.scheduler, options.tokenizer, options.chatTemplate, options.firstSessionNumber);
   }
 
@@ -215,6 +226,8 @@ export class EngineCore {
   }
 
   private async runStep(): Promise<StepEvent | null> {
+    // manual steps wait out a compile when it is all there is (the loop is woken by it instead)
+    for (let settling = this.scheduler.whenConstraintSettles(); this.manualSteps && settling && !this.scheduler.hasWork(); settling = this.scheduler.whenConstraintSettles()) await settling;
     if (this.disposed || this.suspended || !this.scheduler.hasWork()) return null;
     const startedAtMs = this.now();
     const plan = this.scheduler.schedule();
@@ -227,6 +240,7 @@ export class EngineCore {
       let result: StepResult | undefined;
       let failure: unknown;
       try {
+        await this.scheduler.fillConstraintMasks(plan);
         result = await this.runner.execute(plan);
       } catch (err) {
         failure = err;

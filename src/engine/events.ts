@@ -62,9 +62,10 @@ export interface FinishedEvent {
 /**
  * Why a request is not in the cohort: 'queued' behind earlier arrivals (row cap, token budget,
  * serialized mode); 'kv-full' the pool has no room for it yet; 'preempted' evicted to make room
- * for earlier requests, it will recompute its KV when readmitted.
+ * for earlier requests, it will recompute its KV when readmitted; 'grammar' its output constraint
+ * is being compiled (it joins once ready).
  */
-export type WaitReason = 'queued' | 'kv-full' | 'preempted';
+export type WaitReason = 'queued' | 'kv-full' | 'preempted' | 'grammar';
 
 export interface WaitingEvent {
   sessionId: string;

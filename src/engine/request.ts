@@ -2,6 +2,7 @@
 // sampling and stop settings, output text. No block ids (the KV manager keeps those).
 import type { FinishReason } from './events';
 import { proposeDrafts } from './drafts';
+import type { RequestConstraint } from './constraints';
 import { OutputText } from './output-text';
 import { DEFAULT_SPECULATION, acceptanceRate, type Speculation } from './speculation';
 import type { SamplingParams, Tokenizer } from './types';
@@ -48,6 +49,8 @@ export class Request {
   numDraftAccepted = 0;
   finishReason?: FinishReason;
   error?: string;
+  /** The sampling's constraint being compiled, then its matcher (the scheduler sets it); null without. */
+  constraint: RequestConstraint | null = null;
   private readonly eosTokenIds: ReadonlySet<number>;
   private readonly output: OutputText;
 

@@ -2,6 +2,7 @@
 // budget (step-budget.ts sizes the chunks), preempts when the KV pool says no, and applies the
 // runner's sampled tokens; decode rows' drafts and their verification are draft-rows.ts. It never
 // sees buffers or sessions' text.
+import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } from './constraints';
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import { tokenLogprobs } from './token-logprobs';
 import type { KVCacheManager } from './kv-manager';
@@ -32,6 +33,8 @@ export interface SchedulerConfig extends Partial<SchedulerSettings> {
   maxRows: number;
   /** Positions one request may reach (the model's or runner's context); default: the KV pool. */
   maxContextTokens?: number;
+  /** Compiles requests' output constraints (absent: a constrained request ends with an error). */
+  constraints?: ConstraintCache | null;
 }
 
 /** The step being scheduled: its entries and what is left of its budgets. */
@@ -76,11 +79,17 @@ export class Scheduler {
   /** The last schedule() could not admit the head of the queue for lack of KV blocks, or preempted. */
   private memoryBound = false;
   private nextArrivalSeq = 1;
+  private readonly constraints: ConstraintCache | null;
+  /** Compiles in progress: a request waits for its constraint outside the step loop. */
+  private readonly compiling = new Set<Promise<void>>();
+  /** Called when a constraint compile settles (the engine wakes its loop). */
+  onConstraintSettled: (() => void) | null = null;
 
   constructor(kv: KVCacheManager, tokenizer: Tokenizer, config: SchedulerConfig) {
     this.kv = kv;
     this.tokenizer = tokenizer;
     this.maxContextTokens = config.maxContextTokens ?? Infinity;
+    this.constraints = config.constraints ?? null;
     const { maxTokensPerStep, maxRows } = config;
     this.current = { maxTokensPerStep, maxRows, mode: config.mode ?? 'batched', stepBudget: config.stepBudget ?? null, maxDraftTokens: config.maxDraftTokens ?? 0, speculation: config.speculation ?? DEFAULT_SPECULATION };
     this.configure({});
@@ -121,9 +130,15 @@ export class Scheduler {
     return this.requests.get(requestId);
   }
 
-  /** True while a step would do anything (run rows or report finished requests). */
+  /** True while a step would do anything (run rows or report finished requests); a compiling request waits outside steps. */
   hasWork(): boolean {
-    return this.waiting.length > 0 || this.running.length > 0 || this.pendingFinished.length > 0;
+    return this.running.length > 0 || this.pendingFinished.length > 0 || this.waiting.some((r) => r.cancelRequested || r.constraint?.status !== 'compiling');
+  }
+
+  /** Resolves when some compile in progress settles; null when no waiting request awaits one. */
+  whenConstraintSettles(): Promise<void> | null {
+    const awaited = this.compiling.size > 0 && this.waiting.some((r) => r.constraint?.status === 'compiling');
+    return awaited ? Promise.race(this.compiling) : null;
   }
 
   addRequest(params: RequestParams): Request {
@@ -138,6 +153,7 @@ export class Scheduler {
       this.finish(request, 'error', `prompt of ${request.numPromptTokens} tokens does not fit the model's context of ${this.maxContextTokens} tokens`);
     } else {
       this.waiting.push(request);
+      if (request.sampling.constraint) this.startConstraint(request, request.sampling.constraint);
     }
     return request;
   }
@@ -152,6 +168,7 @@ export class Scheduler {
     if (this.inFlight) throw new Error(`step ${this.inFlight.stepIndex} is still in flight`);
     for (const request of [...this.waiting, ...this.running]) {
       if (request.cancelRequested) this.finish(request, 'cancelled');
+      else if (request.constraint?.status === 'failed') this.finish(request, 'error', request.constraint.error);
     }
     const { maxTokensPerStep, stepBudget, maxDraftTokens, speculation } = this.current;
     const rowCap = this.rowCap;
@@ -168,11 +185,13 @@ export class Scheduler {
       if (request.status === 'running') this.scheduleRunning(request, step); // else preempted earlier in this pass
     }
 
-    // Then waiting requests in arrival order, head of line first (no skipping: no starvation).
+    // Then waiting requests in arrival order, head of line first (no skipping, so no starvation;
+    // only a request whose constraint is still compiling lets those behind it go first).
     // A step that had to preempt admits nobody: memory is tight, let running requests finish.
     this.memoryBound = step.preempted;
-    while (!step.preempted && !step.outOfTime && this.waiting.length > 0 && step.tokensLeft > 0 && this.running.length < rowCap) {
-      if (!this.admit(this.waiting[0], step)) break;
+    for (let at = 0; !step.preempted && !step.outOfTime && at < this.waiting.length && step.tokensLeft > 0 && this.running.length < rowCap; ) {
+      if (this.waiting[at]!.constraint?.status === 'compiling') at++;
+      else if (!this.admit(at, step)) break;
     }
 
     // Drafts last: they only use what the rows above left of the token and time budgets.
@@ -212,8 +231,9 @@ export class Scheduler {
     if (isChunk) step.prefillTokens += numNewTokens;
   }
 
-  /** Admits the head of the queue from its cached prefix on, if the time budget and the KV pool let it; false if not. */
-  private admit(request: Request, step: StepInProgress): boolean {
+  /** Admits the waiting request at `at` (the first not compiling) from its cached prefix on, if the time budget and the KV pool let it; false if not. */
+  private admit(at: number, step: StepInProgress): boolean {
+    const request = this.waiting[at]!;
     const cachedPrefix = this.kv.findCachedPrefix(request.tokenIds);
     const numCachedTokens = cachedPrefix.length * this.kv.blockSize;
     const timeLimit = step.sizer.chunkLimit(numCachedTokens, step.prefillTokens, () => shapeOf(step.scheduled, this.shape));
@@ -223,7 +243,7 @@ export class Scheduler {
       this.memoryBound = true;
       return false;
     }
-    this.waiting.shift();
+    this.waiting.splice(at, 1);
     request.status = 'running';
     request.numComputedTokens = numCachedTokens;
     if (request.numPreemptions === 0) request.numCachedTokens = numCachedTokens;
@@ -232,6 +252,18 @@ export class Scheduler {
     step.tokensLeft -= numNewTokens;
     step.prefillTokens += numNewTokens;
     return true;
+  }
+
+  /**
+   * Fills the plan's constrained sampling rows' bitmasks (constraints.ts fillRowBitmask) from their
+   * matchers: between schedule() and the runner, off the scheduler's synchronous part.
+   */
+  async fillConstraintMasks(plan: StepPlan): Promise<void> {
+    const entries = this.inFlight?.stepIndex === plan.stepIndex ? this.inFlight.entries : [];
+    for (let i = 0; i < plan.rows.length; i++) {
+      const matcher = entries[i]?.request.constraint?.matcher;
+      if (matcher && plan.rows[i]!.sample) await fillRowBitmask(plan.rows[i]!, matcher, maskWords(this.constraints!.compiler.vocabSize));
+    }
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
@@ -270,6 +302,17 @@ export class Scheduler {
   /** Appends a row's sampled tokens (draft-rows.ts), ending the turn where a rule says so. */
   private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array, logprobs: readonly SampledLogprobs[] | undefined): void {
     const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
+    const matcher = request.constraint?.matcher;
+    if (matcher && !run.error) {
+      // the sampled tokens were drawn under the row's masks, so the matcher takes each one
+      const refused = run.tokenIds.find((id) => !matcher.acceptToken(id));
+      if (refused !== undefined) {
+        run.finishReason = 'error';
+        run.error = `response_format: token ${refused} was sampled outside the constraint`;
+      } else if (matcher.isTerminated() && !run.finishReason) {
+        run.finishReason = 'stop'; // the constraint ended the reply on a stop token the request does not end on
+      }
+    }
     if (request.sampling.logprobs !== undefined && !run.error) {
       const rowLogprobs = tokenLogprobs(this.tokenizer, run.tokenIds, run.finishReason === 'eos', logprobs);
       if (rowLogprobs) {
@@ -348,7 +391,7 @@ export class Scheduler {
     return this.waiting.map((request) => ({
       sessionId: request.sessionId,
       requestId: request.requestId,
-      reason: request.numPreemptions > 0 ? 'preempted' : this.memoryBound ? 'kv-full' : 'queued',
+      reason: request.constraint?.status === 'compiling' ? 'grammar' : request.numPreemptions > 0 ? 'preempted' : this.memoryBound ? 'kv-full' : 'queued',
     }));
   }
 
@@ -358,6 +401,18 @@ export class Scheduler {
     const victims = [...this.running].reverse();
     for (const victim of victims) this.preempt(victim, []);
     return victims.length;
+  }
+
+  /** Compiles a request's constraint off the step loop; the request waits until it settles. */
+  private startConstraint(request: Request, c: NonNullable<Request['sampling']['constraint']>): void {
+    const constraint = new RequestConstraint();
+    request.constraint = constraint;
+    const settled = new Promise<void>((resolve) => constraint.start(this.constraints, c, resolve));
+    this.compiling.add(settled);
+    void settled.then(() => {
+      this.compiling.delete(settled);
+      this.onConstraintSettled?.();
+    });
   }
 
   /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
@@ -380,6 +435,7 @@ export class Scheduler {
     this.kv.free(request.requestId);
     this.requests.delete(request.requestId);
     request.status = 'finished';
+    request.constraint?.dispose();
     request.finishReason = reason;
     request.error = error;
     this.pendingFinished.push({

@@ -1,5 +1,6 @@
 // SessionOptions, the bounds of every option and the one check of them, run where a session is
 // created so every host (worker, Node, library) refuses the same values. Not the UI's limits.
+import { validateConstraint } from './constraints';
 import { InvalidOptionError } from './errors';
 import { MAX_LOGIT_BIAS, MAX_LOGIT_BIAS_ENTRIES, MAX_PENALTY, MAX_REPETITION_PENALTY, MAX_TOP_LOGPROBS } from './penalties';
 import { validateSpeculation, type Speculation } from './speculation';
@@ -47,7 +48,7 @@ export function sessionSampling(options: SessionOptions, sessionNumber: number):
     topK: options.sampling?.topK ?? 0,
     topP: options.sampling?.topP ?? 1,
     seed: options.seed ?? options.sampling?.seed ?? sessionNumber,
-    ...optional(options.sampling, ['frequencyPenalty', 'presencePenalty', 'repetitionPenalty', 'logitBias', 'logprobs']),
+    ...optional(options.sampling, ['frequencyPenalty', 'presencePenalty', 'repetitionPenalty', 'logitBias', 'logprobs', 'constraint']),
   };
 }
 
@@ -107,6 +108,7 @@ export function validateSessionOptions(options: SessionOptions): void {
     }
     if (seed !== undefined) checkSeed('sampling.seed', seed);
     checkPenalties(sampling);
+    if (sampling.constraint !== undefined) validateConstraint(sampling.constraint);
   }
   if (options.systemPrompt !== undefined && typeof options.systemPrompt !== 'string') {
     throw new InvalidOptionError('systemPrompt', options.systemPrompt, 'a string');

@@ -1,6 +1,12 @@
 // The engine's contracts: what a step asks of a ModelRunner and what comes back, plus the
 // Tokenizer/ChatTemplate seams. Data only: no buffers, no GPU, no DOM.
 
+/**
+ * An output constraint: the reply must match it (constraints.ts; compiled by a ConstraintCompiler,
+ * XGrammar's in src/model). `schema` is a JSON Schema as JSON text; compiles are cached by kind + text.
+ */
+export type OutputConstraint = { kind: 'json_object' } | { kind: 'json_schema'; schema: string } | { kind: 'ebnf'; grammar: string } | { kind: 'regex'; pattern: string };
+
 /** Per-session sampling settings. temperature 0 = greedy (argmax, lowest id on ties). */
 export interface SamplingParams {
   temperature: number;
@@ -29,12 +35,9 @@ export interface SamplingParams {
    * from the distribution the token was drawn from (logprobs.ts); absent: none.
    */
   logprobs?: number;
-  /** Restricts the output to a grammar (JSON, a JSON schema, EBNF or a regex); absent: none. */
+  /** Only tokens the constraint allows are sampled (StepRow.tokenBitmask); absent: any token. */
   constraint?: OutputConstraint;
 }
-
-/** What a constrained row's output must match: `schema` is JSON Schema as JSON text; compiled and cached by kind + text. */
-export type OutputConstraint = { kind: 'json_object' } | { kind: 'json_schema'; schema: string } | { kind: 'ebnf'; grammar: string } | { kind: 'regex'; pattern: string };
 
 /** One row of a step: one session's contiguous run of tokens at positions startPos.. */
 export interface StepRow {
@@ -68,6 +71,13 @@ export interface StepRow {
   penaltyTokens?: Int32Array;
   /** Of penaltyTokens, how many are the prompt (the rest are output); present with it. */
   numPromptTokens?: number;
+  /**
+   * [(numDraftTokens + 1) * maskWords(vocab)] the tokens a constrained row may sample at each of its
+   * sampled positions (after the last known token, then after each draft), one bit per token id,
+   * bit (id & 31) of word (id >> 5), set = allowed: present on a sampling row whose sampling has a
+   * constraint. Runners set every other token's logit to MASKED_LOGIT (constraints.ts) first.
+   */
+  tokenBitmask?: Int32Array;
 }
 
 /** Plain data handed from scheduler to runner; the runner never chooses rows. */

@@ -2,6 +2,7 @@
 // metadata, readback), sized once for maxTokensPerStep, maxRows and the sampled positions. Not the weights or KV pool.
 import type { ModelConfig } from '../model/desc';
 import { SAMPLE_HIST_WORDS } from './sample-plan';
+import { maskWords } from '../engine/constraints';
 import { ATTENTION_ITEM_WORDS, PENALTY_ENTRY_WORDS, PENALTY_INFO_WORDS, ROW_INFO_WORDS, SAMPLE_INFO_WORDS, SAMPLE_LOGPROB_WORDS, TOKEN_INFO_WORDS } from './step-meta';
 
 export interface ActivationSizes {
@@ -52,6 +53,8 @@ export class Activations {
   readonly logprobOut: GPUBuffer; // [maxSampled, SAMPLE_LOGPROB_WORDS] f32 logprob slots of the positions that ask
   readonly penaltyInfo: GPUBuffer; // [maxSampled, PenaltyInfo] the penalized positions
   readonly penaltyEntries: GPUBuffer; // [maxPenaltyEntries, Entry] the penalized rows' entries
+  readonly maskPositions: GPUBuffer; // [maxSampled] u32 the constrained positions' logits rows
+  readonly masks: GPUBuffer; // [maxSampled, ceil(vocab / 32)] u32 their token bitmasks
   readonly tokens: GPUBuffer; // [maxTokens, TokenInfo]
   readonly rowInfo: GPUBuffer; // [maxRows, RowInfo]
   readonly attentionItems: GPUBuffer; // [maxAttentionItems, WorkItem] paged attention's work items
@@ -103,6 +106,8 @@ export class Activations {
     this.logprobOut = f32('logprobOut', s.maxSampled * SAMPLE_LOGPROB_WORDS);
     this.penaltyInfo = make('penaltyInfo', s.maxSampled * PENALTY_INFO_WORDS * 4);
     this.penaltyEntries = make('penaltyEntries', s.maxPenaltyEntries * PENALTY_ENTRY_WORDS * 4);
+    this.maskPositions = make('maskPositions', s.maxSampled * 4);
+    this.masks = make('masks', s.maxSampled * maskWords(c.vocabSize) * 4);
     this.tokens = make('tokens', T * TOKEN_INFO_WORDS * 4);
     this.rowInfo = make('rowInfo', s.maxRows * ROW_INFO_WORDS * 4);
     this.attentionItems = make('attentionItems', s.maxAttentionItems * ATTENTION_ITEM_WORDS * 4);

@@ -10,8 +10,8 @@ import type { PipelineCache } from './pipeline-cache';
 import { samplerShape } from './sample-plan';
 import type { GpuMatrix, GpuWeights, QkvOutput } from './weights';
 
-/** Step sizes a dispatch depends on: tokens fed, positions sampling (and of those, the ones whose sampler gathers, and the ones with penalties or bias), attention's work items. */
-export type Counts = { numTokens: number; numSampled: number; numGathered: number; numPenalized: number; numAttentionItems: number; numMergeItems: number };
+/** Step sizes a dispatch depends on: tokens fed, positions sampling (and of those, the ones whose sampler gathers, the ones with penalties or bias, the constrained ones), attention's work items. */
+export type Counts = { numTokens: number; numSampled: number; numGathered: number; numPenalized: number; numMasked: number; numAttentionItems: number; numMergeItems: number };
 
 export interface Dispatch {
   label: string;
@@ -56,6 +56,8 @@ const SLOT_BYTES = 256; // minUniformBufferOffsetAlignment's largest allowed val
 const SLOT_WORDS = SLOT_BYTES / 4;
 const MAX_GROUPS = 65535;
 const ELEMENTWISE_WORKGROUP = 64;
+/** token_mask.wgsl's lanes per workgroup: 256 token ids, 8 mask words. */
+const TOKEN_MASK_WORKGROUP = 256;
 
 /** Spreads n workgroups over x (<= 65535) and y; kernels rebuild the index and guard the tail. */
 function spread(n: number, out: Uint32Array): void {
@@ -100,7 +102,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   /** Registers a slot of `kernel`'s Params, recomputed from each step's counts. */
   const slot = <K extends KernelName>(kernel: K, values: (cnt: Counts) => ParamValues<K>): Slot => {
     const fields: readonly (readonly [string, string])[] = KERNELS[kernel].params;
-    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numGathered: 0, numPenalized: 0, numAttentionItems: 0, numMergeItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
+    const stray = Object.keys(values({ numTokens: 0, numSampled: 0, numGathered: 0, numPenalized: 0, numMasked: 0, numAttentionItems: 0, numMergeItems: 0 })).filter((name) => !fields.some(([field]) => field === name));
     if (stray.length > 0) throw new Error(`${kernel} Params has no field ${stray.join(', ')}`);
     fills.push((cnt, u, f, b) => packParams(kernel, values(cnt), u, f, b));
     return { kernel, offset: (fills.length - 1) * SLOT_BYTES };
@@ -194,6 +196,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const slotsSampleLevel = Array.from({ length: sampler.numLevels + 1 }, (_, level) => slot('sample', (cnt) => samplerParams(cnt, level)));
   const slotSampleFinish = slot('sample_finish', (cnt) => samplerParams(cnt, 0));
   const slotPenalties = slot('penalties', (cnt) => ({ numPenalized: cnt.numPenalized, vocab: c.vocabSize }));
+  const slotTokenMask = slot('token_mask', (cnt) => ({ numMasked: cnt.numMasked, vocab: c.vocabSize, words: Math.ceil(c.vocabSize / 32) }));
 
   const paramsBuffer = device.createBuffer({ label: 'params', size: fills.length * SLOT_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   const mirror = new ArrayBuffer(fills.length * SLOT_BYTES);
@@ -296,6 +299,12 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   });
   normOp(tailSpecs, 'final_norm', slotFinalNorm, act.x, w.finalNorm, act.hLast, sampledRows, true);
   matmulOp(tailSpecs, 'lm_head', { params: slotMmLm, x: act.hLast, m: w.lmHead, y: act.logits, count: sampledRows });
+  // constrained positions' forbidden tokens masked first (token_mask.wgsl: lanes along the
+  // vocabulary, a grid row per such position), run only in steps that have one
+  add(tailSpecs, 'token_mask', want('token_mask', { WORKGROUP_SIZE: TOKEN_MASK_WORKGROUP }), slotTokenMask, { logits: buf(act.logits), positions: buf(act.maskPositions), masks: buf(act.masks) }, (cnt, out) => {
+    out[0] = cnt.numMasked > 0 ? Math.ceil(c.vocabSize / TOKEN_MASK_WORKGROUP) : 0;
+    out[1] = cnt.numMasked;
+  }, true);
   // bias and penalties written into the logits of the positions that use them: a pass of its own
   // (a workgroup per such position, so its cost follows their entries, not the vocabulary), run
   // only in steps that have one, so other steps pay nothing and the sampler stays one kernel

@@ -162,7 +162,8 @@ describe('GpuRunner buffer sizing', () => {
     try {
       // A sampled position costs its logits and its sampling weights ([vocab] f32 each), the
       // sampler's state and radix counts (a fixed size whatever the vocabulary) plus a few small
-      // entries: no third [vocab] for a logits readback (testing/step-probe.ts makes its own).
+      // entries (a constraint's token mask: a bit per id): no third [vocab] for a logits readback
+      // (testing/step-probe.ts makes its own).
       // A row also holds room for its penalty entries (16 bytes an id it may penalize).
       const samplerBytes = 4 * (SAMPLE_HIST_WORDS + samplerShape(model.config.vocabSize, byDefault.kernelSetting).stateWords);
       const penaltyBytes = 4 * PENALTY_ENTRY_WORDS * maxPenaltyEntriesPerRow(model.config.vocabSize, byDefault.maxContext);

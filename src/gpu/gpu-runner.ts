@@ -292,6 +292,11 @@ export class GpuRunner implements ModelRunner {
         queue.writeBuffer(act.sampleInfo, 0, meta.sampleInfo.buffer, 0, counts.numSampled * SAMPLE_INFO_WORDS * 4);
         queue.writeBuffer(act.sampleTokens, 0, meta.sampleTokens.buffer, 0, counts.numSampled * 4);
       }
+      if (counts.numMasked > 0) {
+        // the constrained positions' masks: one upload for the step, only in steps that have one
+        queue.writeBuffer(act.maskPositions, 0, meta.maskPositions.buffer, 0, counts.numMasked * 4);
+        queue.writeBuffer(act.masks, 0, meta.masks);
+      }
       if (counts.numPenalized > 0) {
         queue.writeBuffer(act.penaltyInfo, 0, meta.penaltyInfo.buffer, 0, counts.numPenalized * PENALTY_INFO_WORDS * 4);
         if (meta.numPenaltyEntries > 0) queue.writeBuffer(act.penaltyEntries, 0, meta.penaltyEntries.buffer, 0, meta.numPenaltyEntries * PENALTY_ENTRY_WORDS * 4);
@@ -355,7 +360,7 @@ export class GpuRunner implements ModelRunner {
   /** The packed step's sizes, as the dispatches' grids and params read them. */
   private counts(): Counts {
     const { meta } = this;
-    return { numTokens: meta.numTokens, numSampled: meta.numSampled, numGathered: meta.numGathered, numPenalized: meta.numPenalized, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
+    return { numTokens: meta.numTokens, numSampled: meta.numSampled, numGathered: meta.numGathered, numPenalized: meta.numPenalized, numMasked: meta.numMasked, numAttentionItems: meta.numAttentionItems, numMergeItems: meta.numMergeItems };
   }
 
   /** Fills this.grid for d; false when it has no workgroups. */

@@ -147,6 +147,12 @@ export const KERNELS = {
     bindings: [['params', 'uniform'], ['logits', 'write'], ['tokens', 'read'], ['infos', 'read'], ['entries', 'read']],
     params: [['numPenalized', 'u32'], ['vocab', 'u32'], ['pad0', 'u32'], ['pad1', 'u32']],
   },
+  // an output constraint's bitmask into the logits of the constrained positions, before penalties
+  token_mask: {
+    file: 'token_mask',
+    bindings: [['params', 'uniform'], ['logits', 'write'], ['positions', 'read'], ['masks', 'read']],
+    params: [['numMasked', 'u32'], ['vocab', 'u32'], ['words', 'u32'], ['pad0', 'u32']],
+  },
   // sample.wgsl's level passes (level 0: the chunks' argmax and first histogram; the last: the gather)
   sample: {
     file: 'sample',

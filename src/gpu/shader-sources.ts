@@ -8,6 +8,7 @@ import rmsNorm from '../../shaders/rms_norm.wgsl?raw';
 import ropeKvWrite from '../../shaders/rope_kv_write.wgsl?raw';
 import sample from '../../shaders/sample.wgsl?raw';
 import swiglu from '../../shaders/swiglu.wgsl?raw';
+import tokenMask from '../../shaders/token_mask.wgsl?raw';
 import type { ShaderSource } from './pipeline-cache';
 
 const SOURCES: Record<string, string> = {
@@ -18,6 +19,7 @@ const SOURCES: Record<string, string> = {
   paged_attention: pagedAttention,
   swiglu,
   penalties,
+  token_mask: tokenMask,
   sample,
 };
 

@@ -1,6 +1,7 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
 // items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
 import type { StepPlan, StepRow } from '../engine/types';
+import { maskWords } from '../engine/constraints';
 import { hasPenalties, inverseRepetitionPenalty, maxPenaltyEntriesPerRow, penaltyEntries } from '../engine/penalties';
 import { inverseTemperature } from '../engine/sample-numerics';
 import { numSampledPositions, sampledPosition, sampledTokenIndex } from '../engine/sampled-positions';
@@ -109,6 +110,12 @@ export class StepMeta {
   /** Positions sampled with penalties or bias (penaltyInfo entries) and the entries they share (per row). */
   numPenalized = 0;
   numPenaltyEntries = 0;
+  /** [maxSampled] the logits row (sampled index) of each constrained position, in sampled order */
+  readonly maskPositions: Uint32Array;
+  /** [maxSampled, maskWords(vocab)] their bitmasks, made at the first constrained step (most steps never need it) */
+  private maskRows: Uint32Array<ArrayBuffer> | null = null;
+  /** Sampled positions of constrained rows (token_mask.wgsl's grid y). */
+  numMasked = 0;
   /** Sampled positions whose rows ask for logprobs: the slots read back. */
   numLogprobSlots = 0;
   numTokens = 0;
@@ -140,6 +147,12 @@ export class StepMeta {
     this.penaltyInfo = new Uint32Array(maxSampled * PENALTY_INFO_WORDS);
     this.penaltyInfoF32 = new Float32Array(this.penaltyInfo.buffer);
     this.maxPenaltyEntries = limits.maxRows * maxPenaltyEntriesPerRow(limits.vocabSize, limits.maxPositions);
+    this.maskPositions = new Uint32Array(maxSampled);
+  }
+
+  /** [numMasked, maskWords(vocab)] of the last pack (empty before any step was constrained). */
+  get masks(): Uint32Array<ArrayBuffer> {
+    return this.maskRows?.subarray(0, this.numMasked * maskWords(this.limits.vocabSize)) ?? new Uint32Array(0);
   }
 
   /** [numPenaltyEntries, PENALTY_ENTRY_WORDS] of the last pack (empty before any step had penalties). */
@@ -173,6 +186,8 @@ export class StepMeta {
     let penalized = 0;
     let numEntries = 0;
     let logprobSlots = 0;
+    let masked = 0;
+    const words = maskWords(vocabSize);
     plan.rows.forEach((row, r) => {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
@@ -246,8 +261,16 @@ export class StepMeta {
         rowEntries = e.ids.length;
         numEntries += rowEntries;
       }
+      const mask = row.sample ? row.tokenBitmask : undefined;
+      if (mask && mask.length !== (k + 1) * words) throw new RangeError(`row ${row.sessionId}: tokenBitmask of ${mask.length} words, ${k + 1} positions of ${words} expected`);
       const topLogprobs = row.sampling.logprobs;
       for (let i = 0; i < numSampledPositions(row); i++, sampled++) {
+        if (mask) {
+          // the constraint's mask of this position (after i drafts), applied before penalties
+          this.maskRows ??= new Uint32Array(maxSampledPositions(this.limits) * words);
+          this.maskRows.set(new Uint32Array(mask.buffer, mask.byteOffset + i * words * 4, words), masked * words);
+          this.maskPositions[masked++] = sampled;
+        }
         if (penalties) {
           const o = penalized * PENALTY_INFO_WORDS;
           const repetition = Math.fround(row.sampling.repetitionPenalty ?? 1);
@@ -289,6 +312,7 @@ export class StepMeta {
     this.numPenalized = penalized;
     this.numPenaltyEntries = numEntries;
     this.numLogprobSlots = logprobSlots;
+    this.numMasked = masked;
   }
 
   /**

@@ -10,6 +10,8 @@ import type { ProgressCallback } from '../model/byte-source';
 import type { ModelDesc } from '../model/desc';
 import type { OpenedModel } from '../model/open-model';
 import { openModelSource, type SourceOptions } from '../model/open-source';
+import { lazyXGrammar } from '../model/xgrammar';
+import { validateConstraint } from '../engine/constraints';
 import type { EngineNotice, HostApi, LoadProgress, ModelInfo, ModelSource, SendInput, SessionId, SessionOptions } from '../protocol/api';
 import { MODEL_CHANGED, ModelChangedFailure, ModelLoadFailure, toLoadFailure } from '../protocol/load-errors';
 import { describeSource } from '../protocol/model-source';
@@ -87,7 +89,8 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
     const runner = await this.options.makeRunner(opened.desc, kv).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
     const firstSessionNumber = this.sessionsMade + 1;
-    const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget, firstSessionNumber });
+    const constraints = lazyXGrammar(opened.tokenizer, opened.desc.config.vocabSize);
+    const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget, firstSessionNumber, constraints });
     const info: ModelInfo = { ...describeModel(opened, runner, runner.kvCacheType ?? kv.kvCacheType), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
     const loaded: Loaded = { opened, kv, engine, info, firstSessionNumber, cutByLoad: new Set(), cutMessage: '' };
@@ -146,6 +149,17 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
       const vocabSize = loaded.info.vocabSize;
       const outside = Object.keys(bias).find((key) => /^[0-9]+$/.test(key) && Number(key) >= vocabSize);
       if (outside !== undefined) throw new InvalidOptionError('sampling.logitBias', outside, `token ids from 0 to ${vocabSize - 1} (the model's vocabulary)`);
+    }
+    // a constraint is compiled (and cached) before the session exists, so one that cannot be is
+    // refused here, naming the option, rather than ending the session's first turn
+    const constraint: unknown = options.sampling?.constraint;
+    if (constraint !== undefined && loaded.engine.constraints) {
+      validateConstraint(constraint);
+      const c = constraint as NonNullable<NonNullable<SessionOptions['sampling']>['constraint']>;
+      await loaded.engine.constraints.compile(c).catch((err: unknown) => {
+        throw new InvalidOptionError('sampling.constraint', c.kind, `a constraint XGrammar can compile (${err instanceof Error ? err.message : String(err)})`);
+      });
+      if (this.loaded !== loaded) throw new Error('the model changed while the response format compiled: send it again');
     }
     const id = loaded.engine.createSession(options);
     this.sessionsMade++;

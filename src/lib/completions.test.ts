@@ -243,6 +243,9 @@ describe('chat.completions over EngineApi', () => {
       [ask('hi', { logit_bias: { abc: 1 } }), 'logit_bias'],
       [ask('hi', { logit_bias: { '99999999': 1 } }), 'logit_bias'], // past the vocabulary
       [ask('hi', { logprobs: true, top_logprobs: 21 }), 'top_logprobs'],
+      [ask('hi', { response_format: { type: 'xml' } as never }), 'response_format'],
+      [ask('hi', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'nope' } } } }), 'response_format'], // XGrammar refuses it
+      [ask('hi', { response_format: { type: 'grammar', grammar: 'root ::= undefined_rule' } }), 'response_format'],
     ];
     for (const [params, param] of cases) {
       const err = await complete(params).catch((e: unknown) => e);
@@ -288,6 +291,27 @@ describe('chat.completions over EngineApi', () => {
     expect((await complete(plain)).choices[0]!.logprobs).toBeNull();
     const unpenalized = await complete({ ...params, frequency_penalty: 0, presence_penalty: 0, repetition_penalty: 1, logit_bias: null });
     expect(unpenalized.choices[0]!.message.content).not.toBe(whole.choices[0]!.message.content);
+  });
+
+  it('response_format json_schema: n: 4 sampled replies at temperature 1 each parse as the schema, streamed the same; a cut one says length', async () => {
+    const schema = { type: 'object', properties: { answer: { enum: ['yes', 'no'] }, score: { type: 'integer', minimum: 0, maximum: 99 }, tags: { type: 'array', items: { enum: ['a', 'b'] }, maxItems: 3 } }, required: ['answer', 'score', 'tags'] };
+    const params = ask('Is the sky blue? Reply in JSON.', { temperature: 1, seed: 5, n: 4, max_tokens: 400, response_format: { type: 'json_schema', json_schema: { name: 'verdict', schema, strict: true } } });
+    const whole = await complete(params);
+    expect(whole.choices).toHaveLength(4);
+    for (const choice of whole.choices) {
+      expect(choice.finish_reason, choice.message.content ?? '').toBe('stop');
+      const reply = JSON.parse(choice.message.content!) as { answer: string; score: number; tags: string[] };
+      expect(['yes', 'no']).toContain(reply.answer);
+      expect(Number.isInteger(reply.score) && reply.score >= 0 && reply.score <= 99).toBe(true);
+      expect(Object.keys(reply).sort()).toEqual(['answer', 'score', 'tags']);
+    }
+    const { texts } = await streamed(params);
+    expect(texts).toEqual(whole.choices.map((c) => c.message.content));
+    const json = await complete(ask('JSON please', { temperature: 1, seed: 6, max_tokens: 400, response_format: { type: 'json_object' } }));
+    if (json.choices[0]!.finish_reason === 'stop') expect(typeof JSON.parse(json.choices[0]!.message.content!)).toBe('object');
+    const cut = await complete({ ...params, n: 1, max_tokens: 3 });
+    expect(cut.choices[0]!.finish_reason).toBe('length');
+    expect(whole.choices[0]!.message.content!.startsWith(cut.choices[0]!.message.content!)).toBe(true);
   });
 
   it('streams every step to whoever asks', async () => {

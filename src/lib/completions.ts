@@ -96,7 +96,9 @@ class RequestRun {
       // Siblings follow once the first choice has its prompt's KV, so they find it in the prefix cache.
       await this.ctx.api.send(this.sessionIds[0]!, this.plan.turn);
     } catch (err) {
-      const typed = fromEngineError(err);
+      let typed = fromEngineError(err);
+      // a tool's call schema travels as the request's constraint: a refusal of it is about tools
+      if (typed instanceof InvalidRequestError && typed.param === 'response_format' && this.plan.constraintParam === 'tools') typed = new InvalidRequestError(typed.message, 'tools');
       this.abort(typed);
       throw typed;
     }
@@ -320,6 +322,7 @@ const PARAM_OF_OPTION: Record<string, string> = {
   'sampling.repetitionPenalty': 'repetition_penalty',
   'sampling.logitBias': 'logit_bias',
   'sampling.logprobs': 'top_logprobs',
+  'sampling.constraint': 'response_format',
   seed: 'seed',
   stopStrings: 'stop',
   systemPrompt: 'messages',

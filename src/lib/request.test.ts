@@ -34,6 +34,18 @@ describe('planRequest', () => {
     expect(p.turn).toBe('q2');
   });
 
+  it("maps response_format to the engine's constraint: text none, JSON mode, a schema as JSON text, Cohort's grammar and regex", () => {
+    const constraint = (response_format: unknown) => plan({ response_format: response_format as never }).sessions[0]!.sampling!.constraint;
+    expect(constraint({ type: 'text' })).toBeUndefined();
+    expect(constraint(null)).toBeUndefined();
+    expect(constraint({ type: 'json_object' })).toEqual({ kind: 'json_object' });
+    const schema = { type: 'object', properties: { a: { type: 'integer' } } };
+    expect(constraint({ type: 'json_schema', json_schema: { name: 'thing', schema, strict: true } })).toEqual({ kind: 'json_schema', schema: JSON.stringify(schema) });
+    expect(constraint({ type: 'json_schema', json_schema: { name: 'any' } })).toEqual({ kind: 'json_object' });
+    expect(constraint({ type: 'grammar', grammar: 'root ::= "a"' })).toEqual({ kind: 'ebnf', grammar: 'root ::= "a"' });
+    expect(constraint({ type: 'regex', pattern: '[0-9]+' })).toEqual({ kind: 'regex', pattern: '[0-9]+' });
+  });
+
   it('refuses what it cannot serve, naming the field', () => {
     expect(refusal({ messages: [] })).toBe('messages');
     expect(refusal({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] })).toBe('messages[1].role');
@@ -46,6 +58,9 @@ describe('planRequest', () => {
     expect(refusal({ logprobs: true, top_logprobs: 1.5 })).toBe('top_logprobs');
     expect(refusal({ logit_bias: [1, 2] as never })).toBe('logit_bias');
     expect(refusal({ logit_bias: 'x' as never })).toBe('logit_bias');
+    for (const bad of ['json', { type: 'yaml' }, { type: 'json_schema' }, { type: 'json_schema', json_schema: { schema: {} } }, { type: 'json_schema', json_schema: { name: 'a b' } }, { type: 'json_schema', json_schema: { name: 'x', schema: [] } }, { type: 'json_schema', json_schema: { name: 'x', strict: 'yes' } }, { type: 'grammar', grammar: '' }, { type: 'regex' }]) {
+      expect(refusal({ response_format: bad as never }), JSON.stringify(bad)).toBe('response_format');
+    }
     expect(plan({ logprobs: false, presence_penalty: 0, tools: [], response_format: { type: 'text' } }).sessions).toHaveLength(1);
   });
 

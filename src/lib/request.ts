@@ -1,6 +1,6 @@
 // Turns an OpenAI-shaped request into engine sessions: options per choice (system prompt, history,
 // sampling, per-choice seed) and the last user message to send. Bounds are the engine's to check.
-import type { ConversationMessage, SessionOptions, ToolCall, TurnMessages } from '../protocol/api';
+import type { ConversationMessage, SamplingParams, SessionOptions, ToolCall, TurnMessages } from '../protocol/api';
 import { InvalidRequestError } from './errors';
 import { planTools } from './tools';
 import type { ChatCompletionContentPart, ChatCompletionCreateParams, ChatCompletionMessageParam } from './types';
@@ -18,6 +18,8 @@ export interface RequestPlan {
   turn: string | TurnMessages;
   /** Functions a reply may call (parsed out of its text); empty: the reply is text. */
   callable: string[];
+  /** The field a constraint the engine refuses is reported against: the tools' call schema or response_format. */
+  constraintParam: 'tools' | 'response_format';
   /** Most calls read from one reply (parallel_tool_calls false: 1). */
   maxCalls: number;
   stream: boolean;
@@ -30,7 +32,6 @@ export interface RequestPlan {
 const UNSUPPORTED: Record<string, (value: unknown) => boolean> = {
   functions: (v) => Array.isArray(v) && v.length > 0,
   function_call: (v) => v !== 'none',
-  response_format: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type !== 'text',
   audio: (v) => v !== null && v !== undefined,
 };
 
@@ -43,6 +44,10 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
   }
   const { systemPrompt, history, turn } = splitMessages(request.messages);
   const tools = planTools(request.tools, request.tool_choice, request.parallel_tool_calls);
+  const format = constraintOf(request.response_format);
+  if (format.constraint && tools.constraint) {
+    throw new InvalidRequestError("response_format cannot be combined with tool_choice 'required' or a named function: the reply is the call", 'response_format');
+  }
   const n = request.n ?? 1;
   if (!(Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES)) throw new InvalidRequestError(`n must be an integer from 1 to ${MAX_CHOICES}, got ${String(n)}`, 'n');
   const stop = request.stop ?? undefined;
@@ -62,7 +67,7 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
       ...defined('repetitionPenalty', request.repetition_penalty),
       ...logitBiasOf(request.logit_bias),
       ...logprobsOf(request.logprobs, request.top_logprobs),
-      ...(tools.constraint ? { constraint: tools.constraint } : {}),
+      ...(tools.constraint ? { constraint: tools.constraint } : format),
     },
     ...(tools.tools.length > 0 ? { tools: tools.tools } : {}),
     ...(stopStrings !== undefined ? { stopStrings: stopStrings as string[] } : {}),
@@ -74,7 +79,7 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     ...base,
     ...(seed !== undefined ? { sampling: { ...base.sampling, seed: choiceSeed(seed, i) } } : {}),
   }));
-  return { sessions, turn, callable: tools.callable, maxCalls: tools.maxCalls, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
+  return { sessions, turn, callable: tools.callable, constraintParam: tools.constraint ? 'tools' : 'response_format', maxCalls: tools.maxCalls, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
 }
 
 /** `logit_bias` as the engine's (an object of token id keys); the engine checks ids and values and names the field. */
@@ -82,6 +87,43 @@ function logitBiasOf(bias: unknown): { logitBias?: Record<number, number> } {
   if (bias === undefined || bias === null) return {};
   if (typeof bias !== 'object' || Array.isArray(bias)) throw new InvalidRequestError('logit_bias must be an object mapping token ids (as strings) to biases from -100 to 100', 'logit_bias');
   return Object.keys(bias).length > 0 ? { logitBias: bias as Record<number, number> } : {};
+}
+
+/**
+ * `response_format` as the engine's output constraint (absent for text). Its shape is checked
+ * here; whether XGrammar can compile it, by the engine (a 400 naming response_format either way).
+ */
+function constraintOf(format: unknown): Pick<SamplingParams, 'constraint'> {
+  if (format === undefined || format === null) return {};
+  const bad = (why: string): never => {
+    throw new InvalidRequestError(`response_format ${why}`, 'response_format');
+  };
+  if (typeof format !== 'object' || Array.isArray(format)) bad(`must be an object with a type, got ${JSON.stringify(format)}`);
+  const f = format as Record<string, unknown>;
+  switch (f.type) {
+    case 'text':
+      return {};
+    case 'json_object':
+      return { constraint: { kind: 'json_object' } };
+    case 'json_schema': {
+      const js = f.json_schema as Record<string, unknown> | undefined;
+      if (typeof js !== 'object' || js === null || Array.isArray(js)) return bad("of type 'json_schema' needs json_schema: { name, schema?, strict?, description? }");
+      if (typeof js.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(js.name)) bad(`json_schema.name must be 1 to 64 letters, digits, _ or -, got ${JSON.stringify(js.name)}`);
+      if (js.strict !== undefined && js.strict !== null && typeof js.strict !== 'boolean') bad(`json_schema.strict must be true, false or null, got ${JSON.stringify(js.strict)}`);
+      if (js.description !== undefined && typeof js.description !== 'string') bad('json_schema.description must be a string');
+      if (js.schema === undefined || js.schema === null) return { constraint: { kind: 'json_object' } };
+      if (typeof js.schema !== 'object' || Array.isArray(js.schema)) bad(`json_schema.schema must be a JSON Schema object, got ${JSON.stringify(js.schema)}`);
+      return { constraint: { kind: 'json_schema', schema: JSON.stringify(js.schema) } };
+    }
+    case 'grammar':
+      if (typeof f.grammar !== 'string' || f.grammar.trim() === '') bad("of type 'grammar' needs grammar: an EBNF grammar text (XGrammar's dialect, a rule named root)");
+      return { constraint: { kind: 'ebnf', grammar: f.grammar as string } };
+    case 'regex':
+      if (typeof f.pattern !== 'string' || f.pattern === '') bad("of type 'regex' needs pattern: a regular expression");
+      return { constraint: { kind: 'regex', pattern: f.pattern as string } };
+    default:
+      return bad(`type must be 'text', 'json_object', 'json_schema', or Cohort's 'grammar' or 'regex', got ${JSON.stringify(f.type)}`);
+  }
 }
 
 /** `logprobs` and `top_logprobs` as the engine's `logprobs` (the top count; absent: none), as OpenAI checks them. */

@@ -62,8 +62,29 @@ export interface ChatCompletionStreamOptions {
 }
 
 /**
+ * `response_format`: free text, JSON mode (any JSON object), a JSON Schema (as OpenAI shapes it;
+ * `strict` is accepted and always holds: the reply is constrained to the schema), and Cohort's
+ * extensions: an EBNF grammar as XGrammar reads it (WebLLM's `grammar` shape) or a regular
+ * expression. Every reply that stops (finish_reason 'stop') parses; one cut by max_tokens says 'length'.
+ */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: ResponseFormatJSONSchema }
+  | { type: 'grammar'; grammar: string }
+  | { type: 'regex'; pattern: string };
+
+export interface ResponseFormatJSONSchema {
+  name: string;
+  description?: string;
+  /** The JSON Schema; absent: any JSON value. */
+  schema?: Record<string, unknown>;
+  strict?: boolean | null;
+}
+
+/**
  * The request. Fields OpenAI defines that change the output and that Cohort cannot honour
- * (non-text response formats, functions, audio) are refused with a 400;
+ * (functions, audio) are refused with a 400;
  * the rest of the SDK's fields (metadata, store, user...) are accepted and have no effect.
  */
 export interface ChatCompletionCreateParamsBase {
@@ -125,8 +146,9 @@ export interface ChatCompletionCreateParamsBase {
   // Declared so the SDK's requests type-check; refused at run time when set to do something.
   functions?: unknown;
   function_call?: unknown;
-  response_format?: unknown;
   audio?: unknown;
+  /** Constrains the reply (ResponseFormat); a malformed one or a schema XGrammar cannot compile is a 400 naming response_format. */
+  response_format?: ResponseFormat | null;
   /**
    * OpenAI's Predicted Outputs: text the reply is expected to be (largely), e.g. a file being
    * edited. A draft source for speculative decoding, never forced into the output; usage then

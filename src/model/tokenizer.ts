@@ -6,6 +6,7 @@ import type { ChatMessage, ChatTemplate, Tokenizer, ToolDefinition } from '../en
 import { ModelFormatError } from './errors';
 import { endOfGeneration } from './end-of-generation';
 import { encodeChat, type PromptPiece } from './tokenizer-chat';
+import { grammarVocabType, type GrammarVocabulary } from './grammar-vocab';
 import { idLookup, postProcessorAddsFirst, setAsideIds, type JsonObject } from './tokenizer-lookups';
 import { TokenSplitter } from './tokenizer-splitter';
 import type { BpeLookups } from './sentencepiece-ranks';
@@ -132,6 +133,8 @@ export class HfTokenizer implements Tokenizer {
   private readonly addedById = new Map<number, AddedTokenInfo>();
   private readonly addedByContent = new Map<string, AddedTokenInfo>();
   private readonly specialIds = new Set<number>();
+  /** How the vocabulary's strings decode (tokenizer.json's decoder), for grammarVocabulary(). */
+  private readonly vocabType: GrammarVocabulary['vocabType'];
   /** Non-special added tokens matched in raw text (normalized=false ones). */
   private readonly plainSplitter: TokenSplitter;
   /** Non-special added tokens matched after normalization (normalized=true ones). */
@@ -141,6 +144,7 @@ export class HfTokenizer implements Tokenizer {
 
   constructor(tokenizerJson: JsonObject, tokenizerConfig: JsonObject, options: HfTokenizerOptions) {
     this.config = { ...tokenizerConfig, clean_up_tokenization_spaces: options.cleanUpTokenizationSpaces };
+    this.vocabType = grammarVocabType(tokenizerJson);
     try {
       this.lib = new LibTokenizer(tokenizerJson, this.config);
     } catch (err) {
@@ -248,6 +252,19 @@ export class HfTokenizer implements Tokenizer {
       controlIds: ends.control.filter((id) => addedIds.has(id)),
       ...(embeddingRows === undefined ? {} : { embeddingRows, setAsideIds: setAsideIds(tokenizerJson, embeddingRows, bosTokenId) }),
     });
+  }
+
+  /**
+   * Each id's token as the vocabulary stores it, for a model of `rows` logits (XGrammar's
+   * TokenizerInfo reads it): special tokens and ids without a token are '' (never allowed by a
+   * grammar; end tokens are its stop ids instead).
+   */
+  grammarVocabulary(rows: number): GrammarVocabulary {
+    const encoded = new Array<string>(rows).fill('');
+    for (const [content, id] of this.lib.get_vocab(true)) {
+      if (id < rows && !this.specialIds.has(id)) encoded[id] = content;
+    }
+    return { encoded, vocabType: this.vocabType, stopTokenIds: this.eosTokenIds };
   }
 
   /** Plain text -> ids. Special-token strings in the text stay plain text; no BOS is added. */

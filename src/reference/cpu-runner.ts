@@ -6,6 +6,7 @@ import { KvPool } from './kv-pool';
 import { sampleToken } from './sample';
 import { sampledLogprobs } from './logprobs';
 import { applyPenalties } from './penalties';
+import { applyTokenMask } from './token-mask';
 import { loadCpuWeights, type CpuWeights } from './weights';
 import { hasPenalties, penaltyEntries, type PenaltyEntries } from '../engine/penalties';
 import { sampledPosition, sampledRows, splitSampledIds } from '../engine/sampled-positions';
@@ -133,8 +134,8 @@ export class CpuRunner implements ModelRunner {
 }
 
 /**
- * Samples a step's positions as the GPU does: a row's penalties and bias (the twin of
- * penalties.wgsl) on its logits in place, the draw (sample.ts), and its logprobs (logprobs.ts)
+ * Samples a step's positions as the GPU does: a constrained row's token mask (token-mask.ts, the
+ * twin of token_mask.wgsl), then its penalties and bias (the twin of penalties.wgsl) on its logits in place, the draw (sample.ts), and its logprobs (logprobs.ts)
  * from those same logits. Each position's logits are its own: nothing depends on other rows.
  */
 class PositionSampler {
@@ -152,6 +153,7 @@ class PositionSampler {
   /** Row r's i-th sampled position's token (drafts fed before it: `after`), generated at `pos`, from `logits` [vocab]. */
   sample(r: number, logits: Float32Array, pos: number, after: number): number {
     const row = this.rows[r]!;
+    if (row.tokenBitmask) applyTokenMask(logits, row.tokenBitmask, after); // the constraint first, as token_mask.wgsl runs first
     if (hasPenalties(row.sampling)) {
       let entries = this.entries.get(r);
       if (!entries) {

@@ -60,6 +60,25 @@ describe('ServerHost sessions', () => {
     await expect(host.send(id, { messages: [{ role: 'tool', content: 'r', toolCallId: 'c' }] })).rejects.toThrow(/tool results/);
   });
 
+  it('forwards JSON mode and JSON schemas as response_format; refuses grammars and regexes, which it cannot forward', async () => {
+    const { host, server } = await connected();
+    const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
+    const id = await host.createSession({ sampling: { constraint: { kind: 'json_schema', schema: JSON.stringify(schema) } } });
+    await host.send(id, 'Hi');
+    const turn = await server.nextCompletion();
+    expect(turn.body).toMatchObject({ response_format: { type: 'json_schema', json_schema: { schema } } });
+    turn.finish();
+    await host.waitForTurn(id);
+    const json = await host.createSession({ sampling: { constraint: { kind: 'json_object' } } });
+    await host.send(json, 'Hi');
+    const jsonTurn = await server.nextCompletion();
+    expect(jsonTurn.body).toMatchObject({ response_format: { type: 'json_object' } });
+    jsonTurn.finish();
+    await host.waitForTurn(json);
+    await expect(host.createSession({ sampling: { constraint: { kind: 'regex', pattern: 'a+' } } })).rejects.toThrow(/sampling.constraint must be json_object or json_schema/);
+    await expect(host.createSession({ sampling: { constraint: { kind: 'ebnf', grammar: 'root ::= "a"' } } })).rejects.toThrow(/sampling.constraint/);
+  });
+
   it('a failed turn ends with its error and takes its user message out of the history', async () => {
     const { host, server } = await connected();
     const id = await host.createSession({ systemPrompt: 'S' });

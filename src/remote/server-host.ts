@@ -97,6 +97,12 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
     if (options.tools !== undefined && options.tools.length > 0) throw new InvalidOptionError('tools', 'a tool list', 'absent: a server backend does not take tools');
     const toolTurn = options.history?.findIndex((m) => m.role === 'tool' || m.toolCalls !== undefined) ?? -1;
     if (toolTurn >= 0) throw new InvalidOptionError(`history[${toolTurn}]`, options.history![toolTurn], 'a user or assistant text message: a server backend does not take tool calls');
+    // JSON mode and schemas go to the server as response_format; an EBNF grammar (XGrammar's
+    // dialect, not llama.cpp's GBNF) or a regex has no field both servers read alike
+    const constraint = options.sampling?.constraint as { kind?: unknown } | undefined;
+    if (constraint !== undefined && constraint.kind !== 'json_object' && constraint.kind !== 'json_schema') {
+      throw new InvalidOptionError('sampling.constraint', constraint.kind, "json_object or json_schema: a server backend forwards only OpenAI's response formats");
+    }
     return this.sessions.create(options).sessionId;
   }
 

@@ -60,6 +60,9 @@ export function turnBody(kind: ServerKind, request: TurnRequest): Record<string,
     ...(sampling.presencePenalty ? { presence_penalty: sampling.presencePenalty } : {}),
     ...(sampling.repetitionPenalty !== undefined && sampling.repetitionPenalty !== 1 ? { [kind === 'llama.cpp' ? 'repeat_penalty' : 'repetition_penalty']: sampling.repetitionPenalty } : {}),
     ...(sampling.logitBias && Object.keys(sampling.logitBias).length > 0 ? { logit_bias: sampling.logitBias } : {}),
+    // JSON mode and JSON schemas as OpenAI's response_format, which both servers read (server-host.ts refuses the rest)
+    ...(sampling.constraint?.kind === 'json_object' ? { response_format: { type: 'json_object' } } : {}),
+    ...(sampling.constraint?.kind === 'json_schema' ? { response_format: { type: 'json_schema', json_schema: { name: 'response', schema: JSON.parse(sampling.constraint.schema) as unknown, strict: true } } } : {}),
     ...(request.stopStrings.length > 0 ? { stop: request.stopStrings } : {}),
     ...(request.ignoreEos ? { ignore_eos: true } : {}),
     // per-chunk timings carry llama.cpp's exact token counts; cache_prompt reuses a slot's KV

@@ -291,6 +291,7 @@ export const WAIT_REASON_TEXT: Record<WaitReason, string> = {
   queued: 'queued behind earlier sessions',
   'kv-full': 'KV cache full: waits for blocks to free up',
   preempted: 'preempted to free KV blocks: will recompute',
+  grammar: 'its response format is being compiled',
 };
 
 /** The text of the pane's latest assistant line (what its current turn has produced). */

@@ -43,7 +43,7 @@ function StateBadge({ view }: { view: SessionView }) {
       data-wait-reason={view.state === 'waiting' ? (view.waitReason ?? '') : ''}
       title={view.state === 'waiting' && view.waitReason ? WAIT_REASON_TEXT[view.waitReason] : undefined}
     >
-      {view.discarding ? 'resetting' : view.cancelling ? 'cancelling…' : view.state === 'waiting' && view.waitReason && view.waitReason !== 'queued' ? `waiting · ${view.waitReason === 'kv-full' ? 'KV full' : 'preempted'}` : view.state}
+      {view.discarding ? 'resetting' : view.cancelling ? 'cancelling…' : view.state === 'waiting' && view.waitReason && view.waitReason !== 'queued' ? `waiting · ${view.waitReason === 'kv-full' ? 'KV full' : view.waitReason === 'grammar' ? 'compiling grammar' : 'preempted'}` : view.state}
     </span>
   );
 }
