@@ -138,12 +138,12 @@ test('logprobs and penalties: streamed logprobs are the non-streamed ones, the s
 test('tools: a required call comes back as tool_calls, streamed as deltas and whole alike; the tool\'s answer goes into the next turn, which can answer in text', async () => {
   const weather = { type: 'function' as const, function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { enum: ['Paris', 'Oslo'] }, unit: { enum: ['C', 'F'] } }, required: ['city', 'unit'], additionalProperties: false } } };
   const user = { role: 'user' as const, content: 'What is the weather in Paris?' };
-  const spec: RequestSpec = { params: { messages: [user], tools: [weather], tool_choice: 'required', temperature: 1, seed: 4, max_tokens: 200 } };
+  const spec: RequestSpec = { params: { messages: [user], tools: [weather], tool_choice: 'required', temperature: 1, seed: 4, max_tokens: 600 } };
   const [streamed, whole] = [await runRequests(page, [spec]), await runRequests(page, [{ ...spec, stream: false }])];
   for (const run of [streamed, whole]) {
     const outcome = run.outcomes[0]!;
     expect(outcome.error).toBeNull();
-    expect(outcome.finishReasons).toEqual(['tool_calls']);
+    expect(outcome.finishReasons, JSON.stringify(outcome.texts)).toEqual(['tool_calls']);
     expect(outcome.toolCalls[0]).toHaveLength(1);
     const call = outcome.toolCalls[0]![0]!;
     expect(call.name).toBe('get_weather');
