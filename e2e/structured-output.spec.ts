@@ -102,7 +102,9 @@ test('Extract x N: N sessions with one document each and the same schema, starte
   }
   const summary = page.getByTestId('extract-summary');
   await expect(summary).toContainText('Extract × 2');
-  // every reply judged (their validity holds once the engine honours the constraint)
+  // Every reply judged. Their validity is not asserted here: the embedded NIAH model never closes the
+  // schema's free-text strings, so its replies end at the token limit (library.spec.ts and
+  // src/reference/constraints.test.ts hold constrained replies that stop to their schemas).
   await expect(summary.getByTestId('extract-valid')).toHaveAttribute('data-judged', '2');
   await expect(panes.getByTestId('extract-result')).toHaveCount(2);
 });
