@@ -6,11 +6,11 @@ import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } fr
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
-import { DEFAULT_SPECULATION, recordVerification, stepDrafts, type Speculation } from './speculation';
+import { DEFAULT_SPECULATION, draftsPaid, recordPayoff, recordVerification, stepDrafts, type Speculation } from './speculation';
 import { NO_DRAFTS, planRow, shapeOf, type ScheduledEntry } from './plan-rows';
 import { appendSamples, fillSampledRow, type SampledRun } from './row-samples';
 import { sizeStep, type StepBudget, type StepSizer } from './step-budget';
-import { StepCostModel, type StepShape } from './step-cost';
+import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
 import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 /** What the engine sets on its scheduler (configure()); read back through `settings`. */
@@ -72,6 +72,8 @@ export class Scheduler {
   private readonly requests = new Map<string, Request>();
   private pendingFinished: FinishedEvent[] = [];
   private inFlight: { stepIndex: number; entries: ScheduledEntry[]; budget?: StepBudgetEvent } | null = null;
+  /** The last update()'s decode-only step with verified drafts, judged when the engine reports its time (observeStep). */
+  private lastVerified: { stepIndex: number; requests: Request[]; numRows: number; numAccepted: number } | null = null;
   /** Fitted to every executed step, budget on or off, so a budget switched on finds it calibrated. */
   readonly stepCost = new StepCostModel();
   private readonly shape: StepShape = { numTokens: 0, numRows: 0, attended: 0 };
@@ -296,6 +298,8 @@ export class Scheduler {
     const rows: StepRowEvent[] = [];
     let numTokens = 0;
     let draftOffset = 0;
+    const verified: Request[] = [];
+    let numAcceptedInStep = 0;
     entries.forEach(({ request, numNewTokens, drafts }, i) => {
       const row = this.rowEvent(request, numNewTokens - drafts.length);
       row.numTokens = numNewTokens;
@@ -307,12 +311,14 @@ export class Scheduler {
       const run = sampled ? appendSamples(request, result.sampledIds[i], drafts, draftIds, this.contextLimit) : null;
       // the one move of the computed tokens: all it fed, less the drafts it rejected (their KV is overwritten later)
       const numAccepted = run?.numAccepted ?? 0;
+      numAcceptedInStep += numAccepted;
       request.numComputedTokens += numNewTokens - (drafts.length - numAccepted);
       if (drafts.length > 0) {
         row.numDrafted = drafts.length;
         row.numAccepted = numAccepted;
         if (run) {
-          recordVerification(request.draftStats, numAccepted, run.rejected, request.numOutputTokens);
+          recordVerification(request.draftStats, numAccepted, run.rejected);
+          verified.push(request);
           this.kv.releaseRejectedSlots(request); // tail blocks only rejected drafts used
         }
       }
@@ -328,7 +334,26 @@ export class Scheduler {
       }
       rows.push(row);
     });
+    const decodeOnly = rows.every((r) => r.kind === 'decode');
+    this.lastVerified = verified.length > 0 && decodeOnly ? { stepIndex: plan.stepIndex, requests: verified, numRows: entries.length, numAccepted: numAcceptedInStep } : null;
     return this.output(plan.stepIndex, rows, numTokens, budget);
+  }
+
+  /**
+   * The engine's report of a step that ran: the cost model learns its time, and each request that
+   * verified drafts in it backs off or draws nearer ('auto', speculation.ts) by whether the step
+   * made more tokens per ms than its rows without drafts would have. Judged on decode-only steps
+   * (every row a decode or verify row), the ones a decode-only prediction prices.
+   */
+  observeStep(plan: StepPlan, elapsedMs: number): void {
+    const verified = this.lastVerified?.stepIndex === plan.stepIndex ? this.lastVerified : null;
+    this.lastVerified = null;
+    if (verified) {
+      const decodeOnlyMs = this.stepCost.calibrated ? this.stepCost.predictDecodeOnly(decodeOnlyShape(plan)) : 0;
+      const paid = draftsPaid(verified.numRows, verified.numAccepted, elapsedMs, decodeOnlyMs);
+      for (const request of verified.requests) recordPayoff(request.draftStats, paid, request.numOutputTokens);
+    }
+    this.stepCost.observePlan(plan, elapsedMs);
   }
 
   /** Ends a sampled row's turn where its tokens, its constraint or a rule says so (row-samples.ts fills the row). */
@@ -456,6 +481,13 @@ export class Scheduler {
       ...(error !== undefined ? { error } : {}),
     });
   }
+}
+
+/** A decode-only plan's shape without its drafts: each row feeds its one known token. */
+function decodeOnlyShape(plan: StepPlan): StepShape {
+  const shape: StepShape = { numTokens: plan.rows.length, numRows: plan.rows.length, attended: 0 };
+  for (const row of plan.rows) shape.attended += attendedPositions(row.startPos, 1);
+  return shape;
 }
 
 /** Tokens a request has that its KV does not hold yet (1: a decode row). */

@@ -66,11 +66,13 @@ export function acceptanceRate(numAccepted: number, numTested: number): number {
 export const MAX_BACKOFF_TOKENS = 64;
 
 /**
- * A request's one draft-statistics record, which only the scheduler updates (recordVerification).
- * 'auto' backs off: a verification that accepted nothing doubles `backoffTokens` (1, 2, 4, ... up
- * to MAX_BACKOFF_TOKENS) and the request drafts nothing until its output reaches `resumeAt`; one
- * that accepted a draft halves it. So drafts that rarely match cost a handful of steps per turn
- * whatever the cost model predicts (it cannot see everything a verified position costs).
+ * A request's one draft-statistics record, which only the scheduler updates (recordVerification,
+ * then recordPayoff once the step's time is known). 'auto' backs off: a verify step that did not
+ * pay (made fewer tokens per measured ms than its decode rows alone are predicted to) doubles
+ * `backoffTokens` (1, 2, 4, ... up to MAX_BACKOFF_TOKENS) and the request drafts nothing until its
+ * output reaches `resumeAt`; one that paid halves it. So drafts that do not pay cost a handful of
+ * steps per turn whatever the cost model predicts of them (it prices a verified position as a
+ * prompt token, which needs no logits or sampling).
  */
 export interface DraftStats {
   /** Drafts whose fate was decided (each accepted one and the first rejected one of a run). */
@@ -85,12 +87,27 @@ export function newDraftStats(): DraftStats {
   return { tested: 0, accepted: 0, backoffTokens: 0, resumeAt: 0 };
 }
 
-/** Records one verified row: `numAccepted` of `numDrafted` drafts kept, `rejected` if a draft was tested and refused; `numOutputTokens` after it. */
-export function recordVerification(stats: DraftStats, numAccepted: number, rejected: boolean, numOutputTokens: number): void {
+/** Records one verified row: `numAccepted` drafts kept, `rejected` if a draft was tested and refused. */
+export function recordVerification(stats: DraftStats, numAccepted: number, rejected: boolean): void {
   stats.accepted += numAccepted;
   stats.tested += numAccepted + (rejected ? 1 : 0);
-  stats.backoffTokens = numAccepted > 0 ? Math.floor(stats.backoffTokens / 2) : Math.min(MAX_BACKOFF_TOKENS, Math.max(1, 2 * stats.backoffTokens));
+}
+
+/** Records whether a request's verify step paid; `numOutputTokens` after it. */
+export function recordPayoff(stats: DraftStats, paid: boolean, numOutputTokens: number): void {
+  stats.backoffTokens = paid ? Math.floor(stats.backoffTokens / 2) : Math.min(MAX_BACKOFF_TOKENS, Math.max(1, 2 * stats.backoffTokens));
   stats.resumeAt = numOutputTokens + stats.backoffTokens;
+}
+
+/**
+ * Whether a step's drafts paid: its `numRows` rows made `numRows + numAccepted` tokens in
+ * `elapsedMs`, against `numRows` in `decodeOnlyMs` (the cost model's decode-only step of the same
+ * rows without drafts). Without a usable time (a clock that did not move, no prediction yet) a
+ * step pays when it accepted any draft.
+ */
+export function draftsPaid(numRows: number, numAccepted: number, elapsedMs: number, decodeOnlyMs: number): boolean {
+  if (!(elapsedMs > 0 && decodeOnlyMs > 0)) return numAccepted > 0;
+  return (numRows + numAccepted) / elapsedMs >= numRows / decodeOnlyMs;
 }
 
 /** What the policy reads of a request (Request is one). */
