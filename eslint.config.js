@@ -1,10 +1,10 @@
-// ESLint flat config: typescript-eslint's recommended rules plus Cohort's folder boundaries
-// (scripts/import-boundaries.js) and bans on DOM/WebGPU globals in the pure folders.
+// ESLint flat config: typescript-eslint's recommended rules plus Cohort's folder boundaries and no
+// import circle among product files (scripts/import-boundaries.js), and bans on DOM/WebGPU globals in the pure folders.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
-import { importBoundaries } from './scripts/import-boundaries.js';
+import { importBoundaries, importCycles } from './scripts/import-boundaries.js';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -16,9 +16,10 @@ export default defineConfig(
   {
     files: ['**/*.{ts,tsx}'],
     extends: [tseslint.configs.recommended],
-    plugins: { cohort: { rules: { 'import-boundaries': importBoundaries } } },
+    plugins: { cohort: { rules: { 'import-boundaries': importBoundaries, 'import-cycles': importCycles } } },
     rules: {
       'cohort/import-boundaries': ['error', { root }],
+      'cohort/import-cycles': ['error', { root }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },

@@ -39,6 +39,8 @@ export interface SpeculationCase {
   sessions: number;
   /** Each NIAH session predicts its own secret code (OpenAI's Predicted Outputs). */
   prediction: boolean;
+  /** New tokens per turn (default: the workload's, from the bench settings). */
+  newTokens?: number;
 }
 
 export interface SpeculationSide {

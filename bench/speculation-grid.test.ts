@@ -22,7 +22,7 @@ describe('runSpeculationGrid', () => {
   it('measures off against on with alternating sides and reads drafts from the steps', async () => {
     const requests: RunRequest[] = [];
     const settings = { ...benchSettings({}), repeats: 2 };
-    const [niah, predicted] = await runSpeculationGrid(scriptedRun(requests), settings, [SPECULATION_CASES[0]!, SPECULATION_CASES[4]!]);
+    const [niah, predicted] = await runSpeculationGrid(scriptedRun(requests), settings, [SPECULATION_CASES[0]!, SPECULATION_CASES[5]!]);
     expect(niah!.off.medianTokensPerSec).toBeCloseTo(100); // 4 tokens in 40 ms
     expect(niah!.on.medianTokensPerSec).toBeCloseTo(200); // 4 tokens in 20 ms
     expect(niah!.ratio).toBeCloseTo(2);
@@ -38,5 +38,14 @@ describe('runSpeculationGrid', () => {
     expect(predictedOn.turns[0]!.options?.predictionText).toMatch(/^[A-Z]+-\d{4}$/);
     expect(predictedOn.turns[0]!.prompt).toContain(predictedOn.turns[0]!.options!.predictionText!);
     expect(speculationMarkdown([niah!, predicted!]).join('\n')).toContain('| NIAH x1 | 100.0 | 200.0 | 2.00x | 50% | 2.00 | yes |');
+  });
+
+  it("includes a 128-token chat session whose drafts rarely match, asked for 128 tokens on both sides after a 4-token warm-up", async () => {
+    const requests: RunRequest[] = [];
+    const chat128 = SPECULATION_CASES.find((c) => c.name === 'chat x1, 128 tokens')!;
+    expect(chat128).toMatchObject({ workload: 'chat', sessions: 1, prediction: false });
+    await runSpeculationGrid(scriptedRun(requests), { ...benchSettings({}), repeats: 1 }, [chat128]);
+    expect(requests.map((r) => r.turns[0]!.options?.maxNewTokens)).toEqual([4, 4, 128, 128]);
+    expect(requests.map((r) => r.turns[0]!.options?.speculation ?? 'auto')).toEqual(['off', 'auto', 'off', 'auto']);
   });
 });

@@ -1,7 +1,9 @@
-// ESLint rule `cohort/import-boundaries`: which folder may import which (DESIGN.md's layout),
-// and which packages each folder may use. Checks import/export sources only, not runtime globals.
+// ESLint rules `cohort/import-boundaries` (which folder may import which, DESIGN.md's layout, and which
+// packages each folder may use) and `cohort/import-cycles` (no circle among product files). Import sources only.
+import { statSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
+import ts from 'typescript';
 
 const layers = ['src/engine', 'src/model', 'src/reference', 'src/gpu', 'src/protocol', 'src/remote', 'src/host', 'src/lib', 'src/app', 'workers', 'shaders', 'testing', 'examples', 'e2e', 'bench', 'tools', 'scripts'];
 const uiPackages = ['react', 'react-dom', 'zustand', 'uplot'];
@@ -160,7 +162,94 @@ export const importBoundaries = {
       ExportNamedDeclaration: (node) => node.source && check(node, node.source.value, isTypeOnly(node)),
       ExportAllDeclaration: (node) => check(node, node.source.value, node.exportKind === 'type'),
       ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value, false),
-      TSImportType: (node) => check(node, node.argument?.literal?.value, true),
+      TSImportType: (node) => check(node, node.source?.value ?? node.argument?.literal?.value, true),
+    };
+  },
+};
+
+/** Product code: what ships (src/ and workers/), not tests, Node-only files or scaffolding. */
+function isProductFile(relPath) {
+  return /^(src|workers)\//.test(relPath) && /\.tsx?$/.test(relPath) && !relPath.endsWith('.d.ts') && !mayUseScaffolding(relPath);
+}
+
+function isFile(absPath) {
+  try {
+    return statSync(absPath).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The file a relative or root-absolute specifier names, relative to root (as the bundler resolves it), or null. */
+function resolveSpecifier(root, fromAbs, specifier) {
+  if (!specifier.startsWith('.') && !specifier.startsWith('/')) return null;
+  const bare = specifier.split('?')[0];
+  const target = bare.startsWith('/') ? path.join(root, bare) : path.resolve(path.dirname(fromAbs), bare);
+  const candidates = [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}.tsx`, path.join(target, 'index.ts'), path.join(target, 'index.tsx')];
+  const found = candidates.find(isFile);
+  return found ? path.relative(root, found).split(path.sep).join('/') : null;
+}
+
+/** Per root: each product file's product imports as on disk (type-only ones too), read once per process. */
+const diskGraphs = new Map();
+
+function diskImports(root, relPath) {
+  let graph = diskGraphs.get(root);
+  if (!graph) diskGraphs.set(root, (graph = new Map()));
+  let edges = graph.get(relPath);
+  if (!edges) {
+    const abs = path.join(root, relPath);
+    // preProcessFile lists every import, export-from and import() source, `import type` included
+    const { importedFiles } = ts.preProcessFile(readFileSync(abs, 'utf8'), true, true);
+    edges = [...new Set(importedFiles.map((f) => resolveSpecifier(root, abs, f.fileName)).filter((rel) => rel !== null && isProductFile(rel)))];
+    graph.set(relPath, edges);
+  }
+  return edges;
+}
+
+/** A path of product imports from `start` back to `goal` (both included), or null; `seen` is shared across searches from one file. */
+function pathBack(root, start, goal, seen) {
+  const stack = [[start, [start]]];
+  while (stack.length > 0) {
+    const [file, trail] = stack.pop();
+    if (file === goal) return trail;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const next of diskImports(root, file)) stack.push([next, [...trail, next]]);
+  }
+  return null;
+}
+
+/** @type {import('eslint').Rule.RuleModule} */
+export const importCycles = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Forbid import circles among product files (type-only imports count)' },
+    schema: [{ type: 'object', properties: { root: { type: 'string' } }, required: ['root'], additionalProperties: false }],
+    messages: { cycle: 'Import circle among product files: {{circle}}. Move what both sides need into a file both may import, or pass a narrower type.' },
+  },
+  create(context) {
+    const root = context.options[0].root;
+    const relFile = path.relative(root, context.filename).split(path.sep).join('/');
+    if (!isProductFile(relFile)) return {};
+    const imports = [];
+    const collect = (node, specifier) => typeof specifier === 'string' && imports.push({ node, specifier });
+    return {
+      ImportDeclaration: (node) => collect(node, node.source.value),
+      ExportNamedDeclaration: (node) => node.source && collect(node, node.source.value),
+      ExportAllDeclaration: (node) => collect(node, node.source.value),
+      ImportExpression: (node) => node.source.type === 'Literal' && collect(node, node.source.value),
+      TSImportType: (node) => collect(node, node.source?.value ?? node.argument?.literal?.value),
+      // the file's own imports as written now (the editor's text), the rest of the graph as on disk
+      'Program:exit': () => {
+        const seen = new Set();
+        for (const { node, specifier } of imports) {
+          const target = resolveSpecifier(root, context.filename, specifier);
+          if (!target || !isProductFile(target) || target === relFile) continue;
+          const trail = pathBack(root, target, relFile, seen);
+          if (trail) context.report({ node, messageId: 'cycle', data: { circle: [relFile, ...trail].join(' -> ') } });
+        }
+      },
     };
   },
 };

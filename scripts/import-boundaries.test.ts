@@ -102,4 +102,22 @@ describe('import boundaries', () => {
     expect(await lintAt('src/engine/seeded-random.ts', "import { fmix32 } from './rng';\nexport const f = fmix32;\n")).toContain('cohort/import-boundaries');
     expect(await lintAt('src/engine/listeners.ts', "import type { StepEvent } from './events';\nexport type E = StepEvent;\n")).toContain('cohort/import-boundaries');
   });
+
+  it('fails on any import circle among product files, type-only imports too, and names the circle', async () => {
+    const circle = async (relPath: string, code: string) => {
+      const [result] = await eslint.lintText(code, { filePath: path.join(root, relPath) });
+      return result!.messages.filter((m) => m.ruleId === 'cohort/import-cycles').map((m) => m.message);
+    };
+    // request.ts imports speculation.ts: the policy reads a view type, never Request
+    const [message] = await circle('src/engine/speculation.ts', "import type { Request } from './request';\nexport type R = Request;\n");
+    expect(message).toContain('src/engine/speculation.ts -> src/engine/request.ts -> src/engine/speculation.ts');
+    // a longer circle: the scheduler imports types.ts
+    expect(await circle('src/engine/types.ts', "import { Scheduler } from './scheduler';\nexport const s = Scheduler;\n")).toHaveLength(1);
+    expect(await circle('src/engine/types.ts', "export type { Scheduler } from './scheduler';\n")).toHaveLength(1);
+    expect(await circle('src/engine/types.ts', "export type S = import('./scheduler').Scheduler;\n")).toHaveLength(1);
+    // the same import from a file nothing imports, or from a test, closes no circle
+    expect(await circle('src/engine/probe.ts', "import { Scheduler } from './scheduler';\nexport const s = Scheduler;\n")).toEqual([]);
+    expect(await circle('src/engine/types.test.ts', "import { Scheduler } from './scheduler';\nexport const s = Scheduler;\n")).toEqual([]);
+    expect(await circle('src/engine/speculation.ts', "import type { StepShape } from './step-cost';\nexport type S = StepShape;\n")).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 // Draft proposers for speculative decoding without a second model: prompt lookup (the request's
-// own prompt and output) and an explicit prediction of the output. Token arithmetic only: which
-// rows speculate and how far is speculation.ts, verifying them the scheduler.
+// own prompt and output) and an explicit prediction of the output; stateless functions of token ids.
+// Which rows speculate and how far is speculation.ts, verifying them verify.ts.
 
 /** Longest and shortest suffix matched against earlier tokens (vLLM's prompt_lookup_max/min). */
 export const MAX_NGRAM = 3;

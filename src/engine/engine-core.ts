@@ -252,7 +252,7 @@ export class EngineCore {
     this.sessions.applyStep(output);
     const elapsedMs = this.now() - startedAtMs;
     // the cost model learns from steps that ran; a failed one says nothing about the runner's speed
-    if (ran) this.scheduler.stepCost.observePlan(plan, elapsedMs);
+    if (ran) this.scheduler.observeStep(plan, elapsedMs);
     const kv = this.pool.stats();
     const event: StepEvent = {
       stepIndex: output.stepIndex,

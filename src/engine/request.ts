@@ -1,10 +1,9 @@
 // Request: one generation (a turn) as the scheduler tracks it: known tokens, computed tokens,
 // sampling and stop settings, output text. No block ids (the KV manager keeps those).
 import type { FinishReason } from './events';
-import { proposeDrafts } from './drafts';
 import type { RequestConstraint } from './constraints';
 import { OutputText } from './output-text';
-import { DEFAULT_SPECULATION, acceptanceRate, type Speculation } from './speculation';
+import { DEFAULT_SPECULATION, newDraftStats, type DraftStats, type Speculation } from './speculation';
 import type { SamplingParams, Tokenizer } from './types';
 
 export interface RequestParams {
@@ -44,9 +43,8 @@ export class Request {
   cancelRequested = false;
   readonly speculation: Speculation;
   readonly predictionTokenIds: readonly number[] | undefined;
-  /** Drafted tokens this request verified, and those accepted (for its acceptance estimate). */
-  numDraftTested = 0;
-  numDraftAccepted = 0;
+  /** Its drafts' statistics (acceptance, 'auto' backoff): the scheduler's to update. */
+  readonly draftStats: DraftStats = newDraftStats();
   finishReason?: FinishReason;
   error?: string;
   /** The sampling's constraint being compiled, then its matcher (the scheduler sets it); null without. */
@@ -96,16 +94,6 @@ export class Request {
     // the new token sits at position numTokens-1 and must be fed to continue
     if (this.numOutputTokens >= this.maxTokens || this.numTokens > capacityTokens) return { delta, finishReason: 'length' };
     return { delta };
-  }
-
-  /** Probability that this request's next drafted token is accepted (speculation.ts). */
-  get draftAcceptance(): number {
-    return acceptanceRate(this.numDraftAccepted, this.numDraftTested);
-  }
-
-  /** Up to `maxDrafts` tokens proposed to follow the last known one (drafts.ts). */
-  proposeDrafts(maxDrafts: number): number[] {
-    return proposeDrafts(this.tokenIds, this.numPromptTokens, this.predictionTokenIds, maxDrafts);
   }
 
   /** Text held back until the end (partial stop string, unfinished character). */

@@ -1,16 +1,16 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
-// budget (step-budget.ts sizes the chunks), preempts when the KV pool says no, and applies the
-// runner's sampled tokens; decode rows' drafts and their verification are draft-rows.ts. It never
-// sees buffers or sessions' text.
+// budget (step-budget.ts sizes the chunks), preempts when the KV pool says no, gives decode rows the
+// drafts speculation.ts picks, and applies the runner's samples (verify.ts checks drafts). The one
+// writer of a request's computed tokens. It never sees buffers or sessions' text.
 import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } from './constraints';
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
-import { tokenLogprobs } from './token-logprobs';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
-import { DEFAULT_SPECULATION, type Speculation } from './speculation';
-import { NO_DRAFTS, addDrafts, applyRowSamples, planRow, shapeOf, type ScheduledEntry } from './draft-rows';
+import { DEFAULT_SPECULATION, draftsPaid, recordPayoff, recordVerification, stepDrafts, type Speculation } from './speculation';
+import { NO_DRAFTS, planRow, shapeOf, type ScheduledEntry } from './plan-rows';
+import { appendSamples, fillSampledRow, type SampledRun } from './row-samples';
 import { sizeStep, type StepBudget, type StepSizer } from './step-budget';
-import { StepCostModel, type StepShape } from './step-cost';
+import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
 import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 /** What the engine sets on its scheduler (configure()); read back through `settings`. */
@@ -72,6 +72,8 @@ export class Scheduler {
   private readonly requests = new Map<string, Request>();
   private pendingFinished: FinishedEvent[] = [];
   private inFlight: { stepIndex: number; entries: ScheduledEntry[]; budget?: StepBudgetEvent } | null = null;
+  /** The last update()'s decode-only step with verified drafts, judged when the engine reports its time (observeStep). */
+  private lastVerified: { stepIndex: number; requests: Request[]; numRows: number; numAccepted: number } | null = null;
   /** Fitted to every executed step, budget on or off, so a budget switched on finds it calibrated. */
   readonly stepCost = new StepCostModel();
   private readonly shape: StepShape = { numTokens: 0, numRows: 0, attended: 0 };
@@ -196,9 +198,7 @@ export class Scheduler {
 
     // Drafts last: they only use what the rows above left of the token and time budgets.
     const { scheduled } = step;
-    if (maxDraftTokens > 0 && step.tokensLeft > 0) {
-      addDrafts({ kv: this.kv, stepCost: this.stepCost, speculation, maxDraftTokens, contextLimit: this.contextLimit }, scheduled, step.tokensLeft, step.sizer.target);
-    }
+    if (maxDraftTokens > 0 && step.tokensLeft > 0) this.scheduleDrafts(step, speculation, maxDraftTokens);
 
     const stepIndex = this.nextStepIndex++;
     const rows: StepRow[] = scheduled.map((entry) => planRow(entry, this.kv));
@@ -229,6 +229,30 @@ export class Scheduler {
     step.scheduled.push({ request, numNewTokens, drafts: NO_DRAFTS });
     step.tokensLeft -= numNewTokens;
     if (isChunk) step.prefillTokens += numNewTokens;
+  }
+
+  /**
+   * Gives decode rows the drafts speculation.ts picks, with their KV slots; a row whose slots the
+   * pool cannot supply drafts only into blocks it holds. Never preempts: speculation must not cost
+   * another request its KV.
+   */
+  private scheduleDrafts(step: StepInProgress, speculation: Speculation, maxDraftTokens: number): void {
+    const decodes = step.scheduled.filter((e) => e.numNewTokens === 1 && remaining(e.request) === 1);
+    const stepShape = { ...shapeOf(step.scheduled, this.shape) };
+    const decodeShape = { ...shapeOf(decodes, this.shape) };
+    const context = { stepCost: this.stepCost, speculation, maxDraftTokens, contextLimit: this.contextLimit, budgetTokens: step.tokensLeft, target: step.sizer.target, stepShape, decodeShape };
+    const drafts = stepDrafts(decodes.map((e) => e.request), context);
+    decodes.forEach((entry, i) => {
+      const { request } = entry;
+      let k = drafts[i]!.length;
+      if (k === 0) return;
+      if (this.kv.allocateSlots(request, 1 + k) === null) {
+        k = Math.min(k, this.kv.blockTable(request.requestId).length * this.kv.blockSize - request.numTokens);
+        if (k <= 0) return;
+      }
+      entry.numNewTokens = 1 + k;
+      entry.drafts = drafts[i]!.slice(0, k);
+    });
   }
 
   /** Admits the waiting request at `at` (the first not compiling) from its cached prefix on, if the time budget and the KV pool let it; false if not. */
@@ -274,55 +298,67 @@ export class Scheduler {
     const rows: StepRowEvent[] = [];
     let numTokens = 0;
     let draftOffset = 0;
+    const verified: Request[] = [];
+    let numAcceptedInStep = 0;
     entries.forEach(({ request, numNewTokens, drafts }, i) => {
-      const row = this.advance(request, numNewTokens - drafts.length);
+      const row = this.rowEvent(request, numNewTokens - drafts.length);
       row.numTokens = numNewTokens;
       numTokens += numNewTokens;
       // [drafts.length] ids sampled after each draft: this row's slice of result.draftSampledIds
       const draftIds = result.draftSampledIds?.subarray(draftOffset, draftOffset + drafts.length) ?? NO_TOKENS;
       draftOffset += drafts.length;
+      const sampled = !request.cancelRequested && draftIds.length >= drafts.length && plan.rows[i].sample;
+      const run = sampled ? appendSamples(request, result.sampledIds[i], drafts, draftIds, this.contextLimit) : null;
+      // the one move of the computed tokens: all it fed, less the drafts it rejected (their KV is overwritten later)
+      const numAccepted = run?.numAccepted ?? 0;
+      numAcceptedInStep += numAccepted;
+      request.numComputedTokens += numNewTokens - (drafts.length - numAccepted);
       if (drafts.length > 0) {
         row.numDrafted = drafts.length;
-        row.numAccepted = 0;
+        row.numAccepted = numAccepted;
+        if (run) {
+          recordVerification(request.draftStats, numAccepted, run.rejected);
+          verified.push(request);
+          this.kv.releaseRejectedSlots(request); // tail blocks only rejected drafts used
+        }
       }
+      this.kv.cacheComputedBlocks(request);
       if (request.cancelRequested) {
         this.finish(request, 'cancelled');
         row.finishReason = 'cancelled';
       } else if (draftIds.length < drafts.length) {
         this.finish(request, 'error', `runner returned ${draftIds.length} draft ids for ${drafts.length} drafts`);
         row.finishReason = 'error';
-      } else if (plan.rows[i].sample) {
-        this.applySamples(request, row, result.sampledIds[i], drafts, draftIds, result.logprobs?.[i]);
+      } else if (run) {
+        this.endSampledRow(request, row, run, result.logprobs?.[i]);
       }
       rows.push(row);
     });
+    const decodeOnly = rows.every((r) => r.kind === 'decode');
+    this.lastVerified = verified.length > 0 && decodeOnly ? { stepIndex: plan.stepIndex, requests: verified, numRows: entries.length, numAccepted: numAcceptedInStep } : null;
     return this.output(plan.stepIndex, rows, numTokens, budget);
   }
 
-  /** Appends a row's sampled tokens (draft-rows.ts), ending the turn where a rule says so. */
-  private applySamples(request: Request, row: StepRowEvent, firstId: number, drafts: readonly number[], draftIds: Int32Array, logprobs: readonly SampledLogprobs[] | undefined): void {
-    const run = applyRowSamples(this.kv, this.contextLimit, request, row, firstId, drafts, draftIds);
-    const matcher = request.constraint?.matcher;
-    if (matcher && !run.error) {
-      // the sampled tokens were drawn under the row's masks, so the matcher takes each one
-      const refused = run.tokenIds.find((id) => !matcher.acceptToken(id));
-      if (refused !== undefined) {
-        run.finishReason = 'error';
-        run.error = `response_format: token ${refused} was sampled outside the constraint`;
-      } else if (matcher.isTerminated() && !run.finishReason) {
-        run.finishReason = 'stop'; // the constraint ended the reply on a stop token the request does not end on
-      }
+  /**
+   * The engine's report of a step that ran: the cost model learns its time, and each request that
+   * verified drafts in it backs off or draws nearer ('auto', speculation.ts) by whether the step
+   * made more tokens per ms than its rows without drafts would have. Judged on decode-only steps
+   * (every row a decode or verify row), the ones a decode-only prediction prices.
+   */
+  observeStep(plan: StepPlan, elapsedMs: number): void {
+    const verified = this.lastVerified?.stepIndex === plan.stepIndex ? this.lastVerified : null;
+    this.lastVerified = null;
+    if (verified) {
+      const decodeOnlyMs = this.stepCost.calibrated ? this.stepCost.predictDecodeOnly(decodeOnlyShape(plan)) : 0;
+      const paid = draftsPaid(verified.numRows, verified.numAccepted, elapsedMs, decodeOnlyMs);
+      for (const request of verified.requests) recordPayoff(request.draftStats, paid, request.numOutputTokens);
     }
-    if (request.sampling.logprobs !== undefined && !run.error) {
-      const rowLogprobs = tokenLogprobs(this.tokenizer, run.tokenIds, run.finishReason === 'eos', logprobs);
-      if (rowLogprobs) {
-        row.newLogprobs = rowLogprobs;
-      } else {
-        // only this turn ends: the others' tokens never depend on it
-        run.finishReason = 'error';
-        run.error = `the runner returned no logprobs for ${run.tokenIds.length} tokens`;
-      }
-    }
+    this.stepCost.observePlan(plan, elapsedMs);
+  }
+
+  /** Ends a sampled row's turn where its tokens, its constraint or a rule says so (row-samples.ts fills the row). */
+  private endSampledRow(request: Request, row: StepRowEvent, run: SampledRun, logprobs: readonly SampledLogprobs[] | undefined): void {
+    fillSampledRow(request, row, run, this.tokenizer, logprobs);
     if (run.finishReason) {
       this.finish(request, run.finishReason, run.error);
       row.finishReason = run.finishReason;
@@ -334,7 +370,7 @@ export class Scheduler {
     const message = error instanceof Error ? error.message : String(error);
     const budget = this.inFlight?.budget;
     const rows = this.takeInFlight(plan).map(({ request, numNewTokens }) => {
-      const row = this.advance(request, 0);
+      const row = this.rowEvent(request, 0);
       row.numTokens = numNewTokens;
       this.finish(request, 'error', message);
       row.finishReason = 'error' as FinishReason;
@@ -363,17 +399,16 @@ export class Scheduler {
     return flight.entries;
   }
 
-  private advance(request: Request, numNewTokens: number): StepRowEvent {
+  /** A row's event before its samples: `numKnown` tokens fed from the computed ones on (drafts aside). */
+  private rowEvent(request: Request, numKnown: number): StepRowEvent {
     const start = request.numComputedTokens;
     // 'decode' = feeding the one token the previous step sampled; prompt and recompute are prefill
-    const isDecode = numNewTokens === 1 && start === request.numTokens - 1 && start >= request.numPromptTokens;
-    request.numComputedTokens = start + numNewTokens;
-    this.kv.cacheComputedBlocks(request);
+    const isDecode = numKnown === 1 && start === request.numTokens - 1 && start >= request.numPromptTokens;
     return {
       sessionId: request.sessionId,
       requestId: request.requestId,
       kind: isDecode ? 'decode' : 'prefill',
-      numTokens: numNewTokens,
+      numTokens: numKnown,
       position: start,
       newTokenIds: NO_TOKENS,
       newText: '',
@@ -446,6 +481,13 @@ export class Scheduler {
       ...(error !== undefined ? { error } : {}),
     });
   }
+}
+
+/** A decode-only plan's shape without its drafts: each row feeds its one known token. */
+function decodeOnlyShape(plan: StepPlan): StepShape {
+  const shape: StepShape = { numTokens: plan.rows.length, numRows: plan.rows.length, attended: 0 };
+  for (const row of plan.rows) shape.attended += attendedPositions(row.startPos, 1);
+  return shape;
 }
 
 /** Tokens a request has that its KV does not hold yet (1: a decode row). */

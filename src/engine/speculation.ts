@@ -1,9 +1,9 @@
-// Speculative decoding policy: the `speculation` setting and its check, a request's acceptance
-// estimate, and how many drafted tokens each decode row carries in a step. Not the proposers
-// (drafts.ts) and not verification (the scheduler's update()).
+// Speculative decoding policy over a view of a request: the `speculation` setting and its check,
+// a request's draft statistics (acceptance estimate, 'auto' backoff) and how many drafted tokens each
+// decode row carries in a step. Not the proposer (drafts.ts), verification (verify.ts) or KV slots (the scheduler).
+import { proposeDrafts } from './drafts';
 import { InvalidOptionError } from './errors';
-import type { Request } from './request';
-import { attendedPositions, type StepShape } from './step-cost';
+import { attendedPositions, type StepCostModel, type StepShape } from './step-cost';
 import type { StepTarget } from './step-budget';
 
 /**
@@ -62,6 +62,67 @@ export function acceptanceRate(numAccepted: number, numTested: number): number {
   return (numAccepted + PRIOR_ACCEPTED) / (numTested + PRIOR_TESTED);
 }
 
+/** Longest an 'auto' request waits, in output tokens, after verifications that gained nothing. */
+export const MAX_BACKOFF_TOKENS = 64;
+
+/**
+ * A request's one draft-statistics record, which only the scheduler updates (recordVerification,
+ * then recordPayoff once the step's time is known). 'auto' backs off: a verify step that did not
+ * pay (made fewer tokens per measured ms than its decode rows alone are predicted to) doubles
+ * `backoffTokens` (1, 2, 4, ... up to MAX_BACKOFF_TOKENS) and the request drafts nothing until its
+ * output reaches `resumeAt`; one that paid halves it. So drafts that do not pay cost a handful of
+ * steps per turn whatever the cost model predicts of them (it prices a verified position as a
+ * prompt token, which needs no logits or sampling).
+ */
+export interface DraftStats {
+  /** Drafts whose fate was decided (each accepted one and the first rejected one of a run). */
+  tested: number;
+  accepted: number;
+  backoffTokens: number;
+  /** Output tokens the request must have before 'auto' drafts again. */
+  resumeAt: number;
+}
+
+export function newDraftStats(): DraftStats {
+  return { tested: 0, accepted: 0, backoffTokens: 0, resumeAt: 0 };
+}
+
+/** Records one verified row: `numAccepted` drafts kept, `rejected` if a draft was tested and refused. */
+export function recordVerification(stats: DraftStats, numAccepted: number, rejected: boolean): void {
+  stats.accepted += numAccepted;
+  stats.tested += numAccepted + (rejected ? 1 : 0);
+}
+
+/** Records whether a request's verify step paid; `numOutputTokens` after it. */
+export function recordPayoff(stats: DraftStats, paid: boolean, numOutputTokens: number): void {
+  stats.backoffTokens = paid ? Math.floor(stats.backoffTokens / 2) : Math.min(MAX_BACKOFF_TOKENS, Math.max(1, 2 * stats.backoffTokens));
+  stats.resumeAt = numOutputTokens + stats.backoffTokens;
+}
+
+/**
+ * Whether a step's drafts paid: its `numRows` rows made `numRows + numAccepted` tokens in
+ * `elapsedMs`, against `numRows` in `decodeOnlyMs` (the cost model's decode-only step of the same
+ * rows without drafts). Without a usable time (a clock that did not move, no prediction yet) a
+ * step pays when it accepted any draft.
+ */
+export function draftsPaid(numRows: number, numAccepted: number, elapsedMs: number, decodeOnlyMs: number): boolean {
+  if (!(elapsedMs > 0 && decodeOnlyMs > 0)) return numAccepted > 0;
+  return (numRows + numAccepted) / elapsedMs >= numRows / decodeOnlyMs;
+}
+
+/** What the policy reads of a request (Request is one). */
+export interface SpeculatingRequest {
+  readonly speculation: Speculation;
+  readonly tokenIds: readonly number[];
+  readonly numPromptTokens: number;
+  readonly numOutputTokens: number;
+  readonly numTokens: number;
+  readonly numComputedTokens: number;
+  readonly maxTokens: number;
+  readonly predictionTokenIds: readonly number[] | undefined;
+  readonly draftStats: Readonly<DraftStats>;
+}
+
 /** One decode row that may carry drafts. */
 export interface DraftCandidate {
   /** Proposed tokens, already cut to the most this row may carry. */
@@ -76,18 +137,53 @@ export interface DraftCandidate {
 }
 
 /**
- * The draft candidate of a decode row, or null when its request does not speculate or nothing is
- * proposed. Drafts are cut so that k accepted ones plus the target's next token fit maxTokens and
- * every fed position fits the context (`contextLimit`), and to the runner's `maxDraftTokens`.
+ * The draft candidate of a decode row, or null when its request does not speculate, is backing off
+ * ('auto' only) or nothing is proposed. Drafts are cut so that k accepted ones plus the target's next
+ * token fit maxTokens and every fed position fits the context (`contextLimit`), and to the runner's `maxDraftTokens`.
  */
-export function draftCandidate(request: Request, engine: Speculation, maxDraftTokens: number, contextLimit: number): DraftCandidate | null {
+export function draftCandidate(request: SpeculatingRequest, engine: Speculation, maxDraftTokens: number, contextLimit: number): DraftCandidate | null {
   const setting = combineSpeculation(engine, request.speculation);
   if (setting === 'off') return null;
   const fixed = typeof setting === 'object';
+  const stats = request.draftStats;
+  if (!fixed && request.numOutputTokens < stats.resumeAt) return null;
   const cap = Math.min(maxDraftTokens, fixed ? setting.maxDraftTokens : Infinity, request.maxTokens - request.numOutputTokens - 1, contextLimit - request.numTokens);
-  const drafts = request.proposeDrafts(cap);
+  const drafts = proposeDrafts(request.tokenIds, request.numPromptTokens, request.predictionTokenIds, cap);
   if (drafts.length === 0) return null;
-  return { drafts, fixed, acceptance: request.draftAcceptance, startPos: request.numComputedTokens, numTokens: request.numTokens - request.numComputedTokens };
+  return { drafts, fixed, acceptance: acceptanceRate(stats.accepted, stats.tested), startPos: request.numComputedTokens, numTokens: request.numTokens - request.numComputedTokens };
+}
+
+/** What stepDrafts reads of the step and the scheduler. */
+export interface StepDraftContext {
+  stepCost: StepCostModel;
+  speculation: Speculation;
+  maxDraftTokens: number;
+  contextLimit: number;
+  /** Fed tokens the token budget has left. */
+  budgetTokens: number;
+  target: StepTarget;
+  /** The step as scheduled so far, and its decode rows alone. */
+  stepShape: StepShape;
+  decodeShape: StepShape;
+}
+
+/** Drafts for a step's decode rows (`rows`, each feeding its one known token), per row: none, or the tokens to carry. */
+export function stepDrafts(rows: readonly SpeculatingRequest[], ctx: StepDraftContext): (readonly number[])[] {
+  const drafts: (readonly number[])[] = rows.map(() => []);
+  const at: number[] = [];
+  const candidates: DraftCandidate[] = [];
+  rows.forEach((request, i) => {
+    const candidate = draftCandidate(request, ctx.speculation, ctx.maxDraftTokens, ctx.contextLimit);
+    if (!candidate) return;
+    at.push(i);
+    candidates.push(candidate);
+  });
+  if (candidates.length === 0) return drafts;
+  const cost = (shape: StepShape): number => ctx.stepCost.predictShape(shape);
+  const decodeRate = ctx.decodeShape.numRows / cost(ctx.decodeShape);
+  const lengths = chooseDraftLengths(candidates, { ...ctx.stepShape }, { cost, calibrated: ctx.stepCost.calibrated, decodeRate, budgetTokens: ctx.budgetTokens, target: ctx.target });
+  lengths.forEach((k, c) => (drafts[at[c]!] = candidates[c]!.drafts.slice(0, k)));
+  return drafts;
 }
 
 export interface DraftLimits {

@@ -1,7 +1,7 @@
 // GGUF `tokenizer.ggml.pre` names -> the regex splits llama.cpp applies before byte-level BPE,
 // as a tokenizer.json pre_tokenizer. Not the vocabulary conversion itself (gguf-vocab.ts).
 
-import type { JsonObject } from './tokenizer';
+import type { JsonObject } from './tokenizer-lookups';
 
 interface PreTokenizerSpec {
   /** Applied one after another; each splits the pieces the previous one left (llama.cpp order). */

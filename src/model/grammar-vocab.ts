@@ -1,7 +1,7 @@
 // What a grammar engine needs of a tokenizer: each id's token as stored, how those strings decode
 // (byte-level BPE, SentencePiece with byte fallback, or plain) and the stop ids. Not the grammar
 // engine itself (xgrammar.ts) and not encoding or decoding text (tokenizer.ts).
-import type { JsonObject } from './tokenizer';
+import type { JsonObject } from './tokenizer-lookups';
 
 export interface GrammarVocabulary {
   /** [rows] each id's token string as tokenizer.json stores it; '' for special or absent ids. */

@@ -1,6 +1,7 @@
 // The engine tests' one harness: makeEngine (a manually stepped EngineCore on a FakeRunner, a byte
 // tokenizer and a clock the test owns), the one prompt generator, and ClockedRunner. Test-only.
 import { EngineCore, type EngineCoreOptions } from '../engine-core';
+import { numSampledPositions } from '../sampled-positions';
 import { attendedPositions } from '../step-cost';
 import type { ModelRunner, StepPlan, StepResult } from '../types';
 import { FakeRunner, type FakeRunnerOptions } from './fake-runner';
@@ -30,12 +31,17 @@ export function promptTokens(length: number, salt: number, vocab = 90, first = 3
   return Array.from({ length }, (_, i) => first + ((i * 13 + salt * 7 + ((i * i) % 5)) % vocab));
 }
 
-/** What one step costs on a ClockedRunner's clock: fixedMs + perTokenMs·tokens + perRowMs·rows + perAttendedMs·attended positions. */
+/**
+ * What one step costs on a ClockedRunner's clock: fixedMs + perTokenMs·tokens + perRowMs·rows +
+ * perAttendedMs·attended positions + perSampledMs·sampled positions (logits and sampling: a prompt
+ * chunk samples once, a verify row after each draft too, which the engine's cost model does not price).
+ */
 export interface SimulatedStepCost {
   fixedMs: number;
   perTokenMs: number;
   perRowMs?: number;
   perAttendedMs?: number;
+  perSampledMs?: number;
 }
 
 /** A runner on a simulated clock: each execute() advances `nowMs` by the plan's SimulatedStepCost, then runs the inner runner. */
@@ -56,7 +62,7 @@ export class ClockedRunner extends RunnerWrapper {
     const k = this.cost;
     const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
     let ms = k.fixedMs + k.perTokenMs * numTokens + (k.perRowMs ?? 0) * plan.rows.length;
-    for (const row of plan.rows) ms += (k.perAttendedMs ?? 0) * attendedPositions(row.startPos, row.tokenIds.length);
+    for (const row of plan.rows) ms += (k.perAttendedMs ?? 0) * attendedPositions(row.startPos, row.tokenIds.length) + (k.perSampledMs ?? 0) * numSampledPositions(row);
     return ms;
   }
 
