@@ -13,7 +13,7 @@ import { ClockedRunner, makeEngine, type SimulatedStepCost } from './testing/tes
  * vocabulary the fake model samples from by hash (drafts rarely match) on a memory-bound step (a fed
  * token costs 1/20 of the step, so the cost model says drafts are cheap).
  */
-async function chatTurn(speculation: SessionOptions['speculation'], cost: SimulatedStepCost = { fixedMs: 10, perTokenMs: 0.5 }, fake: FakeRunnerOptions = { vocabSize: 64, copyRate: 0 }): Promise<{ tokens: number[]; ms: number; events: StepEvent[] }> {
+async function chatTurn(speculation: SessionOptions['speculation'], cost: SimulatedStepCost = { fixedMs: 10, perTokenMs: 0.5 }, fake: FakeRunnerOptions = { vocabSize: 64, copyRate: 0 }): Promise<{ tokens: number[]; simulatedMs: number; events: StepEvent[] }> {
   const runner = new ClockedRunner(cost, new FakeRunner({ blockSize: 4, numBlocks: 200, maxDraftTokens: 6, ...fake }));
   const engine = makeEngine({ runner, maxTokensPerStep: 64 });
   const id = engine.createSession({ maxNewTokens: 128, speculation, sampling: { temperature: 0 } });
@@ -21,7 +21,7 @@ async function chatTurn(speculation: SessionOptions['speculation'], cost: Simula
   const events: StepEvent[] = [];
   for (let event = await engine.step(); event; event = await engine.step()) events.push(event);
   const result = await engine.waitForTurn(id);
-  return { tokens: result.outputTokenIds, ms: runner.nowMs, events };
+  return { tokens: result.outputTokenIds, simulatedMs: runner.nowMs, events };
 }
 
 describe("speculation 'auto' backoff", () => {
@@ -40,7 +40,7 @@ describe("speculation 'auto' backoff", () => {
     // the i-th wait is at least 2^i tokens (longer where prompt lookup had nothing to propose)
     positions.slice(1).forEach((p, i) => expect(p - positions[i]!).toBeGreaterThanOrEqual(2 ** i));
     // tokens per simulated ms, 'auto' over 'off'
-    expect(off.ms / auto.ms).toBeGreaterThanOrEqual(0.97);
+    expect(off.simulatedMs / auto.simulatedMs).toBeGreaterThanOrEqual(0.97);
   });
 
   it('stays at 0.97x of off or better where drafts match but a verified position costs 100x a prompt token', async () => {
@@ -54,7 +54,7 @@ describe("speculation 'auto' backoff", () => {
     const verifyRows = auto.events.flatMap((e) => e.rows.filter((r) => r.numDrafted));
     expect(verifyRows.reduce((n, r) => n + r.numAccepted!, 0)).toBeGreaterThanOrEqual(verifyRows.length); // drafts match
     expect(verifyRows.length).toBeLessThanOrEqual(10);
-    expect(off.ms / auto.ms).toBeGreaterThanOrEqual(0.97);
+    expect(off.simulatedMs / auto.simulatedMs).toBeGreaterThanOrEqual(0.97);
   });
 
   it('doubles the wait after a verify step that did not pay, halves it after one that did', () => {

@@ -1,21 +1,13 @@
 // planRequest: messages into system prompt, history and the user message; stop, token limit and
 // per-choice seeds; refusals with the field named. Pure, no engine.
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError } from './errors';
 import { choiceSeed, planRequest } from './request';
 import type { ChatCompletionCreateParams } from './types';
+import { refusedParam } from './testing/plan-refusal';
 
 const plan = (request: Partial<ChatCompletionCreateParams>) => planRequest({ messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionCreateParams);
 
-function refusal(request: Partial<ChatCompletionCreateParams>): string | null {
-  try {
-    plan(request);
-  } catch (err) {
-    if (err instanceof InvalidRequestError) return err.param;
-    throw err;
-  }
-  throw new Error('not refused');
-}
+const refusal = (request: Partial<ChatCompletionCreateParams>): string | null => refusedParam(request, [{ role: 'user', content: 'hi' }]);
 
 describe('planRequest', () => {
   it("reads nulls as defaults: greedy, the engine's length default (up to the context), one choice", () => {

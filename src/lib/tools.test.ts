@@ -1,10 +1,10 @@
 // tools, tool_choice and tool turns as planRequest reads them: the session's tool list, the call
 // constraint for 'required' and a named function, tool messages as the turn; malformed ones refused by name.
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError } from './errors';
 import { planRequest } from './request';
 import { callSchema } from './tools';
 import type { ChatCompletionCreateParams, ChatCompletionFunctionTool, ChatCompletionMessageParam } from './types';
+import { refusedParam } from './testing/plan-refusal';
 
 const WEATHER: ChatCompletionFunctionTool = {
   type: 'function',
@@ -15,15 +15,7 @@ const ASK: ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in 
 
 const plan = (request: Partial<ChatCompletionCreateParams>) => planRequest({ messages: ASK, ...request } as ChatCompletionCreateParams);
 
-function refusal(request: Partial<ChatCompletionCreateParams>): string | null {
-  try {
-    plan(request);
-  } catch (err) {
-    if (err instanceof InvalidRequestError) return err.param;
-    throw err;
-  }
-  throw new Error('not refused');
-}
+const refusal = (request: Partial<ChatCompletionCreateParams>): string | null => refusedParam(request, ASK);
 
 describe('tools and tool_choice', () => {
   it("'auto' (the default with tools): the tools reach every choice's session, no constraint, both callable", () => {
