@@ -57,6 +57,8 @@ export function constraintKey(c: OutputConstraint): string {
       return `ebnf\n${c.grammar}`;
     case 'regex':
       return `regex\n${c.pattern}`;
+    case 'tool_calls':
+      return `tool_calls\n${c.parallel ? 'parallel' : 'one'}\n${c.tools}`;
   }
 }
 
@@ -65,7 +67,7 @@ export function validateConstraint(value: unknown): void {
   const bad = (expected: string): never => {
     throw new InvalidOptionError('sampling.constraint', value, expected);
   };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad("an object with kind 'json_object', 'json_schema', 'ebnf' or 'regex'");
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad("an object with kind 'json_object', 'json_schema', 'ebnf', 'regex' or 'tool_calls'");
   const c = value as Record<string, unknown>;
   if (c.kind === 'json_object') return;
   if (c.kind === 'json_schema') {
@@ -86,7 +88,19 @@ export function validateConstraint(value: unknown): void {
     if (typeof c.pattern !== 'string' || c.pattern === '') bad('a regular expression in pattern');
     return;
   }
-  bad("kind 'json_object', 'json_schema', 'ebnf' or 'regex'");
+  if (c.kind === 'tool_calls') {
+    if (typeof c.parallel !== 'boolean') bad('parallel true or false');
+    let tools: unknown;
+    try {
+      tools = JSON.parse(typeof c.tools === 'string' ? c.tools : '');
+    } catch {
+      bad('the tools as JSON text in tools (it does not parse)');
+    }
+    const isTool = (t: unknown) => typeof t === 'object' && t !== null && typeof (t as { function?: { name?: unknown } }).function?.name === 'string';
+    if (!Array.isArray(tools) || tools.length === 0 || !tools.every(isTool)) bad('a non-empty JSON array of function tools in tools');
+    return;
+  }
+  bad("kind 'json_object', 'json_schema', 'ebnf', 'regex' or 'tool_calls'");
 }
 
 /** Compiled constraints kept for reuse, least recently used dropped past `capacity`. */

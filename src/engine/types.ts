@@ -5,7 +5,16 @@
  * An output constraint: the reply must match it (constraints.ts; compiled by a ConstraintCompiler,
  * XGrammar's in src/model). `schema` is a JSON Schema as JSON text; compiles are cached by kind + text.
  */
-export type OutputConstraint = { kind: 'json_object' } | { kind: 'json_schema'; schema: string } | { kind: 'ebnf'; grammar: string } | { kind: 'regex'; pattern: string };
+export type OutputConstraint =
+  | { kind: 'json_object' }
+  | { kind: 'json_schema'; schema: string }
+  | { kind: 'ebnf'; grammar: string }
+  | { kind: 'regex'; pattern: string }
+  /**
+   * tool_choice 'auto': text, or calls to `tools` (JSON text of ToolDefinition[]) in the model's own
+   * call format, each held to its tool's parameters once it opens; `parallel` false: at most one call.
+   */
+  | { kind: 'tool_calls'; tools: string; parallel: boolean };
 
 /** Per-session sampling settings. temperature 0 = greedy (argmax, lowest id on ties). */
 export interface SamplingParams {

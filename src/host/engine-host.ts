@@ -89,7 +89,7 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
     onProgress?.({ phase: 'upload', loadedBytes: 0, totalBytes: weightBytes(opened.desc), message: 'uploading weights and sizing the KV pool' });
     const runner = await this.options.makeRunner(opened.desc, kv).catch((err: unknown) => Promise.reject(toLoadFailure(err)));
     const firstSessionNumber = this.sessionsMade + 1;
-    const constraints = lazyXGrammar(opened.tokenizer, opened.desc.config.vocabSize);
+    const constraints = lazyXGrammar(opened.tokenizer, opened.desc.config.vocabSize, opened.toolCallFormat);
     const engine = new EngineCore({ runner, tokenizer: opened.tokenizer, chatTemplate: opened.chatTemplate, mode: this.mode, stepBudget: this.stepBudget, firstSessionNumber, constraints });
     const info: ModelInfo = { ...describeModel(opened, runner, runner.kvCacheType ?? kv.kvCacheType), contextTokens: engine.scheduler.contextLimit };
     const previous = this.loaded;
@@ -149,6 +149,12 @@ export class EngineHost extends Subscriptions<StepEvent, EngineNotice> implement
       const vocabSize = loaded.info.vocabSize;
       const outside = Object.keys(bias).find((key) => /^[0-9]+$/.test(key) && Number(key) >= vocabSize);
       if (outside !== undefined) throw new InvalidOptionError('sampling.logitBias', outside, `token ids from 0 to ${vocabSize - 1} (the model's vocabulary)`);
+    }
+    // tool_choice 'auto' on a model whose template shows no call format Cohort knows: unconstrained
+    // (its calls are still parsed), as ModelInfo.toolCallFormat null says
+    if ((options.sampling?.constraint as { kind?: unknown } | undefined)?.kind === 'tool_calls' && loaded.opened.toolCallFormat === null) {
+      const { constraint: _unconstrained, ...sampling } = options.sampling!;
+      options = { ...options, sampling };
     }
     // a constraint is compiled (and cached) before the session exists, so one that cannot be is
     // refused here, naming the option, rather than ending the session's first turn

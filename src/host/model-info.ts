@@ -38,6 +38,7 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheT
     kvBytesPerToken: kvBytesPerToken(c, kvCacheType),
     ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
     toolsRendering: opened.toolsRendering,
+    toolCallFormat: opened.toolCallFormat,
     endTokens: opened.endTokens,
     ...(opened.setAsideTokens.length > 0 ? { setAsideTokens: opened.setAsideTokens } : {}),
     ...(c.layerWindows.some((w) => w > 0) ? { layerWindows: [...c.layerWindows] } : {}),

@@ -45,9 +45,11 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
   const { systemPrompt, history, turn } = splitMessages(request.messages);
   const tools = planTools(request.tools, request.tool_choice, request.parallel_tool_calls);
   const format = constraintOf(request.response_format);
-  if (format.constraint && tools.constraint) {
+  if (format.constraint && tools.constraint && !tools.textAllowed) {
     throw new InvalidRequestError("response_format cannot be combined with tool_choice 'required' or a named function: the reply is the call", 'response_format');
   }
+  // 'auto' beside a response_format: the reply is held to the format, its calls read but not constrained
+  const toolConstraint = format.constraint ? undefined : tools.constraint;
   const n = request.n ?? 1;
   if (!(Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES)) throw new InvalidRequestError(`n must be an integer from 1 to ${MAX_CHOICES}, got ${String(n)}`, 'n');
   const stop = request.stop ?? undefined;
@@ -67,7 +69,7 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
       ...defined('repetitionPenalty', request.repetition_penalty),
       ...logitBiasOf(request.logit_bias),
       ...logprobsOf(request.logprobs, request.top_logprobs),
-      ...(tools.constraint ? { constraint: tools.constraint } : format),
+      ...(toolConstraint ? { constraint: toolConstraint } : format),
     },
     ...(tools.tools.length > 0 ? { tools: tools.tools } : {}),
     ...(stopStrings !== undefined ? { stopStrings: stopStrings as string[] } : {}),
@@ -79,7 +81,7 @@ export function planRequest(request: ChatCompletionCreateParams): RequestPlan {
     ...base,
     ...(seed !== undefined ? { sampling: { ...base.sampling, seed: choiceSeed(seed, i) } } : {}),
   }));
-  return { sessions, turn, callable: tools.callable, constraintParam: tools.constraint ? 'tools' : 'response_format', maxCalls: tools.maxCalls, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
+  return { sessions, turn, callable: tools.callable, constraintParam: toolConstraint ? 'tools' : 'response_format', maxCalls: tools.maxCalls, stream: request.stream === true, includeUsage: request.stream_options?.include_usage === true, logprobs: request.logprobs === true };
 }
 
 /** `logit_bias` as the engine's (an object of token id keys); the engine checks ids and values and names the field. */

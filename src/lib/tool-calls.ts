@@ -1,11 +1,15 @@
 // Tool calls read out of a reply's text as it streams: Qwen/Hermes `<tool_call>{...}</tool_call>`,
 // and a reply that is JSON calls (Llama 3.1's `{"name", "parameters"}`, the plain rendering's `{"name", "arguments"}`).
 import type { ToolCall } from '../protocol/api';
+import { TOOL_CALL_FORMATS } from '../protocol/tool-call-format';
 
 export type ToolCallEvent = { kind: 'text'; text: string } | { kind: 'call'; call: ToolCall };
 
-const OPEN = '<tool_call>';
-const CLOSE = '</tool_call>';
+// every format's call is read, whichever the model has: a tagged one anywhere, a JSON one opening the reply
+const OPEN = TOOL_CALL_FORMATS.hermes.open;
+const CLOSE = TOOL_CALL_FORMATS.hermes.close;
+/** The arguments' keys the formats use, in the order they are looked for. */
+const ARGUMENT_KEYS = [...new Set(Object.values(TOOL_CALL_FORMATS).map((f) => f.argumentsKey))];
 
 /**
  * Feeds on a reply's text piece by piece and says what is text and what is a call. Text that may
@@ -169,7 +173,8 @@ export class ToolCallParser {
       return null;
     }
     if (!isRecord(value) || typeof value.name !== 'string' || !this.names.has(value.name)) return null;
-    let args: unknown = 'arguments' in value ? value.arguments : 'parameters' in value ? value.parameters : {};
+    const key = ARGUMENT_KEYS.find((k) => k in value);
+    let args: unknown = key !== undefined ? value[key] : {};
     if (typeof args === 'string') {
       try {
         args = JSON.parse(args);

@@ -1,5 +1,5 @@
 // tools, tool_choice and tool turns as planRequest reads them: the session's tool list, the call
-// constraint for 'required' and a named function, tool messages as the turn; malformed ones refused by name.
+// constraint for 'auto', 'required' and a named function, tool messages as the turn; malformed ones refused by name.
 import { describe, expect, it } from 'vitest';
 import { planRequest } from './request';
 import { callSchema } from './tools';
@@ -18,16 +18,26 @@ const plan = (request: Partial<ChatCompletionCreateParams>) => planRequest({ mes
 const refusal = (request: Partial<ChatCompletionCreateParams>): string | null => refusedParam(request, ASK);
 
 describe('tools and tool_choice', () => {
-  it("'auto' (the default with tools): the tools reach every choice's session, no constraint, both callable", () => {
+  it("'auto' (the default with tools): the tools reach every choice's session, held to text or calls in the model's format, both callable", () => {
     for (const p of [plan({ tools: [WEATHER, TIME] }), plan({ tools: [WEATHER, TIME], tool_choice: 'auto', n: 2 })]) {
       for (const s of p.sessions) {
         expect(s.tools).toEqual([WEATHER, TIME]);
-        expect(s.sampling?.constraint).toBeUndefined();
+        expect(s.sampling?.constraint).toEqual({ kind: 'tool_calls', tools: JSON.stringify([WEATHER, TIME]), parallel: true });
       }
       expect(p.callable).toEqual(['get_weather', 'get_time']);
+      expect(p.constraintParam).toBe('tools');
       expect(p.maxCalls).toBe(Infinity);
     }
-    expect(plan({ tools: [WEATHER], parallel_tool_calls: false }).maxCalls).toBe(1);
+    const one = plan({ tools: [WEATHER], parallel_tool_calls: false });
+    expect(one.maxCalls).toBe(1);
+    expect(one.sessions[0]!.sampling?.constraint).toMatchObject({ kind: 'tool_calls', parallel: false });
+  });
+
+  it("'auto' beside a response_format: the format holds the reply, its calls are still read", () => {
+    const p = plan({ tools: [WEATHER], response_format: { type: 'json_object' } });
+    expect(p.sessions[0]!.sampling?.constraint).toEqual({ kind: 'json_object' });
+    expect(p.constraintParam).toBe('response_format');
+    expect(p.callable).toEqual(['get_weather']);
   });
 
   it("'none': no tools in the prompt and nothing parsed as a call; an empty list is no tools", () => {

@@ -1,5 +1,6 @@
 // `tools` and `tool_choice` as OpenAI shapes them: checked (a 400 naming the field), turned into the
-// session's tool list and, for 'required' or a named function, the output constraint. Not parsing replies.
+// session's tool list and the output constraint ('auto': text or calls in the model's format;
+// 'required' or a named function: one call). Not parsing replies.
 import type { OutputConstraint, ToolDefinition } from '../protocol/api';
 import { InvalidRequestError } from './errors';
 
@@ -12,8 +13,14 @@ export interface ToolPlan {
   tools: ToolDefinition[];
   /** Names a reply may call; a reply is parsed for calls only when this is non-empty. */
   callable: string[];
-  /** 'required' or a named function: the reply must be one call (src/engine/types.ts OutputConstraint). */
+  /**
+   * The reply's constraint (src/engine/types.ts OutputConstraint): under 'auto', text or calls in the
+   * model's own format (kind 'tool_calls', unconstrained on a model without one); under 'required'
+   * or a named function, one call.
+   */
   constraint?: OutputConstraint;
+  /** Whether the reply may be text ('auto'), so response_format can take the constraint's place. */
+  textAllowed: boolean;
   /** Most calls a reply may make: 1 under parallel_tool_calls false. */
   maxCalls: number;
 }
@@ -26,11 +33,11 @@ export function planTools(toolsValue: unknown, choiceValue: unknown, parallelVal
     throw new InvalidRequestError(`parallel_tool_calls must be true or false, got ${JSON.stringify(parallelValue)}`, 'parallel_tool_calls');
   }
   const maxCalls = parallelValue === false ? 1 : Infinity;
-  if (choice === 'none' || tools.length === 0) return { tools: [], callable: [], maxCalls };
+  if (choice === 'none' || tools.length === 0) return { tools: [], callable: [], maxCalls, textAllowed: true };
   const names = tools.map((t) => t.function.name);
-  if (choice === 'auto') return { tools, callable: names, maxCalls };
+  if (choice === 'auto') return { tools, callable: names, constraint: { kind: 'tool_calls', tools: JSON.stringify(tools), parallel: maxCalls > 1 }, maxCalls, textAllowed: true };
   const called = choice === 'required' ? tools : tools.filter((t) => t.function.name === choice.name);
-  return { tools, callable: called.map((t) => t.function.name), constraint: { kind: 'json_schema', schema: JSON.stringify(callSchema(called)) }, maxCalls };
+  return { tools, callable: called.map((t) => t.function.name), constraint: { kind: 'json_schema', schema: JSON.stringify(callSchema(called)) }, maxCalls, textAllowed: false };
 }
 
 /**

@@ -3,7 +3,8 @@
 import type { ChatMessage, ChatTemplate, Tokenizer } from '../engine/types';
 import { readJson, type ByteSource, type FileOpener, type ProgressCallback } from './byte-source';
 import { chatTemplateFromGguf, chatTemplateFromTokenizerConfig, type JinjaChatTemplate } from './chat-template';
-import type { ToolsRendering } from './tool-prompt';
+import type { ToolCallFormatName } from '../protocol/tool-call-format';
+import { toolCallFormatOf, type ToolsRendering } from './tool-prompt';
 import type { ModelDesc } from './desc';
 import { ModelFormatError } from './errors';
 import { loadGgufModel } from './gguf-loader';
@@ -26,6 +27,8 @@ export interface OpenedModel {
   templateNote?: string;
   /** How tools reach the model: its template's `tools` variable, or the system-prompt rendering (tool-prompt.ts). */
   toolsRendering: ToolsRendering;
+  /** The call format its replies are constrained to under tool_choice 'auto'; null: none Cohort knows, 'auto' unconstrained. */
+  toolCallFormat: ToolCallFormatName | null;
   /** The tokens that end a generation, with their text, ascending by id. */
   endTokens: TokenLabel[];
   /** Added tokens past the embedding rows, set aside: never matched in text, never produced. */
@@ -104,6 +107,7 @@ function templateSetAsideIds(tokenizer: HfTokenizer, template: JinjaChatTemplate
   return [];
 }
 
-function noteOf(template: JinjaChatTemplate): { templateNote?: string; toolsRendering: ToolsRendering } {
-  return { ...(template.fallbackNote ? { templateNote: template.fallbackNote } : {}), toolsRendering: template.toolsRendering };
+function noteOf(template: JinjaChatTemplate): { templateNote?: string; toolsRendering: ToolsRendering; toolCallFormat: ToolCallFormatName | null } {
+  const toolsRendering = template.toolsRendering;
+  return { ...(template.fallbackNote ? { templateNote: template.fallbackNote } : {}), toolsRendering, toolCallFormat: toolCallFormatOf(toolsRendering, template.source) };
 }

@@ -1,9 +1,24 @@
 // Tools for chat templates that have no `tools` variable: the tool list as a system-prompt
-// instruction, calls and tool results as plain messages. Not parsing replies (src/lib/tool-calls.ts).
+// instruction, calls and tool results as plain messages; and which call format a model writes.
+// Not parsing replies (src/lib/tool-calls.ts).
 import type { ChatMessage, ToolCall, ToolDefinition } from '../engine/types';
+import { TOOL_CALL_FORMATS, type ToolCallFormatName } from '../protocol/tool-call-format';
 
 /** How a model's prompt carries the tool list: its template's `tools` variable, or plainToolMessages below. */
 export type ToolsRendering = 'template' | 'system-prompt';
+
+/**
+ * The call format a model writes: the plain rendering's JSON when its template has no `tools`;
+ * else what its template teaches (Qwen/Hermes `<tool_call>` tags, Llama 3.1's `"parameters"`
+ * JSON), or null when the template shows neither (its calls are still parsed, 'auto' is unconstrained).
+ */
+export function toolCallFormatOf(rendering: ToolsRendering, templateSource: string): ToolCallFormatName | null {
+  if (rendering === 'system-prompt') return 'plain-json';
+  if (templateSource.includes(TOOL_CALL_FORMATS.hermes.open)) return 'hermes';
+  // Llama 3.1's: 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}'
+  if (/\{\s*"name"\s*:[^}]*"parameters"\s*:/.test(templateSource)) return 'llama3-json';
+  return null;
+}
 
 /** The instruction the plain rendering adds to the system prompt. */
 export function toolInstruction(tools: readonly ToolDefinition[]): string {
@@ -19,7 +34,8 @@ export function toolInstruction(tools: readonly ToolDefinition[]): string {
 
 /** A call as the plain rendering writes it, the form toolInstruction asks for. */
 export function plainCallText(call: ToolCall): string {
-  return `{"name": ${JSON.stringify(call.function.name)}, "arguments": ${call.function.arguments.trim() || '{}'}}`;
+  const plain = TOOL_CALL_FORMATS['plain-json'];
+  return `{"name": ${JSON.stringify(call.function.name)}, "${plain.argumentsKey}": ${call.function.arguments.trim() || '{}'}}`;
 }
 
 /**

@@ -2,8 +2,10 @@
 // uses): one TokenizerInfo per loaded model's vocabulary, its GrammarCompiler, and matchers. Not
 // the engine's cache or masks (src/engine/constraints.ts) and not the logits (the runners).
 import type { CompiledConstraint, ConstraintCompiler, ConstraintMatcher } from '../engine/constraints';
-import type { OutputConstraint } from '../engine/types';
+import type { OutputConstraint, ToolDefinition } from '../engine/types';
+import type { ToolCallFormatName } from '../protocol/tool-call-format';
 import type { GrammarVocabulary } from './grammar-vocab';
+import { parametersSchema, toolCallsStructuralTag } from './tool-call-grammar';
 
 type XGrammar = typeof import('@mlc-ai/web-xgrammar').default;
 type GrammarCompiler = Awaited<ReturnType<XGrammar['GrammarCompiler']['createGrammarCompiler']>>;
@@ -69,14 +71,18 @@ export class XGrammarCompiler implements ConstraintCompiler {
     private readonly lib: XGrammar,
     private readonly compiler: GrammarCompiler,
     readonly vocabSize: number,
+    private readonly toolCallFormat: ToolCallFormatName | null,
   ) {}
 
-  /** Builds the TokenizerInfo and compiler (once per loaded model: it preprocesses every token). */
-  static async create(vocab: GrammarVocabulary, vocabSize: number): Promise<XGrammarCompiler> {
+  /**
+   * Builds the TokenizerInfo and compiler (once per loaded model: it preprocesses every token).
+   * `toolCallFormat`: the model's call format, which 'tool_calls' constraints are compiled to.
+   */
+  static async create(vocab: GrammarVocabulary, vocabSize: number, toolCallFormat: ToolCallFormatName | null = null): Promise<XGrammarCompiler> {
     const lib = await loadXGrammar();
     const info = await lib.TokenizerInfo.createTokenizerInfo(vocab.encoded, vocab.vocabType, false, vocabSize, vocab.stopTokenIds);
     const compiler = await lib.GrammarCompiler.createGrammarCompiler(info, false);
-    return new XGrammarCompiler(lib, compiler, vocabSize);
+    return new XGrammarCompiler(lib, compiler, vocabSize, toolCallFormat);
   }
 
   async compile(c: OutputConstraint): Promise<CompiledConstraint> {
@@ -112,7 +118,7 @@ export class XGrammarCompiler implements ConstraintCompiler {
     };
   }
 
-  private compileGrammar(c: OutputConstraint) {
+  private async compileGrammar(c: OutputConstraint) {
     switch (c.kind) {
       case 'json_object':
         return this.compiler.compileBuiltinJSONGrammar();
@@ -125,6 +131,23 @@ export class XGrammarCompiler implements ConstraintCompiler {
         return this.compiler.compileGrammar(c.grammar);
       case 'regex':
         return this.compiler.compileStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: c.pattern } });
+      case 'tool_calls': {
+        if (!this.toolCallFormat) throw new Error("this model's chat template shows no tool-call format Cohort can constrain");
+        const tools = JSON.parse(c.tools) as ToolDefinition[];
+        // each tool's arguments as json_schema compiles them (bounded whitespace, strict), as EBNF
+        const argumentGrammars: string[] = [];
+        for (const tool of tools) argumentGrammars.push(await this.jsonSchemaEbnf(JSON.stringify(parametersSchema(tool))));
+        return this.compiler.compileStructuralTag(toolCallsStructuralTag(this.toolCallFormat, tools, argumentGrammars, c.parallel));
+      }
+    }
+  }
+
+  private async jsonSchemaEbnf(schema: string): Promise<string> {
+    const grammar = await this.lib.Grammar.fromJSONSchema(schema, true, undefined, undefined, true, MAX_JSON_WHITESPACE);
+    try {
+      return grammar.toString();
+    } finally {
+      grammar.dispose();
     }
   }
 }
@@ -133,14 +156,14 @@ export class XGrammarCompiler implements ConstraintCompiler {
  * XGrammar for a loaded model, built at the first compile (its TokenizerInfo preprocesses every
  * token, which a model nobody constrains should not pay for), then kept for the model's life.
  */
-export function lazyXGrammar(tokenizer: object, vocabSize: number): ConstraintCompiler {
+export function lazyXGrammar(tokenizer: object, vocabSize: number, toolCallFormat: ToolCallFormatName | null = null): ConstraintCompiler {
   let built: Promise<XGrammarCompiler> | null = null;
   const source = tokenizer as { grammarVocabulary?: (rows: number) => GrammarVocabulary };
   return {
     vocabSize,
     compile(c) {
       if (typeof source.grammarVocabulary !== 'function') return Promise.reject(new Error("this model's tokenizer gives no vocabulary a grammar can read"));
-      built ??= XGrammarCompiler.create(source.grammarVocabulary(vocabSize), vocabSize);
+      built ??= XGrammarCompiler.create(source.grammarVocabulary(vocabSize), vocabSize, toolCallFormat);
       return built.then((compiler) => compiler.compile(c));
     },
   };

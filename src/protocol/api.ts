@@ -5,6 +5,7 @@
 export const MODEL_CACHE_NAME = 'cohort-models';
 import type { SessionOptions } from '../engine/session-options';
 import type { StepBudget } from '../engine/step-budget';
+import type { ToolCallFormatName } from './tool-call-format';
 import type { ChatMessage, OutputConstraint, SamplingParams, ToolCall, ToolDefinition } from '../engine/types';
 import type { ConversationMessage, TurnMessages } from '../engine/chat-messages';
 import type { EngineMode, SessionSnapshot, StepEvent, TurnResult } from './events';
@@ -64,6 +65,13 @@ export interface ModelInfo {
    * template that does not write `tools`). Absent when a server serves the model.
    */
   toolsRendering?: 'template' | 'system-prompt';
+  /**
+   * The format the model writes tool calls in (src/protocol/tool-call-format.ts): under
+   * tool_choice 'auto' its replies are text until a call opens, then the call is held to a tool's
+   * schema. null: its template shows no format Cohort knows, and 'auto' is unconstrained. Absent
+   * when a server serves the model.
+   */
+  toolCallFormat?: ToolCallFormatName | null;
   /** The tokens that end a generation, ascending by id (absent when a server serves the model). */
   endTokens?: Array<{ id: number; content: string }>;
   /** Added tokens past the embedding rows, set aside at load: never matched in text, never produced. */
