@@ -123,10 +123,10 @@ describe('ConstraintCache', () => {
 
 describe('validateConstraint', () => {
   it('refuses what is not a constraint, naming sampling.constraint', () => {
-    for (const bad of [null, 'json', { kind: 'xml' }, { kind: 'json_schema' }, { kind: 'json_schema', schema: '{not json' }, { kind: 'json_schema', schema: '3' }, { kind: 'ebnf', grammar: ' ' }, { kind: 'regex', pattern: '' }]) {
+    for (const bad of [null, 'json', { kind: 'xml' }, { kind: 'json_schema' }, { kind: 'json_schema', schema: '{not json' }, { kind: 'json_schema', schema: '3' }, { kind: 'ebnf', grammar: ' ' }, { kind: 'regex', pattern: '' }, { kind: 'tool_calls', tools: '[]', parallel: true }, { kind: 'tool_calls', tools: '[{"function": {}}]', parallel: true }, { kind: 'tool_calls', tools: '[{"function": {"name": "f"}}]' }, { kind: 'tool_calls', tools: '{', parallel: false }]) {
       expect(() => validateConstraint(bad), JSON.stringify(bad)).toThrow(InvalidOptionError);
       expect(() => validateConstraint(bad)).toThrow(/^sampling\.constraint must be/);
     }
-    for (const good of [{ kind: 'json_object' }, schema, { kind: 'json_schema', schema: 'true' }, { kind: 'ebnf', grammar: 'root ::= "a"' }, { kind: 'regex', pattern: 'a' }]) validateConstraint(good);
+    for (const good of [{ kind: 'json_object' }, schema, { kind: 'json_schema', schema: 'true' }, { kind: 'ebnf', grammar: 'root ::= "a"' }, { kind: 'regex', pattern: 'a' }, { kind: 'tool_calls', tools: '[{"type": "function", "function": {"name": "f"}}]', parallel: false }]) validateConstraint(good);
   });
 });

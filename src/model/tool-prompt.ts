@@ -16,7 +16,8 @@ export function toolCallFormatOf(rendering: ToolsRendering, templateSource: stri
   if (rendering === 'system-prompt') return 'plain-json';
   if (templateSource.includes(TOOL_CALL_FORMATS.hermes.open)) return 'hermes';
   // Llama 3.1's: 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}'
-  if (/\{\s*"name"\s*:[^}]*"parameters"\s*:/.test(templateSource)) return 'llama3-json';
+  // (its quotes escaped or not, as the template's string literal has them)
+  if (/\{\s*\\?"name\\?"\s*:[^}]*\\?"parameters\\?"\s*:/.test(templateSource)) return 'llama3-json';
   return null;
 }
 
