@@ -1,14 +1,16 @@
-// Test support: constrained turns through the whole engine on a random-weight byte-level model
-// (CpuRunner, or any runner), compiled by XGrammar. Shared by the CPU and GPU constraint tests
-// and the constraint bench. Not product code.
+// Test support: constrained turns through the whole engine on a random-weight model (the byte-level
+// vocabulary, or Qwen3's published one) on CpuRunner or any runner, compiled by XGrammar. Shared by
+// the CPU and GPU constraint tests, the tool-call tests and the constraint bench. Not product code.
 import { EngineCore } from '../../engine/engine-core';
 import type { EngineMode } from '../../engine/events';
 import type { Speculation } from '../../engine/speculation';
-import type { ChatTemplate, ModelRunner, OutputConstraint, SamplingParams } from '../../engine/types';
+import type { ConstraintCompiler } from '../../engine/constraints';
+import type { ChatTemplate, ModelRunner, OutputConstraint, SamplingParams, Tokenizer } from '../../engine/types';
 import type { ModelDesc } from '../../model/desc';
 import { HfTokenizer } from '../../model/tokenizer';
 import { XGrammarCompiler } from '../../model/xgrammar';
 import { byteLevelTokenizer, syntheticModelDesc } from '../../model/testing/synthetic-model-fixtures';
+import { publishedTokenizerFiles, PUBLISHED_TOKENIZERS } from '../../model/testing/published-tokenizer-fixtures';
 
 /** A 2-layer random llama on the 259-token byte vocabulary (258 <|im_end|> ends a reply). */
 export function randomByteModel(seed = 11): ModelDesc {
@@ -27,6 +29,27 @@ export function byteCompiler(): Promise<XGrammarCompiler> {
   return compiler;
 }
 
+/** A vocabulary to run turns in: its tokenizer and XGrammar's compiler over it. */
+export interface ConstrainedVocab {
+  tokenizer: Tokenizer;
+  compiler: () => Promise<ConstraintCompiler>;
+}
+
+const QWEN3_ROWS = PUBLISHED_TOKENIZERS.find((t) => t.family === 'qwen3')!.rows;
+
+/** Qwen3's published tokenizer (151,936 rows; <tool_call> is one token) and a compiler whose tool calls take `format`. */
+export function qwen3Vocab(format: Parameters<typeof XGrammarCompiler.create>[2]): ConstrainedVocab {
+  const files = publishedTokenizerFiles('qwen3');
+  const tokenizer = HfTokenizer.fromFiles({ tokenizerJson: files.tokenizer, tokenizerConfig: files.tokenizerConfig }, QWEN3_ROWS);
+  let built: Promise<XGrammarCompiler> | null = null;
+  return { tokenizer, compiler: () => (built ??= XGrammarCompiler.create(tokenizer.grammarVocabulary(QWEN3_ROWS), QWEN3_ROWS, format)) };
+}
+
+/** A 2-layer random llama over Qwen3's vocabulary (qwen3Vocab). */
+export function randomQwen3VocabModel(seed = 13): ModelDesc {
+  return syntheticModelDesc({ arch: 'llama', seed, dims: { hidden: 32, intermediate: 48, layers: 2, heads: 4, kvHeads: 2, headDim: 8, vocab: QWEN3_ROWS } });
+}
+
 const template: ChatTemplate = { render: (messages) => messages.map((m) => `${m.role}: ${m.content}\n`).join('') + 'assistant: ' };
 
 export interface ConstrainedReply {
@@ -43,6 +66,10 @@ export interface ConstrainedTurn {
   constraint?: OutputConstraint;
   /** Sampling seed (default 100 + its index). */
   seed?: number;
+  /** This turn's own sampling settings over the run's (a logit bias, say). */
+  sampling?: Partial<SamplingParams>;
+  /** This turn's own token limit over the run's. */
+  maxNewTokens?: number;
 }
 
 export interface ConstrainedRunOptions {
@@ -52,25 +79,27 @@ export interface ConstrainedRunOptions {
   speculation?: Speculation;
   sampling?: Partial<SamplingParams>;
   maxRows?: number;
+  /** The vocabulary (default: the byte-level one of randomByteModel). */
+  vocab?: ConstrainedVocab;
 }
 
 /** Sends each (prompt, constraint) as its own session in one engine; returns every reply in order. */
 export async function runConstrained(runner: ModelRunner, turns: ConstrainedTurn[], options: ConstrainedRunOptions = {}): Promise<ConstrainedReply[]> {
   const engine = new EngineCore({
     runner,
-    tokenizer: byteTokenizer(),
+    tokenizer: options.vocab?.tokenizer ?? byteTokenizer(),
     chatTemplate: template,
     manualSteps: true,
-    constraints: await byteCompiler(),
+    constraints: await (options.vocab?.compiler() ?? byteCompiler()),
     speculation: options.speculation ?? 'off',
     ...(options.mode ? { mode: options.mode } : {}),
     ...(options.maxRows ? { maxRows: options.maxRows } : {}),
   });
   const ids = turns.map((t, i) =>
     engine.createSession({
-      maxNewTokens: options.maxNewTokens ?? 1000,
+      maxNewTokens: t.maxNewTokens ?? options.maxNewTokens ?? 1000,
       seed: t.seed ?? 100 + i,
-      sampling: { temperature: options.temperature ?? 1, ...options.sampling, ...(t.constraint ? { constraint: t.constraint } : {}) },
+      sampling: { temperature: options.temperature ?? 1, ...options.sampling, ...t.sampling, ...(t.constraint ? { constraint: t.constraint } : {}) },
     }),
   );
   const drafted = ids.map(() => 0);
