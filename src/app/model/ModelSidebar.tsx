@@ -67,6 +67,12 @@ function ModelCard() {
               <dd>{model.toolsRendering === 'template' ? "through the chat template's tools" : 'listed in the system prompt (the template has no tools)'}</dd>
             </>
           )}
+          {model.toolCallFormat !== undefined && (
+            <>
+              <dt>Tool calls</dt>
+              <dd>{toolCallFormatText(model.toolCallFormat)}</dd>
+            </>
+          )}
         </dl>
       ) : (
         <p className="muted">{loading ? `Loading ${loading.label}…` : 'No model loaded yet.'}</p>
@@ -215,4 +221,18 @@ function Sidebar({ open }: { open: boolean }) {
       <GpuSection />
     </aside>
   );
+}
+
+/** What tool_choice 'auto' does on this model, by its call format. */
+function toolCallFormatText(format: ModelInfo['toolCallFormat']): string {
+  switch (format) {
+    case 'hermes':
+      return "<tool_call> tags; under 'auto' a call is held to its tool's schema";
+    case 'llama3-json':
+      return "Llama 3.1's JSON; under 'auto' a call is held to its tool's schema";
+    case 'plain-json':
+      return "JSON replies; under 'auto' a call is held to its tool's schema";
+    default:
+      return "a format Cohort does not know: 'auto' is unconstrained (calls are still read)";
+  }
 }
