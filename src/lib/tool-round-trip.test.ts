@@ -1,6 +1,7 @@
 // A tool call round trip through chat.completions on the embedded model (in-process EngineHost,
 // CpuRunner): the runner computes every step and then replies with a scripted text, so the prompts the
 // engine renders and the calls the library reads are the real ones; the model's own tokens are noise.
+// Under tool_choice 'auto' the scripted replies are held to the model's call format like any other.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../host/engine-host';
@@ -176,5 +177,30 @@ describe('a tool call round trip on the embedded model', () => {
         if (name === 'get_weather') expect(typeof parsed.city).toBe('string');
       }
     }
+  });
+});
+
+describe("tool_choice 'auto' and the model's call format", () => {
+  it("the embedded model's is the plain rendering's JSON: a reply that opens with '{' must be a call, so one that is not is refused mid-turn", async () => {
+    expect(engine.models[0]!.toolCallFormat).toBe('plain-json');
+    runner.replies.push('{"answer": 42}');
+    await expect(engine.chat.completions.create({ messages: ASK, tools: [WEATHER], speculation: 'off' })).rejects.toThrow(/token 97 was sampled outside the constraint/);
+  });
+
+  it('a template that writes tools in a form Cohort does not know: toolCallFormat null, and the same reply passes unconstrained as text', async () => {
+    // the embedded files with a ChatML template that lists the tools its own way
+    const names = ['config.json', 'model.safetensors', 'tokenizer.json', 'generation_config.json'];
+    const files = names.map((name) => new File([readFileSync(new URL(name, MODEL_DIR))], name));
+    const config = JSON.parse(readFileSync(new URL('tokenizer_config.json', MODEL_DIR), 'utf8')) as Record<string, unknown>;
+    config.chat_template = "{%- if tools %}{{- '<|im_start|>system\nTools: ' + (tools | tojson) + '<|im_end|>\n' }}{%- endif %}" + (config.chat_template as string);
+    files.push(new File([JSON.stringify(config)], 'tokenizer_config.json'));
+    let other!: ScriptedRunner;
+    const otherEngine = new CohortEngine(new EngineHost({ makeRunner: async (desc) => (other = new ScriptedRunner(desc, { numBlocks: 257 })), embeddedModelUrl: MODEL_DIR.href }));
+    await otherEngine.load({ kind: 'files', files });
+    expect(otherEngine.models[0]).toMatchObject({ toolsRendering: 'template', toolCallFormat: null });
+    other.replies.push('{"answer": 42}');
+    const reply = await otherEngine.chat.completions.create({ messages: ASK, tools: [WEATHER], speculation: 'off' });
+    expect(reply.choices[0]!.message.content).toBe('{"answer": 42}');
+    expect(reply.choices[0]!.finish_reason).toBe('stop');
   });
 });
