@@ -1,7 +1,7 @@
 // tool_choice 'auto' through the engine on CpuRunner: a random-weight model over Qwen3's vocabulary
 // at temperature 1, pushed to open a call (a logit bias on the format's first token), writes calls
 // that the library's parser reads and that validate against their tool's parameters: alone, beside
-// unconstrained rows, batched and serialized, the same tokens for the same seed.
+// unconstrained rows, batched, serialized and under speculation, the same tokens for the same seed.
 import { Validator, type Schema } from '@cfworker/json-schema';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuRunner } from '../reference/cpu-runner';
@@ -76,6 +76,12 @@ describe("tool_choice 'auto' on a random-weight model (CpuRunner, Qwen3's vocabu
       expect(together[0]!.ids).toEqual(freeAlone[0]!.ids);
       expect(together[turns.length - 1]!.ids).toEqual(freeAlone[1]!.ids);
     }
+  }, 300_000);
+
+  it('under speculation: drafts verified under the masks give the same tokens', async () => {
+    const speculated = await runConstrained(new CpuRunner(model, { numBlocks: 256, maxDraftTokens: 8 }), SEEDS.slice(0, 2).map((seed) => pushed(seed, TRIGGER!)), { vocab: hermes, maxNewTokens: 200, speculation: { maxDraftTokens: 8 } });
+    speculated.forEach((reply, i) => expect(reply.ids, `seed ${SEEDS[i]}`).toEqual(alone[i]!.ids));
+    expect(speculated.reduce((n, r) => n + r.numDrafted, 0), 'drafts were verified').toBeGreaterThan(0);
   }, 300_000);
 
   it('hermes with parallel calls: pushed again after each call, every complete call validates', async () => {
