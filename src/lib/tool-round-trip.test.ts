@@ -187,6 +187,11 @@ describe("tool_choice 'auto' and the model's call format", () => {
     await expect(engine.chat.completions.create({ messages: ASK, tools: [WEATHER], speculation: 'off' })).rejects.toThrow(/token 97 was sampled outside the constraint/);
   });
 
+  it("a tool whose parameters XGrammar cannot compile is a 400 naming tools under 'auto' too", async () => {
+    const broken: ChatCompletionFunctionTool = { type: 'function', function: { name: 'broken', parameters: { type: 'nope' } } };
+    await expect(engine.chat.completions.create({ messages: ASK, tools: [WEATHER, broken], speculation: 'off' })).rejects.toMatchObject({ status: 400, param: 'tools', message: expect.stringMatching(/nope/) as string });
+  });
+
   it('a template that writes tools in a form Cohort does not know: toolCallFormat null, and the same reply passes unconstrained as text', async () => {
     // the embedded files with a ChatML template that lists the tools its own way
     const names = ['config.json', 'model.safetensors', 'tokenizer.json', 'generation_config.json'];
