@@ -17,7 +17,19 @@ import { chatPrompts } from './settings';
 
 type Side = 'off' | 'auto';
 interface Round { round: number; loadAvg1: number; tokensPerSec: Record<Side, number>; first: Side }
-interface Case { model: string; temperature: number; rounds: Round[]; acceptanceRate: number | null; tokensPerRowStep: number; ratios: number[]; medianRatio: number }
+interface Case {
+  model: string;
+  temperature: number;
+  rounds: Round[];
+  acceptanceRate: number | null;
+  tokensPerRowStep: number;
+  /** Per turn, means over the rounds: decode steps on each side, drafts fed and accepted on auto's (counts, not times). */
+  decodeStepsPerTurn: Record<Side, number>;
+  draftedPerTurn: number;
+  acceptedPerTurn: number;
+  ratios: number[];
+  medianRatio: number;
+}
 
 const { other } = parseOptions(process.argv.slice(2));
 const rounds = Number(other.get('rounds') ?? 5);
@@ -43,7 +55,7 @@ async function measure(api: EngineApi, log: StepLog, model: string, temperature:
   const run = (side: Side, tokens: number) => runTurns(api, log, { mode: 'batched', turns: [{ prompt, options: options(side, temperature, tokens) }] });
   for (const side of ['off', 'auto'] as const) await run(side, 8); // pipelines, prefix cache, auto's cost model
   const result: Round[] = [];
-  const autoSteps: Parameters<typeof speculationFigures>[0][number][] = [];
+  const steps: Record<Side, Parameters<typeof speculationFigures>[0][number][]> = { off: [], auto: [] };
   for (let round = 0; round < rounds; round++) {
     const order: Side[] = round % 2 === 0 ? ['off', 'auto'] : ['auto', 'off'];
     const tokensPerSec = { off: 0, auto: 0 };
@@ -51,14 +63,15 @@ async function measure(api: EngineApi, log: StepLog, model: string, temperature:
     for (const side of order) {
       const record = await run(side, newTokens);
       tokensPerSec[side] = decodeThroughput(record.steps).tokensPerSec;
-      if (side === 'auto') autoSteps.push(...record.steps);
+      steps[side].push(...record.steps);
     }
     console.log(`${model} T=${temperature} round ${round + 1}: off ${tokensPerSec.off.toFixed(1)}, auto ${tokensPerSec.auto.toFixed(1)} tok/s (load ${loadAvg1.toFixed(2)})`);
     result.push({ round: round + 1, loadAvg1, tokensPerSec, first: order[0]! });
   }
   const ratios = result.map((r) => r.tokensPerSec.auto / r.tokensPerSec.off);
-  const figures = speculationFigures(autoSteps);
-  return { model, temperature, rounds: result, acceptanceRate: figures.acceptanceRate, tokensPerRowStep: figures.tokensPerRowStep, ratios, medianRatio: median(ratios) };
+  const figures = speculationFigures(steps.auto);
+  const decodeStepsPerTurn = { off: speculationFigures(steps.off).decodeRowSteps / rounds, auto: figures.decodeRowSteps / rounds };
+  return { model, temperature, rounds: result, acceptanceRate: figures.acceptanceRate, tokensPerRowStep: figures.tokensPerRowStep, decodeStepsPerTurn, draftedPerTurn: figures.numDrafted / rounds, acceptedPerTurn: figures.numAccepted / rounds, ratios, medianRatio: median(ratios) };
 }
 
 function markdown(cases: Case[], meta: { date: string; commit: string; adapter: string; runtime: string; loadRange: [number, number] }): string {
@@ -70,13 +83,13 @@ function markdown(cases: Case[], meta: { date: string; commit: string; adapter: 
     `Decode tok/s over decode-only steps (src/protocol/metrics.ts). 1-minute load average over the run: ${meta.loadRange[0].toFixed(2)}-${meta.loadRange[1].toFixed(2)} on a shared 2-core machine.`,
     'Reproduce: `npm run bench:speculation-ab -- --rounds=' + rounds + ' --tokens=' + newTokens + '`.',
     '',
-    '| model | temperature | off tok/s (median) | auto tok/s (median) | auto / off per round: median (range) | acceptance (auto) | tokens per row-step (auto) |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| model | temperature | off tok/s (median) | auto tok/s (median) | auto / off per round: median (range) | acceptance (auto) | drafted / accepted per turn (auto) | decode steps per turn, off / auto |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const c of cases) {
     const off = median(c.rounds.map((r) => r.tokensPerSec.off));
     const auto = median(c.rounds.map((r) => r.tokensPerSec.auto));
-    lines.push(`| ${c.model} | ${c.temperature} | ${off.toFixed(1)} | ${auto.toFixed(1)} | ${c.medianRatio.toFixed(2)}x (${Math.min(...c.ratios).toFixed(2)}-${Math.max(...c.ratios).toFixed(2)}) | ${pct(c.acceptanceRate)} | ${c.tokensPerRowStep.toFixed(2)} |`);
+    lines.push(`| ${c.model} | ${c.temperature} | ${off.toFixed(1)} | ${auto.toFixed(1)} | ${c.medianRatio.toFixed(2)}x (${Math.min(...c.ratios).toFixed(2)}-${Math.max(...c.ratios).toFixed(2)}) | ${pct(c.acceptanceRate)} | ${c.draftedPerTurn.toFixed(1)} / ${c.acceptedPerTurn.toFixed(1)} | ${c.decodeStepsPerTurn.off.toFixed(1)} / ${c.decodeStepsPerTurn.auto.toFixed(1)} |`);
   }
   return lines.join('\n') + '\n';
 }
