@@ -1,6 +1,5 @@
 // The batching benchmark without a browser: grid.ts's grid on EngineHost + GpuRunner in Node over
 // npm webgpu (Dawn): SwiftShader here, the machine's GPU with COHORT_GPU=native. No chart: see usage.
-import { openAsBlob, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { GpuRunner } from '../src/gpu/gpu-runner';
 import { loadShader, repoPath } from '../src/gpu/testing/node-gpu';
@@ -8,7 +7,7 @@ import { runTurns, StepLog } from '../testing/harness/driver';
 import type { EngineApi } from '../src/protocol/api';
 import { EngineHost } from '../src/host/engine-host';
 import { buildReport, reportBaseName, runGrid, writeReport } from './grid';
-import { nodeBenchDevice, webgpuVersion } from './node-device';
+import { modelFiles, nodeBenchDevice, webgpuVersion } from './node-device';
 import { GRID_USAGE, parseOptions } from './options';
 import { benchSettings } from './settings';
 
@@ -18,21 +17,6 @@ ${GRID_USAGE}
   --out=DIR            where the report goes (default: bench/results, or COHORT_BENCH_RESULTS_DIR)
 Environment: COHORT_GPU=native uses the machine's Vulkan driver (default SwiftShader).
 It writes <date>-<machine>-node.{json,md}; draw its chart with npm run bench -- --chart=FILE.json.`;
-
-/**
- * The files a person would drop on the page: a .gguf, or a folder's Hugging Face files (its GGUF
- * copies left out, as the embedded model's folder holds both), or a folder's one .gguf.
- */
-async function modelFiles(path: string): Promise<File[]> {
-  let paths = [path];
-  if (statSync(path).isDirectory()) {
-    const files = readdirSync(path).map((name) => join(path, name)).filter((p) => statSync(p).isFile());
-    const isGguf = (p: string): boolean => p.toLowerCase().endsWith('.gguf');
-    paths = files.some((p) => basename(p) === 'config.json') ? files.filter((p) => !isGguf(p)) : files.filter(isGguf);
-  }
-  // openAsBlob reads lazily, so a multi-GB GGUF is never one buffer.
-  return Promise.all(paths.map(async (p) => new File([await openAsBlob(p)], basename(p))));
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

@@ -1,6 +1,8 @@
-// The Node benchmarks' GPU: the shared npm-webgpu device (node-gpu.ts) with the names reports
-// use for it. Naming only; the device itself and its SwiftShader/native choice live in node-gpu.ts.
+// The Node benchmarks' GPU and model files: the shared npm-webgpu device (node-gpu.ts) with the names
+// reports use for it, and a model path read as dropped files. The SwiftShader/native choice lives in node-gpu.ts.
+import { openAsBlob, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { basename, join } from 'node:path';
 import { getNodeDevice } from '../src/gpu/testing/node-gpu';
 import { slug } from './grid';
 
@@ -27,4 +29,19 @@ export function webgpuVersion(): string {
   } catch {
     return 'unknown';
   }
+}
+
+/**
+ * The files a person would drop on the page: a .gguf, or a folder's Hugging Face files (its GGUF
+ * copies left out, as the embedded model's folder holds both), or a folder's one .gguf.
+ */
+export async function modelFiles(path: string): Promise<File[]> {
+  let paths = [path];
+  if (statSync(path).isDirectory()) {
+    const files = readdirSync(path).map((name) => join(path, name)).filter((p) => statSync(p).isFile());
+    const isGguf = (p: string): boolean => p.toLowerCase().endsWith('.gguf');
+    paths = files.some((p) => basename(p) === 'config.json') ? files.filter((p) => !isGguf(p)) : files.filter(isGguf);
+  }
+  // openAsBlob reads lazily, so a multi-GB GGUF is never one buffer.
+  return Promise.all(paths.map(async (p) => new File([await openAsBlob(p)], basename(p))));
 }

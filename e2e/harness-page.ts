@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from '@playwright/test';
-import type { GpuInfo, KvCacheOptions, ModelInfo, ModelSource } from '../src/protocol/api';
+import type { GpuInfo, KvCacheOptions, ModelInfo, ModelSource, StepBudget } from '../src/protocol/api';
 import type { RunRecord, RunRequest } from '../testing/harness/driver';
 
 /** Same-origin path under which COHORT_MODEL_DIR's files are served to the page. */
@@ -43,6 +43,15 @@ export async function openHarness(page: Page): Promise<void> {
 /** (Re)loads the model: a fresh engine, so an empty KV pool and prefix cache; `kv` as the library's load options. */
 export function loadModel(page: Page, source: ModelSource = modelSource(), kv?: KvCacheOptions): Promise<ModelInfo> {
   return page.evaluate(({ s, k }) => window.cohort.api.loadModel(s, undefined, k), { s: source, k: kv });
+}
+
+/**
+ * Turns the step-time budget off (null) or sets it; the host keeps it across loads. Checks of which
+ * rows ride together run with it off: on, a step's prompt tokens follow the measured step cost, so
+ * on a busy machine sessions can finish before later ones join.
+ */
+export function setStepBudget(page: Page, budget: StepBudget | null): Promise<void> {
+  return page.evaluate((b) => window.cohort.api.setStepBudget(b), budget);
 }
 
 export function gpuInfo(page: Page): Promise<GpuInfo> {

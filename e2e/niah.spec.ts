@@ -4,7 +4,7 @@ import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { makeNiahSuite, NIAH_MAX_NEW_TOKENS, niahLeaks, niahPassed, type NiahCase } from '../src/protocol/niah';
 import type { KvCacheType } from '../src/protocol/api';
 import type { RunRecord, TurnSpec } from '../testing/harness/driver';
-import { loadModel, openHarness, runTurns } from './harness-page';
+import { loadModel, openHarness, runTurns, setStepBudget } from './harness-page';
 
 const SEED = 20240611;
 /** Step events between one session's send and the next: later sessions join running cohorts. */
@@ -62,6 +62,8 @@ async function recallTest(page: Page, testInfo: TestInfo, numSessions: number, f
   const order = sendOrder(numSessions);
   const codes = cases.map((c) => c.code);
   await openHarness(page);
+  // the checks below say which rows rode together: the token budget alone sizes chunks
+  await setStepBudget(page, null);
 
   // No kvCacheType: the host's default (f16), as the app and the library load.
   const kv = kvCacheType ? { kvCacheType } : undefined;

@@ -50,3 +50,8 @@ export function planRow({ request, numNewTokens, drafts }: ScheduledEntry, kv: K
     ...(sample && countsTokens(request.sampling) ? { penaltyTokens: Int32Array.from(request.tokenIds), numPromptTokens: request.numPromptTokens } : {}),
   };
 }
+
+/** Tokens a request has that its KV does not hold yet (1: a decode row). */
+export function remaining(request: Request): number {
+  return request.numTokens - request.numComputedTokens;
+}

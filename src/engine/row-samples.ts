@@ -1,10 +1,28 @@
-// A sampled row's tokens on its request: the verified run (verify.ts) appended under plain decode's
-// finish rules, then its constraint and logprobs checked. Not computed tokens, KV or turn ends (the scheduler).
+// A step row's event and a sampled row's tokens on its request: the verified run (verify.ts) appended
+// under plain decode's finish rules, then its constraint and logprobs checked. Not computed tokens, KV or turn ends (the scheduler).
 import type { FinishReason, StepRowEvent } from './events';
 import type { Request } from './request';
 import { tokenLogprobs } from './token-logprobs';
 import type { SampledLogprobs, Tokenizer } from './types';
 import { invalidIdMessage, verifyDrafts } from './verify';
+
+const NO_TOKENS = new Int32Array(0);
+
+/** A row's event before its samples: `numKnown` tokens fed from the computed ones on (drafts aside). */
+export function rowEvent(request: Request, numKnown: number): StepRowEvent {
+  const start = request.numComputedTokens;
+  // 'decode' = feeding the one token the previous step sampled; prompt and recompute are prefill
+  const isDecode = numKnown === 1 && start === request.numTokens - 1 && start >= request.numPromptTokens;
+  return {
+    sessionId: request.sessionId,
+    requestId: request.requestId,
+    kind: isDecode ? 'decode' : 'prefill',
+    numTokens: numKnown,
+    position: start,
+    newTokenIds: NO_TOKENS,
+    newText: '',
+  };
+}
 
 /** What a sampled row appended to its request. */
 export interface SampledRun {
@@ -17,8 +35,6 @@ export interface SampledRun {
   finishReason?: FinishReason;
   error?: string;
 }
-
-const NO_TOKENS = new Int32Array(0);
 
 /**
  * Appends a row's verified samples to its request token by token under plain decode's finish rules

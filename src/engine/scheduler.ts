@@ -1,41 +1,20 @@
 // Scheduler: picks each step's rows under a token budget, a row cap and an optional step-time
-// budget (step-budget.ts sizes the chunks), preempts when the KV pool says no, gives decode rows the
-// drafts speculation.ts picks, and applies the runner's samples (verify.ts checks drafts). The one
-// writer of a request's computed tokens. It never sees buffers or sessions' text.
-import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } from './constraints';
-import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
+// budget (step-budget.ts sizes the chunks), preempts when the KV pool says no, gives decode rows their
+// drafts (draft-scheduling.ts), and applies the runner's samples (verify.ts checks drafts). The one
+// writer of a request's computed tokens. It never sees buffers or sessions' text; its settings are
+// scheduler-settings.ts, its waits on grammars constraint-waits.ts.
+import { ConstraintWaits } from './constraint-waits';
+import type { FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
-import { DEFAULT_SPECULATION, draftsPaid, recordPayoff, recordVerification, stepDrafts, type Speculation } from './speculation';
-import { NO_DRAFTS, planRow, shapeOf, type ScheduledEntry } from './plan-rows';
-import { appendSamples, fillSampledRow, type SampledRun } from './row-samples';
-import { sizeStep, type StepBudget, type StepSizer } from './step-budget';
-import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
+import { recordVerification } from './speculation';
+import { DraftPayoff, scheduleDrafts } from './draft-scheduling';
+import { NO_DRAFTS, planRow, remaining, shapeOf, type ScheduledEntry } from './plan-rows';
+import { appendSamples, fillSampledRow, rowEvent, type SampledRun } from './row-samples';
+import { changedSettings, initialSettings, type SchedulerConfig, type SchedulerSettings } from './scheduler-settings';
+import { sizeStep, type StepSizer } from './step-budget';
+import { StepCostModel, type StepShape } from './step-cost';
 import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
-
-/** What the engine sets on its scheduler (configure()); read back through `settings`. */
-export interface SchedulerSettings {
-  /** Token budget of one step, all rows together. */
-  maxTokensPerStep: number;
-  /** Row cap of one step in batched mode (serialized mode uses 1). */
-  maxRows: number;
-  mode: EngineMode;
-  /** Step-time budget; null = off, and chunks are sized by the token budget alone. */
-  stepBudget: StepBudget | null;
-  /** The runner's maxDraftTokens (0: no drafts are ever sent). */
-  maxDraftTokens: number;
-  /** Engine-wide speculation; each request's own setting applies under it. */
-  speculation: Speculation;
-}
-
-export interface SchedulerConfig extends Partial<SchedulerSettings> {
-  maxTokensPerStep: number;
-  maxRows: number;
-  /** Positions one request may reach (the model's or runner's context); default: the KV pool. */
-  maxContextTokens?: number;
-  /** Compiles requests' output constraints (absent: a constrained request ends with an error). */
-  constraints?: ConstraintCache | null;
-}
 
 /** The step being scheduled: its entries and what is left of its budgets. */
 interface StepInProgress {
@@ -73,7 +52,7 @@ export class Scheduler {
   private pendingFinished: FinishedEvent[] = [];
   private inFlight: { stepIndex: number; entries: ScheduledEntry[]; budget?: StepBudgetEvent } | null = null;
   /** The last update()'s decode-only step with verified drafts, judged when the engine reports its time (observeStep). */
-  private lastVerified: { stepIndex: number; requests: Request[]; numRows: number; numAccepted: number } | null = null;
+  private readonly payoff = new DraftPayoff();
   /** Fitted to every executed step, budget on or off, so a budget switched on finds it calibrated. */
   readonly stepCost = new StepCostModel();
   private readonly shape: StepShape = { numTokens: 0, numRows: 0, attended: 0 };
@@ -81,20 +60,14 @@ export class Scheduler {
   /** The last schedule() could not admit the head of the queue for lack of KV blocks, or preempted. */
   private memoryBound = false;
   private nextArrivalSeq = 1;
-  private readonly constraints: ConstraintCache | null;
-  /** Compiles in progress: a request waits for its constraint outside the step loop. */
-  private readonly compiling = new Set<Promise<void>>();
-  /** Called when a constraint compile settles (the engine wakes its loop). */
-  onConstraintSettled: (() => void) | null = null;
+  private readonly constraints: ConstraintWaits;
 
   constructor(kv: KVCacheManager, tokenizer: Tokenizer, config: SchedulerConfig) {
     this.kv = kv;
     this.tokenizer = tokenizer;
     this.maxContextTokens = config.maxContextTokens ?? Infinity;
-    this.constraints = config.constraints ?? null;
-    const { maxTokensPerStep, maxRows } = config;
-    this.current = { maxTokensPerStep, maxRows, mode: config.mode ?? 'batched', stepBudget: config.stepBudget ?? null, maxDraftTokens: config.maxDraftTokens ?? 0, speculation: config.speculation ?? DEFAULT_SPECULATION };
-    this.configure({});
+    this.constraints = new ConstraintWaits(config.constraints ?? null);
+    this.current = initialSettings(config);
   }
 
   /** The settings in force (a copy); change them with configure(). */
@@ -104,10 +77,7 @@ export class Scheduler {
 
   /** Changes some settings; they apply from the next schedule(). Values are the caller's to check (the engine validates). */
   configure(changes: Partial<SchedulerSettings>): void {
-    const next = { ...this.current };
-    for (const [key, value] of Object.entries(changes)) if (value !== undefined) Object.assign(next, { [key]: value });
-    if (!(next.maxTokensPerStep >= 1 && next.maxRows >= 1)) throw new RangeError('token budget and row cap must be >= 1');
-    this.current = next;
+    this.current = changedSettings(this.current, changes);
   }
 
   /** Most tokens one request may hold: the model's context or the whole KV pool, whichever is less. */
@@ -137,10 +107,14 @@ export class Scheduler {
     return this.running.length > 0 || this.pendingFinished.length > 0 || this.waiting.some((r) => r.cancelRequested || r.constraint?.status !== 'compiling');
   }
 
+  /** Called when a constraint compile settles (the engine wakes its loop). */
+  set onConstraintSettled(callback: (() => void) | null) {
+    this.constraints.onSettled = callback;
+  }
+
   /** Resolves when some compile in progress settles; null when no waiting request awaits one. */
   whenConstraintSettles(): Promise<void> | null {
-    const awaited = this.compiling.size > 0 && this.waiting.some((r) => r.constraint?.status === 'compiling');
-    return awaited ? Promise.race(this.compiling) : null;
+    return this.constraints.whenSettles(this.waiting);
   }
 
   addRequest(params: RequestParams): Request {
@@ -155,7 +129,7 @@ export class Scheduler {
       this.finish(request, 'error', `prompt of ${request.numPromptTokens} tokens does not fit the model's context of ${this.maxContextTokens} tokens`);
     } else {
       this.waiting.push(request);
-      if (request.sampling.constraint) this.startConstraint(request, request.sampling.constraint);
+      if (request.sampling.constraint) this.constraints.start(request, request.sampling.constraint);
     }
     return request;
   }
@@ -198,7 +172,9 @@ export class Scheduler {
 
     // Drafts last: they only use what the rows above left of the token and time budgets.
     const { scheduled } = step;
-    if (maxDraftTokens > 0 && step.tokensLeft > 0) this.scheduleDrafts(step, speculation, maxDraftTokens);
+    if (maxDraftTokens > 0 && step.tokensLeft > 0) {
+      scheduleDrafts(scheduled, { stepCost: this.stepCost, speculation, maxDraftTokens, contextLimit: this.contextLimit, budgetTokens: step.tokensLeft, target: step.sizer.target }, this.kv, this.shape);
+    }
 
     const stepIndex = this.nextStepIndex++;
     const rows: StepRow[] = scheduled.map((entry) => planRow(entry, this.kv));
@@ -231,30 +207,6 @@ export class Scheduler {
     if (isChunk) step.prefillTokens += numNewTokens;
   }
 
-  /**
-   * Gives decode rows the drafts speculation.ts picks, with their KV slots; a row whose slots the
-   * pool cannot supply drafts only into blocks it holds. Never preempts: speculation must not cost
-   * another request its KV.
-   */
-  private scheduleDrafts(step: StepInProgress, speculation: Speculation, maxDraftTokens: number): void {
-    const decodes = step.scheduled.filter((e) => e.numNewTokens === 1 && remaining(e.request) === 1);
-    const stepShape = { ...shapeOf(step.scheduled, this.shape) };
-    const decodeShape = { ...shapeOf(decodes, this.shape) };
-    const context = { stepCost: this.stepCost, speculation, maxDraftTokens, contextLimit: this.contextLimit, budgetTokens: step.tokensLeft, target: step.sizer.target, stepShape, decodeShape };
-    const drafts = stepDrafts(decodes.map((e) => e.request), context);
-    decodes.forEach((entry, i) => {
-      const { request } = entry;
-      let k = drafts[i]!.length;
-      if (k === 0) return;
-      if (this.kv.allocateSlots(request, 1 + k) === null) {
-        k = Math.min(k, this.kv.blockTable(request.requestId).length * this.kv.blockSize - request.numTokens);
-        if (k <= 0) return;
-      }
-      entry.numNewTokens = 1 + k;
-      entry.drafts = drafts[i]!.slice(0, k);
-    });
-  }
-
   /** Admits the waiting request at `at` (the first not compiling) from its cached prefix on, if the time budget and the KV pool let it; false if not. */
   private admit(at: number, step: StepInProgress): boolean {
     const request = this.waiting[at]!;
@@ -282,12 +234,8 @@ export class Scheduler {
    * Fills the plan's constrained sampling rows' bitmasks (constraints.ts fillRowBitmask) from their
    * matchers: between schedule() and the runner, off the scheduler's synchronous part.
    */
-  async fillConstraintMasks(plan: StepPlan): Promise<void> {
-    const entries = this.inFlight?.stepIndex === plan.stepIndex ? this.inFlight.entries : [];
-    for (let i = 0; i < plan.rows.length; i++) {
-      const matcher = entries[i]?.request.constraint?.matcher;
-      if (matcher && plan.rows[i]!.sample) await fillRowBitmask(plan.rows[i]!, matcher, maskWords(this.constraints!.compiler.vocabSize));
-    }
+  fillConstraintMasks(plan: StepPlan): Promise<void> {
+    return this.constraints.fillMasks(plan, this.inFlight?.stepIndex === plan.stepIndex ? this.inFlight.entries : []);
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
@@ -301,7 +249,7 @@ export class Scheduler {
     const verified: Request[] = [];
     let numAcceptedInStep = 0;
     entries.forEach(({ request, numNewTokens, drafts }, i) => {
-      const row = this.rowEvent(request, numNewTokens - drafts.length);
+      const row = rowEvent(request, numNewTokens - drafts.length);
       row.numTokens = numNewTokens;
       numTokens += numNewTokens;
       // [drafts.length] ids sampled after each draft: this row's slice of result.draftSampledIds
@@ -335,7 +283,7 @@ export class Scheduler {
       rows.push(row);
     });
     const decodeOnly = rows.every((r) => r.kind === 'decode');
-    this.lastVerified = verified.length > 0 && decodeOnly ? { stepIndex: plan.stepIndex, requests: verified, numRows: entries.length, numAccepted: numAcceptedInStep } : null;
+    this.payoff.note(plan.stepIndex, verified, entries.length, numAcceptedInStep, decodeOnly);
     return this.output(plan.stepIndex, rows, numTokens, budget);
   }
 
@@ -346,13 +294,7 @@ export class Scheduler {
    * (every row a decode or verify row), the ones a decode-only prediction prices.
    */
   observeStep(plan: StepPlan, elapsedMs: number): void {
-    const verified = this.lastVerified?.stepIndex === plan.stepIndex ? this.lastVerified : null;
-    this.lastVerified = null;
-    if (verified) {
-      const decodeOnlyMs = this.stepCost.calibrated ? this.stepCost.predictDecodeOnly(decodeOnlyShape(plan)) : 0;
-      const paid = draftsPaid(verified.numRows, verified.numAccepted, elapsedMs, decodeOnlyMs);
-      for (const request of verified.requests) recordPayoff(request.draftStats, paid, request.numOutputTokens);
-    }
+    this.payoff.judge(plan, elapsedMs, this.stepCost);
     this.stepCost.observePlan(plan, elapsedMs);
   }
 
@@ -370,7 +312,7 @@ export class Scheduler {
     const message = error instanceof Error ? error.message : String(error);
     const budget = this.inFlight?.budget;
     const rows = this.takeInFlight(plan).map(({ request, numNewTokens }) => {
-      const row = this.rowEvent(request, 0);
+      const row = rowEvent(request, 0);
       row.numTokens = numNewTokens;
       this.finish(request, 'error', message);
       row.finishReason = 'error' as FinishReason;
@@ -399,22 +341,6 @@ export class Scheduler {
     return flight.entries;
   }
 
-  /** A row's event before its samples: `numKnown` tokens fed from the computed ones on (drafts aside). */
-  private rowEvent(request: Request, numKnown: number): StepRowEvent {
-    const start = request.numComputedTokens;
-    // 'decode' = feeding the one token the previous step sampled; prompt and recompute are prefill
-    const isDecode = numKnown === 1 && start === request.numTokens - 1 && start >= request.numPromptTokens;
-    return {
-      sessionId: request.sessionId,
-      requestId: request.requestId,
-      kind: isDecode ? 'decode' : 'prefill',
-      numTokens: numKnown,
-      position: start,
-      newTokenIds: NO_TOKENS,
-      newText: '',
-    };
-  }
-
   private output(stepIndex: number, rows: StepRowEvent[], numTokens: number, budget: StepBudgetEvent | undefined): StepOutput {
     const finished = this.pendingFinished;
     this.pendingFinished = [];
@@ -436,18 +362,6 @@ export class Scheduler {
     const victims = [...this.running].reverse();
     for (const victim of victims) this.preempt(victim, []);
     return victims.length;
-  }
-
-  /** Compiles a request's constraint off the step loop; the request waits until it settles. */
-  private startConstraint(request: Request, c: NonNullable<Request['sampling']['constraint']>): void {
-    const constraint = new RequestConstraint();
-    request.constraint = constraint;
-    const settled = new Promise<void>((resolve) => constraint.start(this.constraints, c, resolve));
-    this.compiling.add(settled);
-    void settled.then(() => {
-      this.compiling.delete(settled);
-      this.onConstraintSettled?.();
-    });
   }
 
   /** Frees a running request's blocks and queues it for recompute; returns the budget it gave back. */
@@ -481,18 +395,6 @@ export class Scheduler {
       ...(error !== undefined ? { error } : {}),
     });
   }
-}
-
-/** A decode-only plan's shape without its drafts: each row feeds its one known token. */
-function decodeOnlyShape(plan: StepPlan): StepShape {
-  const shape: StepShape = { numTokens: plan.rows.length, numRows: plan.rows.length, attended: 0 };
-  for (const row of plan.rows) shape.attended += attendedPositions(row.startPos, 1);
-  return shape;
-}
-
-/** Tokens a request has that its KV does not hold yet (1: a decode row). */
-function remaining(request: Request): number {
-  return request.numTokens - request.numComputedTokens;
 }
 
 function remove(list: Request[], request: Request): void {

@@ -5,9 +5,7 @@ import { watchUnhandledRejections } from '../engine/testing/unhandled.node';
 import { hfFiles, syntheticModel } from '../model/testing/synthetic-model-fixtures';
 import { EngineCore } from '../engine/engine-core';
 import { runAsyncSchedule, type AsyncFuzzSetup } from '../engine/testing/async-fuzz.node';
-import { RunnerWrapper } from '../engine/testing/runner-wrapper';
 import { ByteTokenizer, PlainChatTemplate } from '../engine/testing/test-support';
-import type { ModelRunner, StepPlan, StepResult } from '../engine/types';
 import { mapOpener } from '../model/byte-source';
 import type { ModelDesc } from '../model/desc';
 import { loadHfModel } from '../model/hf-loader';
@@ -15,6 +13,7 @@ import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner } from './gpu-runner';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
+import { RecordingRunner } from './testing/recording-runner';
 
 const NUM_TURNS = Number(process.env.LOOP_TURNS ?? 2000);
 const BLOCK_SIZE = 4;
@@ -26,33 +25,12 @@ async function tinyModel(): Promise<ModelDesc> {
   return loadHfModel(mapOpener(hfFiles(syntheticModel({ arch: 'llama', dims, seed: 11 }), 'f32')), { source: 'synthetic-loop' });
 }
 
-/** Delegates to one runner; dispose() is the test's, so "fresh" runners can share one device pool. */
-class Shared extends RunnerWrapper {
-  override dispose(): void {}
-}
-
 type RunnerKind = 'GpuRunner' | 'CpuRunner';
 
-async function makeRunner(kind: RunnerKind, model: ModelDesc): Promise<ModelRunner> {
+async function makeRunner(kind: RunnerKind, model: ModelDesc): Promise<GpuRunner | CpuRunner> {
   if (kind === 'CpuRunner') return new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8 });
   const pipelines = await testPipelineCache();
   return GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxTokensPerStep: 64, maxRows: 8, maxContext: 160, kernels: kernelSettingFromEnv() });
-}
-
-
-/** Counts execute() calls under way at once: the loop must never start a second. */
-class Overlap extends RunnerWrapper {
-  private inFlight = 0;
-  maxInFlight = 0;
-  override async execute(plan: StepPlan): Promise<StepResult> {
-    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
-    try {
-      return await this.inner.execute(plan);
-    } finally {
-      this.inFlight--;
-    }
-  }
-  override dispose(): void {}
 }
 
 for (const kind of ['GpuRunner', 'CpuRunner'] as const) {
@@ -61,7 +39,7 @@ for (const kind of ['GpuRunner', 'CpuRunner'] as const) {
       const unhandled = watchUnhandledRejections();
       const inner = await makeRunner(kind, await tinyModel());
       onTestFinished(() => inner.dispose());
-      const runner = new Overlap(inner);
+      const runner = new RecordingRunner(inner, { keepInner: true });
       const engine = new EngineCore({ runner, tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate() });
       const stepIndexes: number[] = [];
       engine.subscribe((e) => stepIndexes.push(e.stepIndex));
@@ -97,7 +75,7 @@ for (const kind of ['GpuRunner', 'CpuRunner'] as const) {
       const inner = await makeRunner(kind, await tinyModel());
       onTestFinished(() => inner.dispose());
       const setup: AsyncFuzzSetup = {
-        makeRunner: () => new Shared(inner),
+        makeRunner: () => new RecordingRunner(inner, { keepInner: true }),
         tokenizer: new ByteTokenizer(),
         chatTemplate: new PlainChatTemplate(),
         minTokenId: 97,

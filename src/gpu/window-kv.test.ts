@@ -9,10 +9,9 @@ import { syntheticModelDesc, SYNTH_SLIDING_WINDOW, type SynthDims } from '../mod
 import { EngineCore } from '../engine/engine-core';
 import type { StepEvent } from '../engine/events';
 import type { Speculation } from '../engine/speculation';
-import { RunnerWrapper } from '../engine/testing/runner-wrapper';
 import { promptTokens } from '../engine/testing/test-engine';
 import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
-import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type StepPlan, type StepResult, type Tokenizer } from '../engine/types';
+import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type Tokenizer } from '../engine/types';
 import type { Arch, ModelDesc } from '../model/desc';
 import type { KvCacheType } from '../engine/kv-types';
 import { CpuRunner } from '../reference/cpu-runner';
@@ -20,7 +19,7 @@ import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
 import { kvLayerLayout, KV_VALUES_PER_WORD } from './kv-arena';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
-import { executeDetailed } from './testing/step-probe';
+import { RecordingRunner } from './testing/recording-runner';
 
 const VOCAB = 61;
 /** Three layers: sliding, global, sliding (two layers in the window arena, one in the main one); kvDim 32 (q8_0 blocks). */
@@ -45,40 +44,33 @@ async function gpuRunner(model: ModelDesc, o: Partial<GpuRunnerOptions>): Promis
 }
 
 /**
- * Records each sampled position's logits; with `poison`, fills every free window block with NaN
- * before each step, the prefix cache's too (a step may read no free block, cached or not), and
- * puts the cached ones' K/V back after it (a later prefix hit may take them again).
+ * The recording runner, with `poison`: every free window block NaN before each step, the prefix
+ * cache's too (a step may read no free block, cached or not), and the cached ones' K/V put back
+ * after it (a later prefix hit may take them again).
  */
-class RecordingRunner extends RunnerWrapper {
-  readonly logits = new Map<string, Float32Array>();
+class PoisoningRunner extends RecordingRunner {
   engine?: EngineCore;
   /** Window-block poisonings so far (the test expects some). */
   poisoned = 0;
   /** Copies of the window arena's buffers, taken before each step's poisoning. */
   private shadows: GPUBuffer[] = [];
+  /** The free blocks the prefix cache holds, poisoned for the step under way. */
+  private cached: number[] = [];
 
   constructor(
-    readonly runner: GpuRunner | CpuRunner,
+    runner: GpuRunner | CpuRunner,
     private readonly poison: boolean,
   ) {
-    super(runner);
+    super(runner, { logits: true });
   }
 
-  override async execute(plan: StepPlan): Promise<StepResult> {
-    // before the step: what the engine freed after the last one must never be read again
-    const cached = this.poison ? this.poisonFreeWindowBlocks() : [];
-    const detail = this.runner instanceof GpuRunner ? await executeDetailed(this.runner, plan) : this.runner.executeDetailed(plan);
-    if (cached.length > 0) this.restore(cached);
-    // a row with k drafts samples k + 1 times, after its last known token and after each draft
-    let previous = -1;
-    let j = 0;
-    detail.sampleRows.forEach((r, i) => {
-      j = r === previous ? j + 1 : 0;
-      previous = r;
-      const row = plan.rows[r]!;
-      this.logits.set(`${row.sessionId}@${row.startPos + row.tokenIds.length - (row.numDraftTokens ?? 0) + j}`, detail.logits.slice(i * VOCAB, (i + 1) * VOCAB));
-    });
-    return { sampledIds: detail.sampledIds, ...(detail.draftSampledIds ? { draftSampledIds: detail.draftSampledIds } : {}) };
+  // before the step: what the engine freed after the last one must never be read again
+  protected override beforeStep(): void {
+    this.cached = this.poison ? this.poisonFreeWindowBlocks() : [];
+  }
+
+  protected override afterStep(): void {
+    if (this.cached.length > 0) this.restore(this.cached);
   }
 
   override dispose(): void {
@@ -154,7 +146,7 @@ interface Run {
 
 /** Serves `prompts` (arriving at the given steps) through EngineCore on `runner`. */
 async function serve(runner: GpuRunner | CpuRunner, prompts: TimedPrompt[], poison: boolean, speculation?: Speculation): Promise<Run> {
-  const recording = new RecordingRunner(runner, poison);
+  const recording = new PoisoningRunner(runner, poison);
   const served = await servePrompts(recording, prompts, { tokenizer, chatTemplate: template, maxTokensPerStep: 24, maxRows: MAX_ROWS, maxNewTokens: 30, speculation, onEngine: (engine) => (recording.engine = engine) });
   return { logits: recording.logits, ...served, poisoned: recording.poisoned }; // the engine disposed the runner
 }

@@ -1,14 +1,14 @@
 // The "compare" actions: the same prompts in fresh greedy sessions, first serialized then batched
 // (or batched with speculation off, then on), each side's decode tok/s from its own decode-only
 // steps, and their ratio.
-import type { EngineMode, StepEvent } from '../../protocol/events';
+import type { EngineMode, FinishedEvent, StepEvent } from '../../protocol/events';
 import { getEngineClient } from '../engine-client';
 import { DEFAULT_SETTINGS, type SessionSettings } from '../derive/session-settings';
 import { compareOutcome, speculationCompareOutcome, type CompareSide } from '../derive/compare';
 import type { SpeculationSetting } from '../derive/speculation-view';
 import { errorMessage } from '../derive/error-message';
 import { useRunsStore } from './runs-store';
-import { addSessions, closeSession, sendMessage, waitForTurn } from './session-actions';
+import { addSessions, closeSession, sendMessage } from './session-actions';
 import { useSessionsStore } from './sessions-store';
 import { tapSteps } from './step-feed';
 import { useTelemetryStore } from './telemetry-store';
@@ -44,31 +44,38 @@ export async function setStepMultiple(multiple: number | null): Promise<void> {
   await getEngineClient().setStepBudget(multiple === null ? null : { multiple });
 }
 
-/** How long a side waits for its steps to arrive after its turns ended. */
-const STEPS_GRACE_MS = 10_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs the prompts in fresh panes under one mode (and speculation setting); returns the steps and its sessions' ids. */
+/**
+ * Runs the prompts in fresh panes under one mode (and speculation setting); returns the steps and its
+ * sessions' ids. A side ends when every one of its sessions has finished in the step feed, as the
+ * library reads turn ends: the step that ends a turn carries its last tokens, so nothing is waited on twice.
+ */
 async function runSide(mode: EngineMode, prompts: string[], speculation?: SpeculationSetting): Promise<CompareSide> {
   await setMode(mode);
   // panes: S1.. serialized, B1.. batched; in the speculation comparison O1.. off, D1.. drafting
   const side = speculation === undefined ? { labelPrefix: mode === 'batched' ? 'B' : 'S', tag: `compare-${mode}` } : speculation === 'off' ? { labelPrefix: 'O', tag: 'compare-speculation-off' } : { labelPrefix: 'D', tag: 'compare-speculation-on' };
   const paneIds = addSessions(prompts.length, { ...COMPARE_SETTINGS, ...(speculation !== undefined ? { speculation } : {}) }, side);
   const steps: StepEvent[] = [];
-  const finished = new Set<string>();
+  const finished = new Map<string, FinishedEvent>();
+  let onFinished = (): void => undefined;
   const untap = tapSteps((event) => {
     steps.push(event);
-    for (const done of event.finished) finished.add(done.sessionId);
+    for (const done of event.finished) finished.set(done.sessionId, done);
+    if (event.finished.length > 0) onFinished();
   });
   try {
     const sent = await Promise.all(paneIds.map((id, i) => sendMessage(id, prompts[i])));
     if (sent.some((ok) => !ok)) throw new Error(`a ${mode} session could not start (see its pane)`);
-    await Promise.all(paneIds.map(waitForTurn));
-    const engineIds = new Set(paneIds.map((id) => useSessionsStore.getState().views.get(id)?.engineId).filter((id): id is string => !!id));
-    // a turn's end and its steps reach the page over different channels, either first: the
-    // side's rate needs its last steps, so wait until each session's finish has come through
-    for (let waitedMs = 0; [...engineIds].some((id) => !finished.has(id)) && waitedMs < STEPS_GRACE_MS; waitedMs += 20) await sleep(20);
-    return { steps, sessionIds: engineIds };
+    const engineIds = paneIds.map((id) => useSessionsStore.getState().views.get(id)?.engineId).filter((id): id is string => !!id);
+    // the taps saw every step since before the sends, so a turn that ended already is in `finished`
+    await new Promise<void>((resolve) => {
+      onFinished = () => {
+        if (engineIds.every((id) => finished.has(id))) resolve();
+      };
+      onFinished();
+    });
+    const failed = engineIds.map((id) => finished.get(id)!).find((done) => done.reason === 'error');
+    if (failed) throw new Error(`a ${mode} session failed: ${failed.error ?? 'see its pane'}`);
+    return { steps, sessionIds: new Set(engineIds) };
   } finally {
     untap();
     await Promise.all(paneIds.map(closeSession));

@@ -1,0 +1,46 @@
+// The scheduler's waits on output constraints: a request's grammar compiled off the step loop, when
+// one settles, and a plan's constrained rows' bitmasks filled before the runner. Not the constraint
+// itself (constraints.ts) nor which requests ride (scheduler.ts).
+import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } from './constraints';
+import type { ScheduledEntry } from './plan-rows';
+import type { Request } from './request';
+import type { StepPlan } from './types';
+
+export class ConstraintWaits {
+  /** Compiles in progress: a request waits for its constraint outside the step loop. */
+  private readonly compiling = new Set<Promise<void>>();
+  /** Called when a constraint compile settles (the engine wakes its loop). */
+  onSettled: (() => void) | null = null;
+
+  /** `cache` compiles requests' output constraints (null: a constrained request ends with an error). */
+  constructor(private readonly cache: ConstraintCache | null) {}
+
+  /** Resolves when some compile in progress settles; null when no waiting request awaits one. */
+  whenSettles(waiting: readonly Request[]): Promise<void> | null {
+    const awaited = this.compiling.size > 0 && waiting.some((r) => r.constraint?.status === 'compiling');
+    return awaited ? Promise.race(this.compiling) : null;
+  }
+
+  /** Compiles a request's constraint off the step loop; the request waits until it settles. */
+  start(request: Request, c: NonNullable<Request['sampling']['constraint']>): void {
+    const constraint = new RequestConstraint();
+    request.constraint = constraint;
+    const settled = new Promise<void>((resolve) => constraint.start(this.cache, c, resolve));
+    this.compiling.add(settled);
+    void settled.then(() => {
+      this.compiling.delete(settled);
+      this.onSettled?.();
+    });
+  }
+
+  /**
+   * Fills the plan's constrained sampling rows' bitmasks (constraints.ts fillRowBitmask) from their
+   * matchers: between schedule() and the runner, off the scheduler's synchronous part.
+   */
+  async fillMasks(plan: StepPlan, entries: readonly ScheduledEntry[]): Promise<void> {
+    for (let i = 0; i < plan.rows.length; i++) {
+      const matcher = entries[i]?.request.constraint?.matcher;
+      if (matcher && plan.rows[i]!.sample) await fillRowBitmask(plan.rows[i]!, matcher, maskWords(this.cache!.compiler.vocabSize));
+    }
+  }
+}
