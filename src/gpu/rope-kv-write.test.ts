@@ -38,7 +38,7 @@ function makePlan(shapes: Array<[number, number]>): StepPlan {
     sessionId: `s${r}`,
     tokenIds: new Int32Array(n),
     startPos,
-    blockTable: Int32Array.from({ length: Math.ceil((startPos + n) / BLOCK_SIZE) }, (_, b) => 1 + ((r * 37 + b) % (NUM_BLOCKS - 1))),
+    blockTables: [Int32Array.from({ length: Math.ceil((startPos + n) / BLOCK_SIZE) }, (_, b) => 1 + ((r * 37 + b) % (NUM_BLOCKS - 1)))],
     sampling,
     sample: false,
   }));

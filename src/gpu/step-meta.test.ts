@@ -12,7 +12,7 @@ function plan(shapes: Array<[number, number]>): StepPlan {
   const rows = shapes.map(([startPos, n], r) => {
     const numBlocks = Math.ceil((startPos + n) / 16);
     const blockTable = Int32Array.from({ length: numBlocks }, () => next++);
-    return { sessionId: `s${r}`, tokenIds: new Int32Array(n), startPos, blockTable, sampling, sample: true };
+    return { sessionId: `s${r}`, tokenIds: new Int32Array(n), startPos, blockTables: [blockTable], sampling, sample: true };
   });
   return { stepIndex: 0, rows };
 }

@@ -189,7 +189,7 @@ describe('GpuRunner window pool', () => {
       expect([gpu.numBlocks, gpu.kv.window!.numBlocks, gpu.kv.window!.shape.numLayers, gpu.kv.full.shape.numLayers]).toEqual([41, gpu.windowGroup!.numBlocks, 2, 1]);
       expect([kept.windowGroup, kept.kv.window, kept.kv.full.shape.numLayers]).toEqual([undefined, null, 3]);
       expect(gpu.dispatchLabels).toEqual(kept.dispatchLabels);
-      const row = { sessionId: 'a', tokenIds: Int32Array.of(1, 2), startPos: 0, blockTable: Int32Array.of(1), sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, sample: true };
+      const row = { sessionId: 'a', tokenIds: Int32Array.of(1, 2), startPos: 0, blockTables: [Int32Array.of(1)], sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, sample: true };
       await expect(gpu.execute({ stepIndex: 0, rows: [row] })).rejects.toThrow(/row a: no windowBlockTable/);
       await expect(gpu.execute({ stepIndex: 0, rows: [{ ...row, windowBlockTable: Int32Array.of(gpu.windowGroup!.numBlocks) }] })).rejects.toThrow(/window KV block/);
       expect((await gpu.execute({ stepIndex: 0, rows: [{ ...row, windowBlockTable: Int32Array.of(1) }] })).sampledIds).toHaveLength(1);

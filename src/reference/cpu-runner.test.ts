@@ -15,7 +15,7 @@ const prompt = (n: number, seed: number, vocab = 61): Int32Array =>
 
 /** A row; its window table (read only by runners with a window pool: gemma's here) holds the same ids. */
 function row(sessionId: string, tokenIds: Int32Array, startPos: number, blocks: number[], sample = true, sampling = greedy): StepRow {
-  return { sessionId, tokenIds, startPos, blockTable: Int32Array.from(blocks), windowBlockTable: Int32Array.from(blocks), sampling, sample };
+  return { sessionId, tokenIds, startPos, blockTables: [Int32Array.from(blocks), Int32Array.from(blocks)], sampling, sample };
 }
 
 /** Feed `tokens` in chunks of the given sizes as separate steps; return the last step's logits. */
