@@ -72,7 +72,7 @@ async function main(): Promise<void> {
       sessionId: `s${r}`,
       tokenIds: Int32Array.of(1000 + r),
       startPos: CONTEXT - 1,
-      blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+      blockTables: [Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b)],
       sampling: { ...plain, seed: r },
       sample: true,
     })),

@@ -10,7 +10,7 @@
 // Writes bench/results/; COHORT_BENCH_NOTE adds a line on the conditions of the run.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import type { StepPlan, StepRow } from '../src/engine/types';
+import { firstReadBlock, type StepPlan, type StepRow } from '../src/engine/types';
 import type { ModelDesc } from '../src/model/desc';
 import { loadHfModel } from '../src/model/hf-loader';
 import { GpuRunner } from '../src/gpu/gpu-runner';
@@ -95,17 +95,19 @@ async function windowSweep(spec: string, kernels: KernelSetting, tag: string): P
   const runner = await GpuRunner.create({ device: pipelines.device, pipelines, model, shaderSource: loadShader, blockSize: BLOCK_SIZE, numBlocks: 1 + maxBatch * blocksPerRow, kvBudgetBytes: 1024 * 2 ** 20, maxTokensPerStep: maxBatch, maxRows: maxBatch, maxContext, maxDraftTokens: 0, kernels });
   if (runner.numBlocks < 1 + maxBatch * blocksPerRow) throw new Error(`${spec}: ${runner.numBlocks} main blocks hold fewer than ${maxBatch} rows of ${WINDOW_DECODE_CONTEXT} positions`);
   try {
-    const group = runner.windowGroup;
-    if (!group) throw new Error(`${spec}: no window pool (${runner.kvNote ?? 'no sliding layers'})`);
+    const group = runner.kvGroups[1];
+    if (!group || group.window === null) throw new Error(`${spec}: no sliding-window group (${runner.kvNote ?? 'no sliding layers'})`);
     const pos = WINDOW_DECODE_CONTEXT - 1;
-    const firstWindowBlock = Math.floor(Math.max(0, pos - group.window + 1) / BLOCK_SIZE);
+    const firstWindowBlock = firstReadBlock(group.window, BLOCK_SIZE, pos);
     const windowBlocksPerRow = blocksPerRow - firstWindowBlock;
     const row = (r: number): StepRow => ({
       sessionId: `s${r}`,
       tokenIds: Int32Array.of((r * 13 + 1) % model.config.vocabSize),
       startPos: pos,
-      blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
-      windowBlockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => (b < firstWindowBlock ? 0 : 1 + r * windowBlocksPerRow + b - firstWindowBlock)),
+      blockTables: [
+        Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+        Int32Array.from({ length: blocksPerRow }, (_, b) => (b < firstWindowBlock ? 0 : 1 + r * windowBlocksPerRow + b - firstWindowBlock)),
+      ],
       sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 },
       sample: true,
     });
@@ -135,7 +137,7 @@ interface Row {
 function planFor(rows: Row[], stepIndex: number, nextBlock: { n: number }): StepPlan {
   const planRows: StepRow[] = rows.map((r) => {
     while (r.blocks.length * BLOCK_SIZE < r.pos + r.next.length) r.blocks.push(nextBlock.n++);
-    return { sessionId: r.id, tokenIds: Int32Array.from(r.next), startPos: r.pos, blockTable: Int32Array.from(r.blocks), sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, sample: true };
+    return { sessionId: r.id, tokenIds: Int32Array.from(r.next), startPos: r.pos, blockTables: [Int32Array.from(r.blocks)], sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, sample: true };
   });
   return { stepIndex, rows: planRows };
 }
@@ -222,7 +224,7 @@ async function opClassSweep(model: ModelDesc, kernels: KernelSetting): Promise<O
     sessionId: `s${r}`,
     tokenIds: Int32Array.from({ length: numTokens }, (_, j) => (r * 13 + j * 7 + 1) % model.config.vocabSize),
     startPos,
-    blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+    blockTables: [Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b)],
     sampling,
     sample: true,
   });

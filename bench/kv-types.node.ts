@@ -61,7 +61,7 @@ async function main(): Promise<void> {
       sessionId: `s${r}`,
       tokenIds: Int32Array.of((r * 13 + 1) % model.config.vocabSize),
       startPos: DECODE_CONTEXT - 1,
-      blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+      blockTables: [Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b)],
       sampling,
       sample: true,
     })),

@@ -89,7 +89,7 @@ async function cohortRun(runner: GpuRunner, spec: LlamaRunSpec, blocksPerRow: nu
     next: prompt,
     blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
   }));
-  const row = (r: (typeof rows)[number]): StepRow => ({ sessionId: r.id, tokenIds: Int32Array.from(r.next), startPos: r.pos, blockTable: r.blockTable, sampling: SAMPLING, sample: true });
+  const row = (r: (typeof rows)[number]): StepRow => ({ sessionId: r.id, tokenIds: Int32Array.from(r.next), startPos: r.pos, blockTables: [r.blockTable], sampling: SAMPLING, sample: true });
   const execute = async (group: typeof rows): Promise<void> => {
     const { sampledIds } = await runner.execute({ stepIndex: stepIndex.n++, rows: group.map(row) });
     group.forEach((r, i) => {

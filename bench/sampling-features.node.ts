@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       sessionId: `s${r}`,
       tokenIds: Int32Array.of(histories[r]![CONTEXT - 1]!),
       startPos: CONTEXT - 1,
-      blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+      blockTables: [Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b)],
       sampling: { ...plain, ...variant, seed: r },
       sample: true,
       penaltyTokens: histories[r]!,

@@ -71,7 +71,7 @@ export async function stepOpsSweep(cache: PipelineCache, o: StepOpsOptions): Pro
         sessionId: `s${r}`,
         tokenIds: Int32Array.of((r * 13 + 1) % c.vocabSize),
         startPos: pos,
-        blockTable: Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b),
+        blockTables: [Int32Array.from({ length: blocksPerRow }, (_, b) => 1 + r * blocksPerRow + b)],
         sampling,
         sample: true,
       });

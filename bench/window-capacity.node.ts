@@ -46,7 +46,7 @@ function markdown(date: string, adapter: string, rows: Array<WindowCapacityPoint
   const lines = [
     `# Sliding-window KV capacity, ${MODEL} shape (${date})`,
     '',
-    `${(BUDGET_BYTES / 2 ** 30).toFixed(0)} GiB of KV on ${adapter}, blocks of ${BLOCK_SIZE}. Kept: one arena of all 26 layers. Window honoured: the 4 global layers' arena plus the 22 local layers' window pool (windowGroupBlocks for the row cap and ${CHUNK_TOKENS}-token prefill chunks), the row cap the largest whose pools hold that many sessions. Sessions filled through the engine's KV manager in ${CHUNK_TOKENS}-token chunks; every pool allocated on the device.`,
+    `${(BUDGET_BYTES / 2 ** 30).toFixed(0)} GiB of KV on ${adapter}, blocks of ${BLOCK_SIZE}. Kept: one arena of all 26 layers. Window honoured: the 4 global layers' arena plus the 22 local layers' window pool (slidingGroupBlocks for the row cap and ${CHUNK_TOKENS}-token prefill chunks), the row cap the largest whose pools hold that many sessions. Sessions filled through the engine's KV manager in ${CHUNK_TOKENS}-token chunks; every pool allocated on the device.`,
     '',
     '| KV type | session tokens | kept: blocks | kept: sessions | window: row cap | window: global blocks | window: local blocks | window: sessions | ratio | allocated (kept / window) |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',

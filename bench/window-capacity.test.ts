@@ -7,11 +7,11 @@ import { MODEL_SHAPES } from '../tools/models/published-shapes';
 const limits = { maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 2 ** 30, minStorageBufferOffsetAlignment: 256 };
 
 describe('fillSessions', () => {
-  it('counts whole sessions: 4 of 64 positions in 17 usable blocks of 16, one more with a window pool of its own', () => {
-    expect(fillSessions(16, 18, null, 64)).toBe(4);
-    // the window pool holds the window: 20 positions need at most 3 blocks a session between chunks
-    expect(fillSessions(16, 18, { numBlocks: 40, window: 20 }, 64)).toBe(4);
-    expect(fillSessions(16, 18, { numBlocks: 3, window: 20 }, 64)).toBe(0); // a 64-token chunk needs 4 window blocks
+  it('counts whole sessions: 4 of 64 positions in 17 usable blocks of 16, the same with a sliding-window group of its own', () => {
+    expect(fillSessions(16, [{ numBlocks: 18, window: null }], 64)).toBe(4);
+    // the sliding group holds the window: 20 positions need at most 3 blocks a session between chunks
+    expect(fillSessions(16, [{ numBlocks: 18, window: null }, { numBlocks: 40, window: 20 }], 64)).toBe(4);
+    expect(fillSessions(16, [{ numBlocks: 18, window: null }, { numBlocks: 3, window: 20 }], 64)).toBe(0); // a 64-token chunk needs 4 sliding-group blocks
   });
 });
 

@@ -3,8 +3,8 @@
 // planned by the GPU runner's own planners and filled through the engine's KV manager. Pure; the
 // runner script (window-capacity.node.ts) allocates the planned arenas and writes the report.
 import { BlockPool } from '../src/engine/block-pool';
-import { KVCacheManager, type KvWindowGroup } from '../src/engine/kv-manager';
-import { windowGroupBlocks } from '../src/engine/types';
+import { KVCacheManager } from '../src/engine/kv-manager';
+import { slidingGroupBlocks, type KvCacheGroupSpec } from '../src/engine/types';
 import { planKvArena, type KvArenaLimits, type KvArenaPlan, type KvShape } from '../src/gpu/kv-arena';
 import { planKvGroups } from '../src/gpu/kv-groups';
 import type { ModelConfig } from '../src/model/desc';
@@ -15,13 +15,11 @@ export const CHUNK_TOKENS = 512;
 
 /**
  * Sessions of `tokens` positions the pools hold at once: each prefilled in CHUNK_TOKENS chunks
- * through KVCacheManager.allocateSlots (and cacheComputedBlocks, which gives window blocks back),
- * one after another, until a chunk finds no room. Distinct tokens: nothing is shared.
+ * through KVCacheManager.allocateSlots (and cacheComputedBlocks, which gives a sliding-window
+ * group's blocks back), one after another, until a chunk finds no room. Distinct tokens: nothing is shared.
  */
-export function fillSessions(blockSize: number, numBlocks: number, window: { numBlocks: number; window: number } | null, tokens: number): number {
-  const pool = new BlockPool(numBlocks, blockSize);
-  const windowGroup: KvWindowGroup | null = window ? { pool: new BlockPool(window.numBlocks, blockSize), window: window.window } : null;
-  const kv = new KVCacheManager(pool, { enablePrefixCaching: false, windowGroup });
+export function fillSessions(blockSize: number, groups: readonly KvCacheGroupSpec[], tokens: number): number {
+  const kv = new KVCacheManager(groups.map((g) => ({ pool: new BlockPool(g.numBlocks, blockSize), window: g.window })), { enablePrefixCaching: false });
   for (let s = 0; ; s++) {
     const request = { requestId: `s${s}`, tokenIds: Array.from({ length: tokens }, (_, i) => s * tokens + i), numComputedTokens: 0 };
     while (request.numComputedTokens < tokens) {
@@ -48,7 +46,7 @@ export interface WindowCapacityPoint {
 }
 
 /**
- * Both pools on one budget. The window pool is sized for the row cap (windowGroupBlocks), and the
+ * Both pools on one budget. The sliding-window group is sized for the row cap (slidingGroupBlocks), and the
  * row cap bounds how many sessions run at once, so the honoured figure takes the largest row cap
  * whose pools still hold that many sessions.
  */
@@ -56,15 +54,15 @@ export function windowCapacity(config: ModelConfig, kvCacheType: KvCacheType, bl
   const shape: KvShape = { numLayers: config.numLayers, blockSize, kvDim: config.numKvHeads * config.headDim, kvCacheType };
   const window = Math.max(...config.layerWindows);
   const kept = planKvArena(shape, limits, budgetBytes);
-  const keptSessions = fillSessions(blockSize, kept.numBlocks, null, tokens);
+  const keptSessions = fillSessions(blockSize, [{ numBlocks: kept.numBlocks, window: null }], tokens);
   let best: Omit<WindowCapacityPoint, 'kvCacheType' | 'sessionTokens' | 'keptBlocks' | 'keptSessions'> | null = null;
   for (let maxRows = 1; maxRows <= 4096; maxRows++) {
-    const windowBlocks = windowGroupBlocks(window, blockSize, maxRows, CHUNK_TOKENS);
-    const plan = planKvGroups(shape, config.layerWindows, limits, budgetBytes, windowBlocks);
-    if (!plan.window) break;
-    const sessions = Math.min(maxRows, fillSessions(blockSize, plan.full.numBlocks, { numBlocks: plan.window.numBlocks, window }, tokens));
+    const windowBlocks = slidingGroupBlocks(window, blockSize, maxRows, CHUNK_TOKENS);
+    const [full, sliding] = planKvGroups(shape, config.layerWindows, limits, budgetBytes, windowBlocks).groups;
+    if (!sliding) break;
+    const sessions = Math.min(maxRows, fillSessions(blockSize, [{ numBlocks: full!.plan.numBlocks, window: null }, { numBlocks: sliding.plan.numBlocks, window }], tokens));
     if (sessions < maxRows) break;
-    best = { maxRows, fullBlocks: plan.full.numBlocks, windowBlocks, windowSessions: sessions, plans: { kept, full: plan.full, window: plan.window } };
+    best = { maxRows, fullBlocks: full!.plan.numBlocks, windowBlocks, windowSessions: sessions, plans: { kept, full: full!.plan, window: sliding.plan } };
   }
   if (!best) throw new Error(`no row cap lets ${config.numLayers} layers keep a window pool in ${budgetBytes} bytes`);
   return { kvCacheType, sessionTokens: tokens, keptBlocks: kept.numBlocks, keptSessions, ...best };

@@ -75,9 +75,11 @@ export class EngineCore {
     this.runner = runner;
     this.now = options.now ?? (() => performance.now());
     this.manualSteps = options.manualSteps ?? false;
-    this.pool = new BlockPool(runner.numBlocks, runner.blockSize);
-    const windowGroup = runner.windowGroup ? { pool: new BlockPool(runner.windowGroup.numBlocks, runner.blockSize), window: runner.windowGroup.window } : null;
-    this.kv = new KVCacheManager(this.pool, { enablePrefixCaching: options.enablePrefixCaching, windowGroup });
+    this.kv = new KVCacheManager(
+      runner.kvGroups.map((group) => ({ pool: new BlockPool(group.numBlocks, runner.blockSize), window: group.window })),
+      { enablePrefixCaching: options.enablePrefixCaching },
+    );
+    this.pool = this.kv.pool;
     this.constraints = options.constraints ? new ConstraintCache(options.constraints) : null;
     this.scheduler = new Scheduler(this.kv, options.tokenizer, {
       maxTokensPerStep: Math.min(options.maxTokensPerStep ?? 512, runner.maxTokensPerStep),
@@ -188,17 +190,16 @@ export class EngineCore {
    * since the blocks it names held KV that no longer exists. Same pool shape required.
    */
   async replaceRunner(runner: ModelRunner): Promise<void> {
-    const sameWindow = runner.windowGroup?.numBlocks === this.runner.windowGroup?.numBlocks && runner.windowGroup?.window === this.runner.windowGroup?.window;
-    if (runner.numBlocks !== this.runner.numBlocks || runner.blockSize !== this.runner.blockSize || !sameWindow) {
-      throw new Error(`a replacement runner needs the same KV pool (${this.runner.numBlocks} blocks of ${this.runner.blockSize})`);
+    const groupsText = (r: ModelRunner) => r.kvGroups.map((g) => `${g.numBlocks} blocks${g.window === null ? '' : ` (window ${g.window})`}`).join(' + ');
+    if (runner.blockSize !== this.runner.blockSize || groupsText(runner) !== groupsText(this.runner)) {
+      throw new Error(`a replacement runner needs the same KV pools (${groupsText(this.runner)} of ${this.runner.blockSize} positions)`);
     }
     this.suspended = true;
     await this.whenIdle(); // the step in flight ends on the old runner; none starts after it
     this.runner = runner;
     this.scheduler.configure({ maxDraftTokens: runner.maxDraftTokens ?? 0 });
     this.scheduler.evictAll();
-    this.pool.clearCache();
-    this.kv.windowGroup?.pool.clearCache();
+    for (const group of this.kv.groups) group.pool.clearCache();
     this.scheduler.stepCost.reset(); // a new device need not be as fast, and its first step compiles
     this.suspended = false;
     this.wake();
@@ -267,7 +268,10 @@ export class EngineCore {
       kvBlocksShared: kv.numShared,
       kvBlocksCached: kv.numCached,
       kvBlocksTotal: kv.numBlocks,
-      ...(this.kv.windowGroup ? { kvWindowBlocks: windowBlockCounts(this.kv.windowGroup.pool) } : {}),
+      kvGroups: this.kv.groups.map(({ pool, window }) => {
+        const stats = pool.stats();
+        return { window, used: stats.numUsed, total: stats.numBlocks };
+      }),
       queueDepth: this.scheduler.numWaiting,
       waiting: this.scheduler.waitingReasons(),
       numRunning: this.scheduler.numRunning,
@@ -345,8 +349,3 @@ const yieldThen: Yield = (() => {
   }
   return (callback: () => void) => void setTimeout(callback, 0);
 })();
-
-function windowBlockCounts(pool: BlockPool): { used: number; total: number } {
-  const stats = pool.stats();
-  return { used: stats.numUsed, total: stats.numBlocks };
-}

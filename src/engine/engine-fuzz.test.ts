@@ -54,36 +54,32 @@ class CheckingRunner extends RunnerWrapper {
       }
       const first = Math.floor(row.startPos / this.blockSize);
       const last = Math.floor((row.startPos + row.tokenIds.length - 1) / this.blockSize);
-      const windowPool = engine.kv.windowGroup?.pool;
-      for (let b = first; b <= last; b++) {
-        const blockId = row.blockTable[b];
-        // a block being written belongs to this row alone and is not yet in the prefix cache
-        expect(engine.pool.refCount(blockId)).toBe(1);
-        expect(engine.pool.isCached(blockId)).toBe(false);
-        for (const other of plan.rows) if (other !== row) expect(Array.from(other.blockTable)).not.toContain(blockId);
-        if (!windowPool) continue;
-        const windowId = row.windowBlockTable![b]!;
-        expect(windowPool.refCount(windowId)).toBe(1);
-        expect(windowPool.isCached(windowId)).toBe(false);
-        for (const other of plan.rows) if (other !== row) expect(Array.from(other.windowBlockTable!)).not.toContain(windowId);
-      }
-      if (windowPool) {
-        // a row holds only the window's blocks: those its first token sees, and this step's own
-        const window = engine.kv.windowGroup!.window;
-        const held = row.windowBlockTable!.filter((id) => id !== 0).length;
+      expect(row.blockTables).toHaveLength(engine.kv.groups.length);
+      engine.kv.groups.forEach(({ pool, window }, g) => {
+        const table = row.blockTables[g]!;
+        for (let b = first; b <= last; b++) {
+          const blockId = table[b]!;
+          // a block being written belongs to this row alone and is not yet in the prefix cache, in every group
+          expect(pool.refCount(blockId)).toBe(1);
+          expect(pool.isCached(blockId)).toBe(false);
+          for (const other of plan.rows) if (other !== row) expect(Array.from(other.blockTables[g]!)).not.toContain(blockId);
+        }
+        expect(table.length).toBe(row.blockTables[0]!.length);
+        if (window === null) return;
+        // a sliding-window group's row holds only the window's blocks: those its first token sees, and this step's own
+        const held = table.filter((id) => id !== 0).length;
         expect(held).toBeLessThanOrEqual(Math.ceil((window - 1 + row.tokenIds.length) / this.blockSize) + 1);
-        expect(row.windowBlockTable!.length).toBe(row.blockTable.length);
-      }
+      });
     }
     return this.inner.execute(plan);
   }
 }
 
-/** The scenario's runner; `windowGroup` false: a window's positions read from the main pool, every one kept. */
-function makeRunner(s: Scenario, windowGroup = true): FakeRunner {
+/** The scenario's runner; `slidingGroup` false: a window's positions read from the first group's pool, every one kept. */
+function makeRunner(s: Scenario, slidingGroup = true): FakeRunner {
   // speculating scenarios copy often, so prompt-lookup drafts are often accepted
   const copyRate = s.maxDraftTokens > 0 ? 0.6 : 0;
-  return new FakeRunner({ blockSize: s.blockSize, numBlocks: s.numBlocks, eosEvery: 29, vocabSize: 12, maxDraftTokens: s.maxDraftTokens, copyRate, window: s.window, windowGroup });
+  return new FakeRunner({ blockSize: s.blockSize, numBlocks: s.numBlocks, eosEvery: 29, vocabSize: 12, maxDraftTokens: s.maxDraftTokens, copyRate, window: s.window, slidingGroup });
 }
 
 interface TurnSpec {
@@ -246,8 +242,7 @@ async function runScenario(seed: number): Promise<{ numTurns: number; numPreempt
   const all = engine.pool.allocate(engine.pool.numUsable);
   expect(new Set(all).size).toBe(engine.pool.numUsable);
   expect(engine.pool.stats().numCached).toBe(0);
-  const windowPool = engine.kv.windowGroup?.pool;
-  if (windowPool) expect(windowPool.stats()).toMatchObject({ numUsed: 0, numShared: 0, numFree: windowPool.numUsable });
+  for (const { pool } of engine.kv.groups.slice(1)) expect(pool.stats()).toMatchObject({ numUsed: 0, numShared: 0, numFree: pool.numUsable });
   const numWindowed = window > 0 ? events.filter((e) => e.rows.some((r) => r.position + r.numTokens > window)).length : 0;
   return { numTurns: results.length, numPreempted, numPrefixHits, numAccepted, numRejected, numWindowed };
 }

@@ -102,6 +102,14 @@ export interface StepBudgetEvent {
   calibrated: boolean;
 }
 
+/** One KV cache group's pool after a step (StepEvent.kvGroups). */
+export interface KvGroupBlocks {
+  /** null: full attention; a number: a sliding window of that many positions. */
+  window: number | null;
+  used: number;
+  total: number;
+}
+
 export interface StepEvent {
   stepIndex: number;
   /** Clock reading (ms) when the step began; same clock as session stats. */
@@ -125,8 +133,8 @@ export interface StepEvent {
   kvBlocksCached: number;
   /** Blocks that can hold KV (block 0 excluded). */
   kvBlocksTotal: number;
-  /** The sliding-window layers' pool (runners with a windowGroup): blocks referenced, and its total. */
-  kvWindowBlocks?: { used: number; total: number };
+  /** [runner's kvGroups] each KV cache group's pool: its kind, blocks referenced, and its total (block 0 excluded); the first is the pool the kvBlocks figures above count. Empty when a server serves the model. */
+  kvGroups: KvGroupBlocks[];
   /** Requests waiting to be (re)admitted after this step. */
   queueDepth: number;
   /** Those requests, in arrival order, each with why it waits. */

@@ -1,14 +1,14 @@
 // Tests of KVCacheManager: releaseRejectedSlots after a verify step (the tail blocks only rejected
-// drafts used go back), and a window group giving back out-of-window blocks while prefixes still hit.
+// drafts used go back), and a sliding-window group giving back out-of-window blocks while prefixes still hit.
 import { describe, expect, it } from 'vitest';
 import { BlockPool } from './block-pool';
 import { KVCacheManager } from './kv-manager';
-import { windowGroupBlocks } from './types';
+import { slidingGroupBlocks } from './types';
 
 describe('releaseRejectedSlots', () => {
   it('frees the blocks past the known tokens, tail first, and keeps computed and cached ones', () => {
     const pool = new BlockPool(16, 4);
-    const kv = new KVCacheManager(pool);
+    const kv = new KVCacheManager([{ pool, window: null }]);
     const request = { requestId: 'r', tokenIds: [1, 2, 3, 4, 5], numComputedTokens: 0 };
     expect(kv.allocateSlots(request, 5)).toHaveLength(2); // the prompt
     request.numComputedTokens = 5;
@@ -32,7 +32,7 @@ describe('releaseRejectedSlots', () => {
 
   it('keeps cached blocks whatever the request claims', () => {
     const pool = new BlockPool(16, 4);
-    const kv = new KVCacheManager(pool);
+    const kv = new KVCacheManager([{ pool, window: null }]);
     const request = { requestId: 'r', tokenIds: [1, 2, 3, 4, 5, 6, 7, 8, 9], numComputedTokens: 8 };
     kv.allocateSlots({ ...request, numComputedTokens: 0 }, 9);
     kv.cacheComputedBlocks(request);
@@ -42,12 +42,12 @@ describe('releaseRejectedSlots', () => {
   });
 });
 
-describe('a window group', () => {
+describe('a sliding-window group', () => {
   /** Blocks of 4 positions, a window of 6: a query at p sees p - 5 .. p. */
   function windowed(numWindowBlocks = 16) {
     const pool = new BlockPool(32, 4);
     const windowPool = new BlockPool(numWindowBlocks, 4);
-    return { pool, windowPool, kv: new KVCacheManager(pool, { windowGroup: { pool: windowPool, window: 6 } }) };
+    return { pool, windowPool, kv: new KVCacheManager([{ pool, window: null }, { pool: windowPool, window: 6 }]) };
   }
   /** Feeds `n` more tokens of `request` as one step would: allocate, compute, cache and release. */
   function feed(kv: KVCacheManager, request: { requestId: string; tokenIds: number[]; numComputedTokens: number }, n: number): number[] | null {
@@ -63,10 +63,10 @@ describe('a window group', () => {
     const request = { requestId: 'r', tokenIds: Array.from({ length: 40 }, (_, i) => i + 1), numComputedTokens: 0 };
     feed(kv, request, 13); // positions 0..12: the next query (13) sees 8..13, blocks 2 and 3
     expect(kv.blockTable('r')).toHaveLength(4);
-    expect(kv.windowBlockTable('r').map((id) => id !== 0)).toEqual([false, false, true, true]);
+    expect(kv.blockTable('r', 1).map((id) => id !== 0)).toEqual([false, false, true, true]);
     for (let i = 0; i < 20; i++) feed(kv, request, 1); // decode to 33 computed: the next query sees 28..33
     expect(kv.blockTable('r')).toHaveLength(9);
-    expect(kv.windowBlockTable('r').filter((id) => id !== 0)).toHaveLength(2); // blocks 7 and 8
+    expect(kv.blockTable('r', 1).filter((id) => id !== 0)).toHaveLength(2); // blocks 7 and 8
     expect(windowPool.stats().numUsed).toBe(2);
     expect(pool.stats().numUsed).toBe(9);
     kv.free('r');
@@ -93,7 +93,7 @@ describe('a window group', () => {
     const hit = kv.findCachedPrefix(b.tokenIds);
     expect(hit).toHaveLength(4); // 16 positions; the next token (16) sees 11..16: window blocks 2 and 3
     expect(kv.allocateSlots(b, 3, hit)).toHaveLength(1);
-    expect(kv.windowBlockTable('b').map((id) => id !== 0)).toEqual([false, false, true, true, true]);
+    expect(kv.blockTable('b', 1).map((id) => id !== 0)).toEqual([false, false, true, true, true]);
     expect(windowPool.stats().numUsed).toBe(3);
     kv.free('b');
     // with the window group's cache gone, the full blocks alone cannot serve a hit
@@ -103,7 +103,7 @@ describe('a window group', () => {
 
   it('sizes a window pool that a full step of every row cannot exhaust', () => {
     // 16 rows each seeing 511 earlier positions, plus one step of 512 tokens: 16 * 34 + 32 + block 0
-    expect(windowGroupBlocks(512, 16, 16, 512)).toBe(1 + 16 * 34 + 32);
-    expect(windowGroupBlocks(1, 4, 1, 1)).toBe(1 + 2 + 1);
+    expect(slidingGroupBlocks(512, 16, 16, 512)).toBe(1 + 16 * 34 + 32);
+    expect(slidingGroupBlocks(1, 4, 1, 1)).toBe(1 + 2 + 1);
   });
 });

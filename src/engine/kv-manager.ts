@@ -1,21 +1,22 @@
-// KVCacheManager: each request's append-only block table, slot allocation, and prefix reuse of
-// full cached blocks, plus a window group's table for sliding-window layers that gives back blocks
-// once they fall out of the window. It decides nothing about which request runs; allocateSlots() just says no.
+// KVCacheManager: each request's append-only block tables, one per KV cache group, slot
+// allocation, and prefix reuse of full cached blocks; each group's kind says which blocks a step
+// may give back. It decides nothing about which request runs; allocateSlots() just says no.
 import { BlockPool, ROOT_SERIAL } from './block-pool';
+import { firstReadBlock } from './types';
 
 /**
- * The sliding-window layers' own blocks (gemma's local layers): the same logical blocks as the
- * full table, in a pool of their own whose blocks hold only those layers' K/V. A position a query
- * can no longer see (before numComputedTokens - window + 1) needs no block there: such blocks go
- * back, so a session holds about window / blockSize of them whatever its length. This follows
- * llama.cpp's SWA cache and vLLM's hybrid KV groups: one table per group, same logical blocks.
+ * One KV cache group as the manager keeps it (vLLM's KVCacheGroupSpec with its single-type
+ * manager): the pool holding its layers' blocks and its kind. Every group's table covers the same
+ * logical blocks. `window` null is full attention: no block goes back while the request runs. A
+ * number is a sliding window (gemma's local layers, llama.cpp's SWA cache): a block every later
+ * query starts past (firstReadBlock) goes back, so a request holds about window / blockSize of
+ * them whatever its length. The first group must keep every position: its serials name prefixes.
  */
-export interface KvWindowGroup {
-  pool: BlockPool;
-  /** Positions each query sees (itself included): the largest window of the group's layers. */
-  window: number;
+export interface KvGroup {
+  readonly pool: BlockPool;
+  /** Positions each query sees (itself included), the largest of the group's layers; null: all. */
+  readonly window: number | null;
 }
-
 
 /** What the manager needs to see of a request. */
 export interface KvRequestView {
@@ -27,53 +28,50 @@ export interface KvRequestView {
 }
 
 interface RequestBlocks {
-  /** Block table: position p lives in blockIds[floor(p / blockSize)]. Only ever appended to. */
-  blockIds: number[];
-  /** [numCachedBlocks] cache serial of the canonical cached block for each prefix block. */
-  chainSerials: number[];
   /**
-   * The window group's table, as long as blockIds: appended to in step with it; an entry turns
-   * 0 (block 0, never read) once out of the window, and stays 0. Empty without a window group.
+   * [group] block table: position p lives in tables[g][floor(p / blockSize)]. Every table is as
+   * long as the first and only ever appended to; an entry of a sliding-window group turns 0
+   * (block 0, never read) once before its window, and stays 0.
    */
-  windowIds: number[];
-  /** Window entries before this logical block are 0. */
-  windowStart: number;
+  tables: number[][];
+  /** [group] entries before this logical block are 0 (given back). */
+  firstHeld: number[];
+  /** [numCachedBlocks] cache serial of the first group's canonical cached block for each prefix block. */
+  chainSerials: number[];
 }
 
 export class KVCacheManager {
+  readonly groups: readonly KvGroup[];
+  /** The first group's pool: the one that bounds a request and names cached prefixes. */
   readonly pool: BlockPool;
   readonly blockSize: number;
   readonly enablePrefixCaching: boolean;
-  readonly windowGroup: KvWindowGroup | null;
   private readonly tables = new Map<string, RequestBlocks>();
 
-  constructor(pool: BlockPool, options: { enablePrefixCaching?: boolean; windowGroup?: KvWindowGroup | null } = {}) {
-    this.pool = pool;
-    this.blockSize = pool.blockSize;
+  constructor(groups: readonly KvGroup[], options: { enablePrefixCaching?: boolean } = {}) {
+    if (groups.length === 0 || groups[0]!.window !== null) throw new RangeError('the first KV cache group must keep every position (full attention)');
+    this.groups = groups;
+    this.pool = groups[0]!.pool;
+    this.blockSize = this.pool.blockSize;
     this.enablePrefixCaching = options.enablePrefixCaching ?? true;
-    this.windowGroup = options.windowGroup ?? null;
-    if (this.windowGroup && (this.windowGroup.pool.blockSize !== pool.blockSize || !(this.windowGroup.window >= 1))) {
-      throw new RangeError(`a window group needs blocks of ${pool.blockSize} positions and a window >= 1`);
+    for (const group of groups) {
+      if (group.pool.blockSize !== this.blockSize || !(group.window === null || group.window >= 1)) {
+        throw new RangeError(`every KV cache group needs blocks of ${this.blockSize} positions and a window >= 1 or none`);
+      }
     }
   }
 
-  /** The first logical block a query at `position` can see in the window group (0 without one). */
-  private firstWindowBlock(position: number): number {
-    if (!this.windowGroup) return 0;
-    return Math.floor(Math.max(0, position - this.windowGroup.window + 1) / this.blockSize);
-  }
-
   /**
-   * The window group's cached blocks a request reusing `fullHits` needs (logical blocks from the
-   * first its next token sees up to the hits' end), or null when one is no longer cached. Keyed
-   * by the full pool's serials, which name a prefix exactly.
+   * Group g's cached blocks a request reusing the first group's `hits` needs (logical blocks from
+   * the first its next token reads up to the hits' end), or null when one is no longer cached.
+   * Keyed by the first group's serials, which name a prefix exactly.
    */
-  private windowHits(tokenIds: readonly number[], fullHits: readonly number[]): number[] | null {
-    const group = this.windowGroup;
-    if (!group) return [];
+  private groupHits(g: number, tokenIds: readonly number[], hits: readonly number[]): number[] | null {
+    if (g === 0) return [...hits];
+    const group = this.groups[g]!;
     const ids: number[] = [];
-    for (let i = this.firstWindowBlock(fullHits.length * this.blockSize); i < fullHits.length; i++) {
-      const parentSerial = i === 0 ? ROOT_SERIAL : this.pool.serial(fullHits[i - 1]!);
+    for (let i = firstReadBlock(group.window, this.blockSize, hits.length * this.blockSize); i < hits.length; i++) {
+      const parentSerial = i === 0 ? ROOT_SERIAL : this.pool.serial(hits[i - 1]!);
       const id = group.pool.lookup(parentSerial, tokenIds.slice(i * this.blockSize, (i + 1) * this.blockSize));
       if (id === undefined) return null;
       ids.push(id);
@@ -102,79 +100,83 @@ export class KVCacheManager {
       hits.push(id);
       parentSerial = this.pool.serial(id);
     }
-    // the window group must still hold the blocks the next token sees: else a shorter hit
-    while (hits.length > 0 && this.windowHits(tokenIds, hits) === null) hits.pop();
+    // every other group must still hold the blocks the next token reads: else a shorter hit
+    while (hits.length > 0 && this.groups.some((_, g) => this.groupHits(g, tokenIds, hits) === null)) hits.pop();
     return hits;
   }
 
   /**
    * Makes room for `numNewTokens` more positions after the request's computed ones (after
-   * `cachedPrefix`, when given for a request that holds no blocks yet). Returns the newly
-   * allocated block ids, or null, changing nothing, when the pool cannot supply them.
+   * `cachedPrefix`, when given for a request that holds no blocks yet). Returns the first group's
+   * newly allocated block ids, or null, changing nothing, when some group's pool cannot supply them.
    */
   allocateSlots(request: KvRequestView, numNewTokens: number, cachedPrefix: readonly number[] = []): number[] | null {
     let entry = this.tables.get(request.requestId);
-    if (cachedPrefix.length > 0 && (entry?.blockIds.length ?? 0) > 0) {
+    const numHeldBefore = entry?.tables[0]!.length ?? 0;
+    if (cachedPrefix.length > 0 && numHeldBefore > 0) {
       throw new Error(`allocateSlots(${request.requestId}): a cached prefix is only for an empty table`);
     }
-    const numHeld = (entry?.blockIds.length ?? 0) + cachedPrefix.length;
+    const numHeld = numHeldBefore + cachedPrefix.length;
     // a request without blocks has nothing computed but what the cache supplies
-    const numComputed = (entry?.blockIds.length ?? 0) === 0 ? cachedPrefix.length * this.blockSize : request.numComputedTokens;
+    const numComputed = numHeldBefore === 0 ? cachedPrefix.length * this.blockSize : request.numComputedTokens;
     const numNeeded = Math.ceil((numComputed + numNewTokens) / this.blockSize) - numHeld;
+    // every new logical block is seen by this step's own tokens: each group needs each of them
+    const prefixes = this.groups.map((_, g) => (cachedPrefix.length > 0 ? this.groupHits(g, request.tokenIds, cachedPrefix) : []));
+    if (prefixes.some((ids) => ids === null)) throw new Error(`allocateSlots(${request.requestId}): a cached prefix whose blocks in another group are gone`);
     // cache hits nobody references are counted as available, but touching them takes them out
-    const revived = (pool: BlockPool, ids: readonly number[]): number => ids.filter((id) => pool.refCount(id) === 0).length;
-    if (numNeeded > this.pool.numAvailable - revived(this.pool, cachedPrefix)) return null;
-    // every new logical block is seen by this step's own tokens: the window group needs each too
-    const windowPool = this.windowGroup?.pool;
-    const windowPrefix = cachedPrefix.length > 0 ? this.windowHits(request.tokenIds, cachedPrefix) : [];
-    if (windowPrefix === null) throw new Error(`allocateSlots(${request.requestId}): a cached prefix whose window blocks are gone`);
-    if (windowPool && numNeeded > windowPool.numAvailable - revived(windowPool, windowPrefix)) return null;
+    const fits = this.groups.every(({ pool }, g) => numNeeded <= pool.numAvailable - prefixes[g]!.filter((id) => pool.refCount(id) === 0).length);
+    if (!fits) return null;
 
     if (!entry) {
-      entry = { blockIds: [], chainSerials: [], windowIds: [], windowStart: 0 };
+      entry = { tables: this.groups.map(() => []), firstHeld: this.groups.map(() => 0), chainSerials: [] };
       this.tables.set(request.requestId, entry);
     }
-    if (cachedPrefix.length > 0) {
-      this.pool.touch(cachedPrefix);
-      for (const id of cachedPrefix) {
-        entry.blockIds.push(id);
-        entry.chainSerials.push(this.pool.serial(id));
+    const held = entry;
+    const newIds: number[] = [];
+    this.groups.forEach(({ pool }, g) => {
+      const table = held.tables[g]!;
+      const prefix = prefixes[g]!;
+      if (cachedPrefix.length > 0) {
+        pool.touch(prefix);
+        held.firstHeld[g] = cachedPrefix.length - prefix.length;
+        table.push(...new Array<number>(held.firstHeld[g]!).fill(0), ...prefix);
       }
-      if (windowPool) {
-        windowPool.touch(windowPrefix);
-        entry.windowStart = cachedPrefix.length - windowPrefix.length;
-        entry.windowIds.push(...new Array<number>(entry.windowStart).fill(0), ...windowPrefix);
-      }
-    }
-    const newIds = numNeeded > 0 ? this.pool.allocate(numNeeded) : [];
-    for (const id of newIds) entry.blockIds.push(id);
-    if (windowPool && numNeeded > 0) entry.windowIds.push(...windowPool.allocate(numNeeded));
+      const ids = numNeeded > 0 ? pool.allocate(numNeeded) : [];
+      table.push(...ids);
+      if (g === 0) newIds.push(...ids);
+    });
+    if (cachedPrefix.length > 0) for (const id of cachedPrefix) held.chainSerials.push(this.pool.serial(id));
     return newIds;
   }
 
   /**
-   * After a step: registers the request's newly completed full blocks in the prefix cache (the
-   * window group's too, under the same prefix), then gives back the window blocks no later query
-   * can see (numComputedTokens never goes back while the request runs, so none is needed again).
+   * After a step: registers the request's newly completed full blocks in the prefix cache (every
+   * group's under the first group's prefix), then gives back each group's blocks no later query
+   * reads (numComputedTokens never goes back while the request runs, so none is needed again).
    */
   cacheComputedBlocks(request: KvRequestView): void {
     const entry = this.tables.get(request.requestId);
     if (!entry) return;
-    const numFull = this.enablePrefixCaching ? Math.min(Math.floor(request.numComputedTokens / this.blockSize), entry.blockIds.length) : 0;
+    const numFull = this.enablePrefixCaching ? Math.min(Math.floor(request.numComputedTokens / this.blockSize), entry.tables[0]!.length) : 0;
     for (let i = entry.chainSerials.length; i < numFull; i++) {
-      const parentSerial = i === 0 ? ROOT_SERIAL : entry.chainSerials[i - 1];
+      const parentSerial = i === 0 ? ROOT_SERIAL : entry.chainSerials[i - 1]!;
       const start = i * this.blockSize;
       const tokens = request.tokenIds.slice(start, start + this.blockSize);
-      entry.chainSerials.push(this.pool.cacheBlock(entry.blockIds[i], parentSerial, tokens));
-      const windowId = entry.windowIds[i];
-      if (this.windowGroup && windowId) this.windowGroup.pool.cacheBlock(windowId, parentSerial, tokens);
+      entry.chainSerials.push(this.pool.cacheBlock(entry.tables[0]![i]!, parentSerial, tokens));
+      for (let g = 1; g < this.groups.length; g++) {
+        const id = entry.tables[g]![i]!;
+        if (id) this.groups[g]!.pool.cacheBlock(id, parentSerial, tokens);
+      }
     }
-    const windowEnd = Math.min(this.firstWindowBlock(request.numComputedTokens), entry.windowIds.length);
-    for (; entry.windowStart < windowEnd; entry.windowStart++) {
-      const id = entry.windowIds[entry.windowStart]!;
-      if (id) this.windowGroup!.pool.release([id]);
-      entry.windowIds[entry.windowStart] = 0;
-    }
+    this.groups.forEach(({ pool, window }, g) => {
+      const table = entry.tables[g]!;
+      const end = Math.min(firstReadBlock(window, this.blockSize, request.numComputedTokens), table.length);
+      for (; entry.firstHeld[g]! < end; entry.firstHeld[g]!++) {
+        const id = table[entry.firstHeld[g]!]!;
+        if (id) pool.release([id]);
+        table[entry.firstHeld[g]!] = 0;
+      }
+    });
   }
 
   /**
@@ -187,13 +189,12 @@ export class KVCacheManager {
     const entry = this.tables.get(request.requestId);
     if (!entry) return;
     const numKept = Math.max(Math.ceil(request.tokenIds.length / this.blockSize), entry.chainSerials.length);
-    if (entry.blockIds.length <= numKept) return;
-    const check = (pool: BlockPool, ids: number[]): number[] => {
+    if (entry.tables[0]!.length <= numKept) return;
+    this.groups.forEach(({ pool }, g) => {
+      const ids = entry.tables[g]!.splice(numKept).reverse();
       for (const id of ids) if (pool.refCount(id) !== 1 || pool.isCached(id)) throw new Error(`block ${id} of a rejected draft is shared or cached`);
-      return ids;
-    };
-    this.pool.release(check(this.pool, entry.blockIds.splice(numKept).reverse()));
-    if (this.windowGroup) this.windowGroup.pool.release(check(this.windowGroup.pool, entry.windowIds.splice(numKept).reverse()));
+      pool.release(ids);
+    });
   }
 
   /** Releases every block of the request (tail first, so heads stay cached longest). */
@@ -201,17 +202,17 @@ export class KVCacheManager {
     const entry = this.tables.get(requestId);
     if (!entry) return;
     this.tables.delete(requestId);
-    this.pool.release(entry.blockIds.slice().reverse());
-    this.windowGroup?.pool.release(entry.windowIds.filter((id) => id !== 0).reverse());
+    this.groups.forEach(({ pool }, g) => pool.release(entry.tables[g]!.filter((id) => id !== 0).reverse()));
   }
 
-  blockTable(requestId: string): readonly number[] {
-    return this.tables.get(requestId)?.blockIds ?? [];
+  /** Group g's block table of the request (the first group's by default); empty when it holds none. */
+  blockTable(requestId: string, g = 0): readonly number[] {
+    return this.tables.get(requestId)?.tables[g] ?? [];
   }
 
-  /** The window group's table (as long as blockTable, 0 before the window); empty without a group. */
-  windowBlockTable(requestId: string): readonly number[] {
-    return this.tables.get(requestId)?.windowIds ?? [];
+  /** Every group's block table of the request, in group order (what a plan row carries). */
+  blockTables(requestId: string): Int32Array[] {
+    return this.groups.map((_, g) => Int32Array.from(this.blockTable(requestId, g)));
   }
 
   /** Requests currently holding a table. */

@@ -41,8 +41,7 @@ export function planRow({ request, numNewTokens, drafts }: ScheduledEntry, kv: K
     sessionId: request.sessionId,
     tokenIds,
     startPos: start,
-    blockTable: Int32Array.from(kv.blockTable(request.requestId)), // [numBlocks of the request]
-    ...(kv.windowGroup ? { windowBlockTable: Int32Array.from(kv.windowBlockTable(request.requestId)) } : {}), // [numBlocks of the request]
+    blockTables: kv.blockTables(request.requestId), // [groups] of [numBlocks of the request]
     sampling: request.sampling,
     sample,
     ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),

@@ -121,14 +121,14 @@ describe('prefix sharing', () => {
       for (const x of plan.rows) {
         for (const y of plan.rows) {
           if (x.sessionId >= y.sessionId) continue;
-          const common = intersect(x.blockTable, y.blockTable);
+          const common = intersect(x.blockTables[0]!, y.blockTables[0]!);
           const pair = `${x.sessionId}-${y.sessionId}`;
           maxShared.set(pair, Math.max(maxShared.get(pair) ?? 0, common.length));
           for (const blockId of common) {
             // a shared block sits at the same index in both tables, below where either row writes,
             // and both sequences hold the same tokens there
-            const index = Array.from(x.blockTable).indexOf(blockId);
-            expect(Array.from(y.blockTable).indexOf(blockId)).toBe(index);
+            const index = Array.from(x.blockTables[0]!).indexOf(blockId);
+            expect(Array.from(y.blockTables[0]!).indexOf(blockId)).toBe(index);
             expect((index + 1) * BLOCK_SIZE).toBeLessThanOrEqual(Math.min(x.startPos, y.startPos));
             const span = (id: string) => sequences.get(id)!.slice(index * BLOCK_SIZE, (index + 1) * BLOCK_SIZE);
             expect(span(x.sessionId)).toEqual(span(y.sessionId));

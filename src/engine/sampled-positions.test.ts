@@ -8,7 +8,7 @@ const row = (startPos: number, numTokens: number, sample: boolean, numDraftToken
   sessionId: `s${startPos}`,
   tokenIds: new Int32Array(numTokens),
   startPos,
-  blockTable: new Int32Array(1),
+  blockTables: [new Int32Array(1)],
   sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 },
   sample,
   ...(numDraftTokens > 0 ? { numDraftTokens } : {}),

@@ -55,14 +55,13 @@ export interface StepRow {
   tokenIds: Int32Array;
   /** Position of tokenIds[0] in the session's sequence. */
   startPos: number;
-  /** [numBlocks] KV block ids; position p lives in blockTable[floor(p / blockSize)]. */
-  blockTable: Int32Array;
   /**
-   * [numBlocks] the sliding-window layers' block ids in the runner's window pool, same indexing;
-   * 0 for blocks out of the window (never read). Required when the runner has a windowGroup (and
-   * ignored otherwise): without one those layers keep every position in blockTable's blocks and mask.
+   * [runner's kvGroups.length] one block table per KV cache group, in the runner's group order:
+   * position p lives in blockTables[g][floor(p / blockSize)] of group g's pool. In a sliding-window
+   * group, entries before the first block the row's first token reads (firstReadBlock) are 0 (given
+   * back, never read).
    */
-  windowBlockTable?: Int32Array;
+  blockTables: Int32Array[];
   sampling: SamplingParams;
   /** Sample a token after the last fed token (false for non-final prefill chunks). */
   sample: boolean;
@@ -142,26 +141,46 @@ export const DEFAULT_MAX_ROWS = 16;
 export const DEFAULT_MAX_DRAFT_TOKENS = 8;
 
 /**
- * Blocks a window group needs so it never runs out before the full pool does: every running row
- * holds at most ceil((window - 1) / blockSize) + 1 blocks between steps, plus what one step's
- * tokens (maxTokensPerStep over all rows, drafts included) add, a block more per row for
- * alignment; and block 0. Runners size their window pool with this; the engine relies on it.
+ * One KV cache group a runner declares (vLLM's KVCacheGroupSpec): a pool of `numBlocks` blocks
+ * (block 0 included, reserved) holding some layers' K/V, and its kind. `window` null: full
+ * attention, every position kept while the request runs; a number: a sliding window of that many
+ * positions (the query's own included), whose blocks wholly before the window go back.
  */
-export function windowGroupBlocks(window: number, blockSize: number, maxRows: number, maxTokensPerStep: number): number {
+export interface KvCacheGroupSpec {
+  readonly numBlocks: number;
+  readonly window: number | null;
+}
+
+/**
+ * The first logical block a query at `position` reads in a group of this kind: 0 under full
+ * attention; under a sliding window, the block its window starts in. Blocks before it are never
+ * read again (positions only grow), so the KV manager may give them back.
+ */
+export function firstReadBlock(window: number | null, blockSize: number, position: number): number {
+  return window === null ? 0 : Math.floor(Math.max(0, position - window + 1) / blockSize);
+}
+
+/**
+ * Blocks a sliding-window group needs so it never runs out before the full pool does: every
+ * running row holds at most ceil((window - 1) / blockSize) + 1 blocks between steps, plus what one
+ * step's tokens (maxTokensPerStep over all rows, drafts included) add, a block more per row for
+ * alignment; and block 0. Runners size such a group's pool with this; the engine relies on it.
+ */
+export function slidingGroupBlocks(window: number, blockSize: number, maxRows: number, maxTokensPerStep: number): number {
   return 1 + maxRows * (Math.ceil((window - 1) / blockSize) + 2) + Math.ceil(maxTokensPerStep / blockSize);
 }
 
 export interface ModelRunner {
   /** Token positions per KV block. */
   readonly blockSize: number;
-  /** Blocks in the preallocated KV pool, block 0 included (it is reserved). */
-  readonly numBlocks: number;
   /**
-   * The sliding-window layers' own pool, sized with windowGroupBlocks (above), whose
-   * blocks go back once out of `window`: present when the model has such layers and the runner
-   * keeps them apart; absent: every layer keeps every position in the main pool.
+   * Its KV cache groups, each a preallocated pool (block 0 included) and a kind; every row carries
+   * one block table per group, in this order. The first keeps every position (full attention):
+   * its blocks bound a request's length and name cached prefixes. A full-attention model has
+   * exactly one group; a model with sliding-window layers may keep them in a second group, sized
+   * with slidingGroupBlocks.
    */
-  readonly windowGroup?: { readonly numBlocks: number; readonly window: number };
+  readonly kvGroups: readonly KvCacheGroupSpec[];
   /** Most tokens one step can carry (activation arena size). */
   readonly maxTokensPerStep: number;
   /** Most rows one step can carry. */

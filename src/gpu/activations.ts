@@ -12,8 +12,8 @@ export interface ActivationSizes {
   maxSampled: number;
   /** Entries of the concatenated block tables (maxRows * blocks per row) */
   maxBlockTableEntries: number;
-  /** Whether the sliding-window layers read their own window tables (the runner has a window group) */
-  windowTables: boolean;
+  /** KV cache groups of the runner (ModelRunner.kvGroups): a block-table buffer each */
+  numKvGroups: number;
   /** Attention work items a step may hold (StepMeta.maxItems) */
   maxAttentionItems: number;
   /** Merge items a step may hold (StepMeta.maxMergeItems) */
@@ -60,8 +60,7 @@ export class Activations {
   readonly attentionItems: GPUBuffer; // [maxAttentionItems, WorkItem] paged attention's work items
   readonly mergeItems: GPUBuffer; // [maxMergeItems, WorkItem] the merge pass's items (one per token)
   readonly attentionStates: GPUBuffer; // [maxTokens, numHeads, maxAttentionSplits, 2 + headDim] f32 split states: the worst case, sized once
-  readonly blockTables: GPUBuffer; // [maxBlockTableEntries] u32
-  readonly windowBlockTables: GPUBuffer | null; // [maxBlockTableEntries] u32 window-pool ids at blockTables' offsets (window group only)
+  readonly blockTables: readonly GPUBuffer[]; // [kvGroups] of [maxBlockTableEntries] u32: each group's pool ids, every row at the same offset in each
   readonly sampleInfo: GPUBuffer; // [maxSampled, SampleInfo]
   readonly sampleTokens: GPUBuffer; // [maxSampled] u32 index of the token each sampled position follows
   readonly unused: GPUBuffer; // [4] f32 bound where a kernel's optional input is off (no bias)
@@ -113,8 +112,7 @@ export class Activations {
     this.attentionItems = make('attentionItems', s.maxAttentionItems * ATTENTION_ITEM_WORDS * 4);
     this.mergeItems = make('mergeItems', s.maxMergeItems * ATTENTION_ITEM_WORDS * 4);
     this.attentionStates = f32('attentionStates', T * c.numHeads * s.maxAttentionSplits * (2 + c.headDim));
-    this.blockTables = make('blockTables', s.maxBlockTableEntries * 4);
-    this.windowBlockTables = s.windowTables ? make('windowBlockTables', s.maxBlockTableEntries * 4) : null;
+    this.blockTables = Array.from({ length: s.numKvGroups }, (_, g) => make(g === 0 ? 'blockTables' : `blockTables-${g}`, s.maxBlockTableEntries * 4));
     this.sampleInfo = make('sampleInfo', s.maxSampled * SAMPLE_INFO_WORDS * 4);
     this.sampleTokens = make('sampleTokens', s.maxSampled * 4);
     this.unused = f32('unused', 4);

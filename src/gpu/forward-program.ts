@@ -39,7 +39,7 @@ export interface ProgramInputs {
   cache: PipelineCache;
   config: ModelConfig;
   weights: GpuWeights;
-  /** The global layers' arena and, with a window group, the sliding layers' (read through act.windowBlockTables) */
+  /** One arena per KV cache group, each layer in its group's (read through act.blockTables[group]) */
   kv: KvArenas;
   act: Activations;
   /** [numLayers] each layer's cos/sin table (rope-tables.ts): layers whose frequencies agree share one buffer */
@@ -140,7 +140,7 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
   const slotMmDown = mm(tokens(1), c.hiddenSize, c.intermediateSize);
   // gemma2's final soft-cap in lm_head's store: the logits buffer, which sampling and the probe read, holds capped values
   const slotMmLm = mm(sampledRows, c.vocabSize, c.hiddenSize, c.vocabSize, c.vocabSize, c.finalLogitSoftcap);
-  // one rope_kv_write slot per arena: they differ in vOffset (the window arena holds fewer blocks)
+  // one rope_kv_write slot per arena: they differ in vOffset (a sliding group's arena holds fewer blocks)
   const ropeKvSlot = (arena: KvArena) =>
     slot('rope_kv_write', (cnt) => ({
       numTokens: cnt.numTokens,
@@ -152,12 +152,11 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
       kvDim,
       vOffset: arena.vOffsetWords,
     }));
-  const ropeKvSlots = new Map<KvArena, Slot>([[kv.full, ropeKvSlot(kv.full)]]);
-  if (kv.window) ropeKvSlots.set(kv.window, ropeKvSlot(kv.window));
+  const ropeKvSlots = new Map<KvArena, Slot>(kv.arenas.map((arena) => [arena, ropeKvSlot(arena)]));
   // attention's lanes, heads and splits: the setting's (kernels.ts attentionShape), never the step's
   const attention = attentionShape(p.setting, p.maxContext);
-  // the pool's storage type (both arenas'): the writer rounds to it, attention decodes it (the merge pass never reads the pool)
-  const kvType = kv.full.shape.kvCacheType;
+  // the pool's storage type (every arena's): the writer rounds to it, attention decodes it (the merge pass never reads the pool)
+  const kvType = kv.arenas[0]!.shape.kvCacheType;
   const kvOverride = { KV_TYPE: KV_TYPE_CODE[kvType] };
   // gemma2's soft-capped scores: an override, so other models' attention carries no branch for it
   const attentionOverrides = { ...kvOverride, SOFTCAP: c.attnLogitSoftcap > 0 ? 1 : 0, ...attentionShapeOverrides(attention) };
@@ -176,10 +175,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
     softcap: c.attnLogitSoftcap,
     window,
   });
-  // one pair of attention slots per distinct (layer window, arena) (gemma: sliding and global
+  // one pair of attention slots per distinct (layer window, group) (gemma: sliding and global
   // layers); the work items are the same for all, the kernel limits each query's keys to its window
   const attentionSlots = new Map<string, { main: Slot; merge: Slot }>();
-  const attentionKey = (l: number) => `${c.layerWindows[l]!}:${layerKv(kv, l).arena === kv.window}`;
+  const attentionKey = (l: number) => `${c.layerWindows[l]!}:${layerKv(kv, l).group}`;
   c.layerWindows.forEach((window, l) => {
     const key = attentionKey(l);
     if (attentionSlots.has(key)) return;
@@ -240,10 +239,10 @@ export async function buildForwardProgram(p: ProgramInputs): Promise<ForwardProg
 
   add(specs, 'embedding', want('embedding', { DTYPE: DTYPE_CODE[w.embed.dtype] }), slotEmbed, { tokens: buf(act.tokens), table: buf(w.embed.buffer), out: buf(act.x) }, perToken(c.hiddenSize));
   w.layers.forEach((L, l) => {
-    // a sliding layer in the window arena reads and writes only through the rows' window tables
-    // (blocks out of the window go back to the engine's pool); the others through blockTables
-    const { arena, binding: kvLayer } = layerKv(kv, l);
-    const tables = arena === kv.window ? act.windowBlockTables! : act.blockTables;
+    // a layer reads and writes only through its group's block tables (in a sliding-window group,
+    // blocks out of the window go back to the engine's pool)
+    const { group, arena, binding: kvLayer } = layerKv(kv, l);
+    const tables = act.blockTables[group]!;
     const qOut = act.qPre ?? act.q;
     const kOut = act.kPre ?? act.k;
     // the input norm folded into the q/k/v matmuls (each recomputes its tokens' rms), or its own dispatch into h

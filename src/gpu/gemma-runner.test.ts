@@ -25,11 +25,11 @@ const gpuRunner = testGpuRunner;
 
 /** Runs both runners on the same plans (driven by the CPU's tokens); returns the worst logits gap. */
 async function compareRunners(model: ModelDesc, sessions: DrivenSession[], numSteps: number, chunkSize: number, options: Partial<GpuRunnerOptions> = {}): Promise<number> {
-  // GpuRunner's sliding layers in its window pool (the driver's window tables give blocks back and
-  // reuse them at once), the CPU oracle's in its one pool (the window only masks)
+  // GpuRunner's sliding layers in a KV cache group of their own (the driver's tables give blocks back
+  // and reuse them at once), the CPU oracle's in its one group (the window only masks)
   const cpu = new CpuRunner(model, { blockSize: BLOCK_SIZE, numBlocks: 64, windowKv: false });
   const gpu = await gpuRunner(model, options);
-  expect(gpu.windowGroup).toBeDefined();
+  expect(gpu.kvGroups.map((group) => group.window !== null)).toEqual([false, true]);
   return compareBoth(cpu, gpu, sessions, numSteps, chunkSize);
 }
 
@@ -37,7 +37,7 @@ async function compareRunners(model: ModelDesc, sessions: DrivenSession[], numSt
 async function logitsOf(model: ModelDesc, sessions: DrivenSession[], id: string, numSteps: number, chunkSize: number): Promise<Float32Array[]> {
   const vocab = model.config.vocabSize;
   const gpu = await gpuRunner(model);
-  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
+  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.kvGroups);
   const logits: Float32Array[] = [];
   try {
     for (let step = 0; step < numSteps; step++) {

@@ -1,7 +1,7 @@
 // GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
 // encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
-import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS, windowGroupBlocks } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS, slidingGroupBlocks, type KvCacheGroupSpec } from '../engine/types';
 import type { ModelRunner, SampledLogprobs, StepPlan, StepResult } from '../engine/types';
 import { splitSampledIds } from '../engine/sampled-positions';
 import type { ModelDesc } from '../model/desc';
@@ -29,18 +29,18 @@ export interface GpuRunnerOptions {
   pipelines?: PipelineCache;
   /** Token positions per KV block (default 16). */
   blockSize?: number;
-  /** Most KV blocks of the main pool, block 0 included (default: as many as kvBudgetBytes pays for, after the window pool). */
+  /** Most KV blocks of the first (full-attention) group's pool, block 0 included (default: as many as kvBudgetBytes pays for, after a sliding-window group's). */
   numBlocks?: number;
   /** How the KV pool stores K and V (default DEFAULT_KV_CACHE_TYPE, f16); rounded once, at the write. */
   kvCacheType?: KvCacheType;
   /** Bytes the KV pools may take together (default defaultKvBudgetBytes: from the device's maxBufferSize), further capped by the device's limits. */
   kvBudgetBytes?: number;
   /**
-   * Models with sliding-window layers: keep those layers' K/V in a window pool of their own
-   * (`windowGroup`, windowGroupBlocks blocks, taken from the KV budget first), whose blocks the
-   * engine gives back once out of the window, so the global layers' pool gets the rest (default
-   * true). false, or a budget that cannot pay for it (planKvGroups): every position of every layer
-   * in one pool, the window only masking.
+   * Models with sliding-window layers: keep those layers' K/V in a KV cache group of their own
+   * (a second entry of `kvGroups`, slidingGroupBlocks blocks, taken from the KV budget first), whose
+   * blocks the engine gives back once out of the window, so the global layers' group gets the rest
+   * (default true). false, or a budget that cannot pay for it (planKvGroups): one group, every
+   * position of every layer kept, the window only masking.
    */
   windowKv?: boolean;
   /** Largest KV buffer (default the device's maxBufferSize); layers spread over more buffers. */
@@ -84,11 +84,11 @@ export type StepPasses = (step: StepEncoding) => boolean;
 
 export class GpuRunner implements ModelRunner {
   readonly blockSize: number;
-  /** Blocks of the main pool (the global layers' when there is a window group). */
+  /** Blocks of the first group's pool (the global layers' when the sliding layers have a group of their own). */
   readonly numBlocks: number;
-  /** The sliding-window layers' pool (ModelRunner.windowGroup): every row must then carry a windowBlockTable. */
-  readonly windowGroup?: { readonly numBlocks: number; readonly window: number };
-  /** Why a model with sliding layers keeps them in the main pool though windowKv asked otherwise (planKvGroups), for logs. */
+  /** Its KV cache groups, one arena each (kv.arenas): every row carries a block table per group. */
+  readonly kvGroups: readonly KvCacheGroupSpec[];
+  /** Why a model with sliding layers keeps them in the first group though windowKv asked otherwise (planKvGroups), for logs. */
   readonly kvNote?: string;
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
@@ -123,7 +123,7 @@ export class GpuRunner implements ModelRunner {
     readonly device: GPUDevice,
     readonly vocabSize: number,
     private readonly weights: GpuWeights,
-    /** The KV arenas (tests reach the window arena's buffers to poison freed blocks). */
+    /** The KV arenas, one per group (tests reach a sliding group's buffers to poison freed blocks). */
     readonly kv: KvArenas,
     private readonly act: Activations,
     /** The distinct RoPE tables, each layer binding its own (gemma3's sliding layers have another base). */
@@ -135,8 +135,8 @@ export class GpuRunner implements ModelRunner {
   ) {
     this.kernelSetting = kernelSetting;
     this.blockSize = meta.limits.blockSize;
-    this.numBlocks = kv.full.numBlocks;
-    if (meta.limits.windowGroup) this.windowGroup = meta.limits.windowGroup;
+    this.kvGroups = meta.limits.kvGroups;
+    this.numBlocks = this.kvGroups[0]!.numBlocks;
     if (kvNote) this.kvNote = kvNote;
     this.maxTokensPerStep = meta.limits.maxTokens;
     this.logprobOffset = logprobReadbackOffset(maxSampledPositions(meta.limits));
@@ -144,8 +144,8 @@ export class GpuRunner implements ModelRunner {
     this.maxContext = meta.limits.maxPositions;
     this.maxDraftTokens = meta.limits.maxDraftTokens ?? 0;
     this.sampledStep = [...program.body, ...program.tail];
-    this.kvCacheType = kv.full.shape.kvCacheType;
-    const kvBuffers = [...kv.full.buffers, ...(kv.window?.buffers ?? [])];
+    this.kvCacheType = kv.arenas[0]!.shape.kvCacheType;
+    const kvBuffers = kv.arenas.flatMap((arena) => arena.buffers);
     this.memory = { weights: weights.bytes, kv: kvBuffers.reduce((n, b) => n + b.size, 0), activations: act.bytes, kvBuffers: kvBuffers.length };
     this.querySet = act.timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
   }
@@ -179,28 +179,26 @@ export class GpuRunner implements ModelRunner {
       minStorageBufferOffsetAlignment: device.limits.minStorageBufferOffsetAlignment,
     };
     const kvBudget = options.kvBudgetBytes ?? defaultKvBudgetBytes({ maxBufferSize: device.limits.maxBufferSize, onCpu: runsOnCpu(device), weightBytes: weights.bytes });
-    // the window pool holds what the engine relies on (windowGroupBlocks over the runner's own
-    // maxRows and maxTokensPerStep, which bound the engine's), paid first; the main pool the rest
+    // a sliding-window group holds what the engine relies on (slidingGroupBlocks over the runner's
+    // own maxRows and maxTokensPerStep, which bound the engine's), paid first; the first group the rest
     const maxWindow = Math.max(0, ...c.layerWindows);
-    const windowBlocks = maxWindow > 0 && (options.windowKv ?? true) ? windowGroupBlocks(maxWindow, blockSize, maxRows, maxTokens) : null;
-    const kvPlan = planKvGroups(kvShape, c.layerWindows, kvLimits, kvBudget, windowBlocks, options.numBlocks);
-    const numWindowed = kvPlan.layerWindowed.filter(Boolean).length;
+    const slidingBlocks = maxWindow > 0 && (options.windowKv ?? true) ? slidingGroupBlocks(maxWindow, blockSize, maxRows, maxTokens) : null;
+    const kvPlan = planKvGroups(kvShape, c.layerWindows, kvLimits, kvBudget, slidingBlocks, options.numBlocks);
     const kv: KvArenas = {
-      full: new KvArena(device, { ...kvShape, numLayers: c.numLayers - numWindowed }, kvPlan.full),
-      window: kvPlan.window ? new KvArena(device, { ...kvShape, numLayers: numWindowed }, kvPlan.window, 'kv-window') : null,
-      layerWindowed: kvPlan.layerWindowed,
+      arenas: kvPlan.groups.map((group, g) => new KvArena(device, { ...kvShape, numLayers: group.numLayers }, group.plan, g === 0 ? 'kv' : `kv-g${g}`)),
+      layerGroup: kvPlan.layerGroup,
     };
-    const windowGroup = kv.window ? { numBlocks: kv.window.numBlocks, window: maxWindow } : null;
+    const kvGroups = kvPlan.groups.map((group) => ({ numBlocks: group.plan.numBlocks, window: group.window }));
     // attention's splits come from the setting and each query's position alone; its scratch holds
     // every token's states at its most splits, so no query's path depends on what else the step holds
     const attention = attentionShape(setting, maxContext);
     if (maxTokens * attention.maxSplits > 65535) throw new Error(`maxTokensPerStep ${maxTokens} x ${attention.maxSplits} attention splits exceed one grid dimension (65535)`);
-    const limits = { maxTokens, maxRows, blockSize, numBlocks: kvPlan.full.numBlocks, maxPositions: maxContext, vocabSize: c.vocabSize, attentionSplits: attention, attentionQueriesPerItem: attentionLanes(c.numHeads, c.numKvHeads).queriesPerItem, maxDraftTokens, windowGroup };
+    const limits = { maxTokens, maxRows, blockSize, kvGroups, maxPositions: maxContext, vocabSize: c.vocabSize, attentionSplits: attention, attentionQueriesPerItem: attentionLanes(c.numHeads, c.numKvHeads).queriesPerItem, maxDraftTokens };
     const meta = new StepMeta(limits);
     const act = new Activations(
       device,
       c,
-      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables.length, windowTables: windowGroup !== null, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxAttentionSplits: attention.maxSplits, sampleStateWords: samplerShape(c.vocabSize, setting).stateWords, maxPenaltyEntries: meta.maxPenaltyEntries },
+      { maxTokens, maxRows, maxSampled: maxSampledPositions(limits), maxBlockTableEntries: meta.blockTables[0]!.length, numKvGroups: kvGroups.length, maxAttentionItems: StepMeta.maxItems(limits), maxMergeItems: StepMeta.maxMergeItems(limits), maxAttentionSplits: attention.maxSplits, sampleStateWords: samplerShape(c.vocabSize, setting).stateWords, maxPenaltyEntries: meta.maxPenaltyEntries },
       device.features.has('timestamp-query'),
     );
     const level = ropeTableLevel(maxContext);
@@ -226,8 +224,7 @@ export class GpuRunner implements ModelRunner {
     const oom = await device.popErrorScope();
     if (validation || oom) {
       destroyWeights(weights);
-      kv.full.destroy();
-      kv.window?.destroy();
+      for (const arena of kv.arenas) arena.destroy();
       act.destroy();
       for (const buffer of ropeTableBuffers) buffer.destroy();
       throw new Error(`GpuRunner setup failed: ${(validation ?? oom)!.message}`);
@@ -283,8 +280,7 @@ export class GpuRunner implements ModelRunner {
     let timed = false;
     if (counts.numTokens > 0) {
       queue.writeBuffer(act.tokens, 0, meta.tokens.buffer, 0, counts.numTokens * TOKEN_INFO_WORDS * 4);
-      queue.writeBuffer(act.blockTables, 0, meta.blockTables.buffer, 0, meta.numBlockTableEntries * 4);
-      if (act.windowBlockTables) queue.writeBuffer(act.windowBlockTables, 0, meta.windowBlockTables!.buffer, 0, meta.numBlockTableEntries * 4);
+      act.blockTables.forEach((buffer, g) => queue.writeBuffer(buffer, 0, meta.blockTables[g]!.buffer, 0, meta.numBlockTableEntries * 4));
       queue.writeBuffer(act.rowInfo, 0, meta.rowInfo.buffer, 0, meta.numRows * ROW_INFO_WORDS * 4);
       queue.writeBuffer(act.attentionItems, 0, meta.attentionItems.buffer, 0, meta.numAttentionItems * ATTENTION_ITEM_WORDS * 4);
       queue.writeBuffer(act.mergeItems, 0, meta.mergeItems.buffer, 0, meta.numMergeItems * ATTENTION_ITEM_WORDS * 4);
@@ -382,8 +378,7 @@ export class GpuRunner implements ModelRunner {
     if (this.disposed) return;
     this.disposed = true;
     destroyWeights(this.weights);
-    this.kv.full.destroy();
-    this.kv.window?.destroy();
+    for (const arena of this.kv.arenas) arena.destroy();
     this.act.destroy();
     this.program.destroy();
     for (const buffer of this.ropeTableBuffers) buffer.destroy();

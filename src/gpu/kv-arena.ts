@@ -49,22 +49,22 @@ export function planKvArena(shape: KvShape, limits: KvArenaLimits, budgetBytes: 
 }
 
 /**
- * A runner's arenas: `full` holds the global layers (every layer when there is no window group),
- * `window` the sliding-window layers' window pool (kv-groups.ts planKvGroups), each layer in one.
+ * A runner's arenas: one per KV cache group (kv-groups.ts planKvGroups; ModelRunner.kvGroups in
+ * the same order), each holding its layers, and which group each layer lives in.
  */
 export interface KvArenas {
-  full: KvArena;
-  window: KvArena | null;
-  /** [numLayers] whether layer l lives in `window` */
-  layerWindowed: readonly boolean[];
+  /** [kvGroups] each group's arena: the first keeps every position (the global layers, or all). */
+  arenas: readonly KvArena[];
+  /** [numLayers] the group (index into arenas) layer l lives in */
+  layerGroup: readonly number[];
 }
 
-/** Layer l's arena and its binding there (its index among the layers of that arena). */
-export function layerKv(arenas: KvArenas, l: number): { arena: KvArena; binding: { buffer: GPUBuffer; offset: number; size: number } } {
-  const windowed = arenas.layerWindowed[l]!;
-  const arena = windowed ? arenas.window! : arenas.full;
-  const index = arenas.layerWindowed.slice(0, l).filter((w) => w === windowed).length;
-  return { arena, binding: arena.layerBinding(index) };
+/** Layer l's group, that group's arena and the layer's binding there (its index among the arena's layers). */
+export function layerKv(kv: KvArenas, l: number): { group: number; arena: KvArena; binding: { buffer: GPUBuffer; offset: number; size: number } } {
+  const group = kv.layerGroup[l]!;
+  const arena = kv.arenas[group]!;
+  const index = kv.layerGroup.slice(0, l).filter((g) => g === group).length;
+  return { group, arena, binding: arena.layerBinding(index) };
 }
 
 export class KvArena {
@@ -74,7 +74,7 @@ export class KvArena {
     device: GPUDevice,
     readonly shape: KvShape,
     readonly plan: KvArenaPlan,
-    /** Its buffers' label prefix ('kv': `kv-0`, ...; the window arena's 'kv-window'). */
+    /** Its buffers' label prefix ('kv': `kv-0`, ...; a second group's 'kv-g1'). */
     label = 'kv',
   ) {
     this.buffers = [];

@@ -16,6 +16,9 @@ import { ATTENTION_ITEM_WORDS, ROW_INFO_WORDS, StepMeta, TOKEN_INFO_WORDS } from
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** Online softmax in f32 (tiles of 16 keys, merged splits) vs the twin's two-pass f64 softmax. */
+/** A row with its one KV cache group's table, as slotMapping (the twin's) reads it. */
+const firstTable = (row: StepRow) => ({ ...row, blockTable: row.blockTables[0]! });
+
 const ATTENTION_TOLERANCE = 1e-5;
 
 const BLOCK_SIZE = 4;
@@ -36,7 +39,7 @@ function makePlan(shapes: Array<[number, number]>): StepPlan {
     sessionId: `s${r}`,
     tokenIds: new Int32Array(n),
     startPos,
-    blockTable: Int32Array.from(pool.splice(0, Math.ceil((startPos + n) / BLOCK_SIZE))),
+    blockTables: [Int32Array.from(pool.splice(0, Math.ceil((startPos + n) / BLOCK_SIZE)))],
     sampling,
     sample: true,
   }));
@@ -72,7 +75,7 @@ interface Step {
 
 /** scoring: scale, soft-cap and window (default llama's: 1 / sqrt(headDim), none, none). */
 function makeStep(kvCacheType: KvCacheType, shape: AttentionShape, plan: StepPlan, headDim: number, seed: number, heads: Heads = GQA, scoring = plainScoring(headDim)): Step {
-  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: shape, attentionQueriesPerItem: attentionLanes(heads.numHeads, heads.numKvHeads).queriesPerItem });
+  const meta = new StepMeta({ maxTokens: MAX_TOKENS, maxRows: 16, blockSize: BLOCK_SIZE, kvGroups: [{ numBlocks: NUM_BLOCKS, window: null }], maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: shape, attentionQueriesPerItem: attentionLanes(heads.numHeads, heads.numKvHeads).queriesPerItem });
   meta.pack(plan);
   const kvDim = heads.numKvHeads * headDim;
   const T = meta.numTokens;
@@ -87,9 +90,9 @@ async function runOnGpu(step: Step, kvBefore: Float32Array): Promise<{ kv: Float
   const kvDim = numKvHeads * headDim;
   const half = NUM_BLOCKS * BLOCK_SIZE * kvDim;
   const vOffset = kvLayerLayout(kvCacheType, NUM_BLOCKS * BLOCK_SIZE, kvDim).vOffsetWords;
-  const tables = meta.blockTables.slice(0, meta.numBlockTableEntries);
+  const tables = meta.blockTables[0]!.slice(0, meta.numBlockTableEntries);
   const kv = Float32Array.from(kvBefore.subarray(0, 2 * half));
-  kvWrite(step.k, step.v, slotMapping(step.plan.rows, BLOCK_SIZE), kvDim, kv.subarray(0, half), kv.subarray(half), kvCacheType);
+  kvWrite(step.k, step.v, slotMapping(step.plan.rows.map(firstTable), BLOCK_SIZE), kvDim, kv.subarray(0, half), kv.subarray(half), kvCacheType);
   const params = (numItems: number): ArrayBuffer => {
     const bytes = new ArrayBuffer(48);
     new Uint32Array(bytes).set([numItems, numHeads, numKvHeads, headDim, BLOCK_SIZE, kvDim, vOffset, 0, shape.splitKeys, shape.maxSplits, 0, step.scoring.window]);
@@ -133,10 +136,10 @@ function runOnCpu(step: Step, kvBefore: Float32Array): { kv: Float32Array; out: 
   const half = NUM_BLOCKS * BLOCK_SIZE * kvDim;
   const kCache = kvBefore.slice(0, half);
   const vCache = kvBefore.slice(half, 2 * half);
-  kvWrite(step.k, step.v, slotMapping(plan.rows, BLOCK_SIZE), kvDim, kCache, vCache, step.kvCacheType);
-  const maxBlocksPerRow = Math.max(...plan.rows.map((row) => row.blockTable.length));
+  kvWrite(step.k, step.v, slotMapping(plan.rows.map(firstTable), BLOCK_SIZE), kvDim, kCache, vCache, step.kvCacheType);
+  const maxBlocksPerRow = Math.max(...plan.rows.map((row) => row.blockTables[0]!.length));
   const blockTables = new Int32Array(plan.rows.length * maxBlocksPerRow);
-  plan.rows.forEach((row, r) => blockTables.set(row.blockTable, r * maxBlocksPerRow));
+  plan.rows.forEach((row, r) => blockTables.set(row.blockTables[0]!, r * maxBlocksPerRow));
   const layout: AttentionLayout = {
     numHeads,
     numKvHeads,
@@ -284,7 +287,7 @@ describe.each(CASES)('paged_attention.wgsl, %s KV, %s shape', (kvCacheType, _nam
       const chunked = (lengths: number[]): Step => {
         let at = 0;
         const rows: StepRow[] = lengths.map((len, r) => {
-          const row = { sessionId: `c${r}`, tokenIds: new Int32Array(len), startPos: startPos + at, blockTable, sampling, sample: true };
+          const row = { sessionId: `c${r}`, tokenIds: new Int32Array(len), startPos: startPos + at, blockTables: [blockTable], sampling, sample: true };
           at += len;
           return row;
         });
@@ -356,7 +359,7 @@ function windowed(headDim: number, window: number): AttentionScoring {
  * NaN in that block and in every slot before a row's window: a kernel that read one gives NaN.
  */
 function poisonBeforeWindows(plan: StepPlan, window: number, history: Float32Array, kvDim: number): { plan: StepPlan; history: Float32Array } {
-  const used = new Set(plan.rows.flatMap((row) => Array.from(row.blockTable)));
+  const used = new Set(plan.rows.flatMap((row) => Array.from(row.blockTables[0]!)));
   let poison = 1;
   while (used.has(poison)) poison++;
   const poisoned = Float32Array.from(history);
@@ -368,10 +371,10 @@ function poisonBeforeWindows(plan: StepPlan, window: number, history: Float32Arr
   for (let j = 0; j < BLOCK_SIZE; j++) nanSlot(poison * BLOCK_SIZE + j);
   const rows = plan.rows.map((row) => {
     const first = windowStart(row.startPos, window); // the row's first query's window
-    const blockTable = Int32Array.from(row.blockTable);
+    const blockTable = Int32Array.from(row.blockTables[0]!);
     for (let j = 0; j < first; j++) nanSlot(blockTable[Math.floor(j / BLOCK_SIZE)]! * BLOCK_SIZE + (j % BLOCK_SIZE));
     for (let b = 0; (b + 1) * BLOCK_SIZE <= first; b++) blockTable[b] = poison;
-    return { ...row, blockTable };
+    return { ...row, blockTables: [blockTable] };
   });
   return { plan: { ...plan, rows }, history: poisoned };
 }

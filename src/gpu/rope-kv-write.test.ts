@@ -2,7 +2,7 @@
 // without Llama-3 scaling, at positions into the thousands and scattered blocks, per KV storage
 // type (the rounding to f16 / q8_0 happens in this kernel). Node WebGPU.
 import { describe, expect, it } from 'vitest';
-import type { StepPlan } from '../engine/types';
+import type { StepPlan, StepRow } from '../engine/types';
 import type { ModelConfig } from '../model/desc';
 import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { KV_CACHE_TYPES } from '../engine/kv-types';
@@ -18,6 +18,9 @@ import { StepMeta, TOKEN_INFO_WORDS } from './step-meta';
 import { bits, scaledError, seededFloats } from './testing/test-util';
 
 /** The angle-sum identity in f32 vs the twin's f64 cos/sin of the whole angle. */
+/** A row with its one KV cache group's table, as slotMapping (the twin's) reads it. */
+const firstTable = (row: StepRow) => ({ ...row, blockTable: row.blockTables[0]! });
+
 const ROPE_TOLERANCE = 1e-5;
 /** K after the twin's rope in f64 and the same rounding: a value near a rounding boundary may land one f16 ulp / q8_0 step away. */
 const KV_TOLERANCE = { f32: ROPE_TOLERANCE, f16: 2 ** -10, q8_0: 1 / 127 };
@@ -38,7 +41,7 @@ function makePlan(shapes: Array<[number, number]>): StepPlan {
     sessionId: `s${r}`,
     tokenIds: new Int32Array(n),
     startPos,
-    blockTable: Int32Array.from({ length: Math.ceil((startPos + n) / BLOCK_SIZE) }, (_, b) => 1 + ((r * 37 + b) % (NUM_BLOCKS - 1))),
+    blockTables: [Int32Array.from({ length: Math.ceil((startPos + n) / BLOCK_SIZE) }, (_, b) => 1 + ((r * 37 + b) % (NUM_BLOCKS - 1)))],
     sampling,
     sample: false,
   }));
@@ -82,7 +85,7 @@ describe.each(KV_CACHE_TYPES)('rope_kv_write.wgsl, %s KV', (kvCacheType) => {
       const table = ropeTable(invFreq, level);
 
       const plan = makePlan([[0, 3], [1000, 2], [4095, 2], [7777, 1]]);
-      const meta = new StepMeta({ maxTokens: 16, maxRows: 4, blockSize: BLOCK_SIZE, numBlocks: NUM_BLOCKS, maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: { splitKeys: 256, maxSplits: 1 } });
+      const meta = new StepMeta({ maxTokens: 16, maxRows: 4, blockSize: BLOCK_SIZE, kvGroups: [{ numBlocks: NUM_BLOCKS, window: null }], maxPositions: MAX_POSITIONS, vocabSize: 1, attentionSplits: { splitKeys: 256, maxSplits: 1 } });
       meta.pack(plan);
       const T = meta.numTokens;
       const positions = Array.from({ length: T }, (_, t) => meta.tokens[t * TOKEN_INFO_WORDS + 1]!);
@@ -104,7 +107,7 @@ describe.each(KV_CACHE_TYPES)('rope_kv_write.wgsl, %s KV', (kvCacheType) => {
           new Uint32Array([T, numHeads, numKvHeads, headDim, level, BLOCK_SIZE, kvDim, layout.vOffsetWords]),
           meta.tokens.slice(0, T * TOKEN_INFO_WORDS),
           table,
-          meta.blockTables.slice(0, meta.numBlockTableEntries),
+          meta.blockTables[0]!.slice(0, meta.numBlockTableEntries),
           q,
           k,
           v,
@@ -127,7 +130,7 @@ describe.each(KV_CACHE_TYPES)('rope_kv_write.wgsl, %s KV', (kvCacheType) => {
       rope(cpuK, T, numKvHeads, headDim, Int32Array.from(positions), invFreq);
       const kCache = history.slice(0, cacheFloats);
       const vCache = history.slice(cacheFloats);
-      const slots = slotMapping(plan.rows, BLOCK_SIZE);
+      const slots = slotMapping(plan.rows.map(firstTable), BLOCK_SIZE);
       kvWrite(cpuK, v, slots, kvDim, kCache, vCache, kvCacheType);
       expect(scaledError(gpuQ, cpuQ)).toBeLessThanOrEqual(ROPE_TOLERANCE);
       expect(scaledError(gpuKv.subarray(0, cacheFloats), kCache)).toBeLessThanOrEqual(KV_TOLERANCE[kvCacheType]);

@@ -221,7 +221,7 @@ describe('GpuRunner vs CpuRunner on verify rows', () => {
       sessionId: 'a',
       tokenIds: new Int32Array(n),
       startPos: 0,
-      blockTable: Int32Array.of(1),
+      blockTables: [Int32Array.of(1)],
       sampling: greedy(),
       sample,
       numDraftTokens,

@@ -1,5 +1,5 @@
 // StepMeta's attention work items: every query, of any row, an item per split of its keys (from its
-// position alone) and a merge item; the sampled positions of verify rows; window tables.
+// position alone) and a merge item; the sampled positions of verify rows; a sliding-window group's tables.
 import { describe, expect, it } from 'vitest';
 import type { StepPlan } from '../engine/types';
 import { ATTENTION_ITEM_WORDS, SAMPLE_INFO_WORDS, StepMeta, maxSampledPositions } from './step-meta';
@@ -12,7 +12,7 @@ function plan(shapes: Array<[number, number]>): StepPlan {
   const rows = shapes.map(([startPos, n], r) => {
     const numBlocks = Math.ceil((startPos + n) / 16);
     const blockTable = Int32Array.from({ length: numBlocks }, () => next++);
-    return { sessionId: `s${r}`, tokenIds: new Int32Array(n), startPos, blockTable, sampling, sample: true };
+    return { sessionId: `s${r}`, tokenIds: new Int32Array(n), startPos, blockTables: [blockTable], sampling, sample: true };
   });
   return { stepIndex: 0, rows };
 }
@@ -28,7 +28,7 @@ function items(words: Uint32Array, count: number): number[][] {
   return Array.from({ length: count }, (_, i) => Array.from(words.subarray(i * ATTENTION_ITEM_WORDS, (i + 1) * ATTENTION_ITEM_WORDS)));
 }
 
-const limits = (maxSplits = 16) => ({ maxTokens: 256, maxRows: 8, blockSize: 16, numBlocks: 1024, maxPositions: 4096, vocabSize: 1, attentionSplits: { splitKeys: 256, maxSplits } });
+const limits = (maxSplits = 16) => ({ maxTokens: 256, maxRows: 8, blockSize: 16, kvGroups: [{ numBlocks: 1024, window: null }], maxPositions: 4096, vocabSize: 1, attentionSplits: { splitKeys: 256, maxSplits } });
 
 describe('StepMeta attention items', () => {
   it('gives every query an item per split of 256 keys at absolute boundaries and one merge item, whatever its row', () => {
@@ -80,7 +80,7 @@ describe('StepMeta attention items', () => {
   });
 
   it('has item space for a full step at the most splits', () => {
-    const meta = new StepMeta({ ...limits(), maxTokens: 8, maxRows: 8, numBlocks: 8 * 256 + 1 });
+    const meta = new StepMeta({ ...limits(), maxTokens: 8, maxRows: 8, kvGroups: [{ numBlocks: 8 * 256 + 1, window: null }] });
     meta.pack(plan(Array.from({ length: 8 }, () => [4095, 1] as [number, number])));
     expect(meta.numAttentionItems).toBe(8 * 16);
     expect(meta.attentionItems.length).toBe(8 * 16 * ATTENTION_ITEM_WORDS);
@@ -123,32 +123,32 @@ describe('StepMeta sampled positions', () => {
   });
 });
 
-describe('StepMeta window tables', () => {
-  const windowGroup = { numBlocks: 20, window: 32 };
+describe('StepMeta with a sliding-window group', () => {
+  const kvGroups = [{ numBlocks: 1024, window: null }, { numBlocks: 20, window: 32 }];
 
-  it("packs each row's window table at its block table's offset, 0 before its first token's window", () => {
-    const meta = new StepMeta({ ...limits(), windowGroup });
+  it("packs each row's sliding-group table at its first table's offset, 0 before its first token's window", () => {
+    const meta = new StepMeta({ ...limits(), kvGroups });
     const p = plan([[0, 20], [70, 1]]); // blocks 0-1; blocks 0-4, of which 0 and 1 are before position 70's window (39..70)
-    p.rows[0] = { ...p.rows[0]!, windowBlockTable: Int32Array.of(3, 4) };
-    p.rows[1] = { ...p.rows[1]!, windowBlockTable: Int32Array.of(0, 0, 5, 6, 7) };
+    p.rows[0] = { ...p.rows[0]!, blockTables: [p.rows[0]!.blockTables[0]!, Int32Array.of(3, 4)] };
+    p.rows[1] = { ...p.rows[1]!, blockTables: [p.rows[1]!.blockTables[0]!, Int32Array.of(0, 0, 5, 6, 7)] };
     meta.pack(p);
     expect(meta.numBlockTableEntries).toBe(7);
-    expect(Array.from(meta.windowBlockTables!.subarray(0, 7))).toEqual([3, 4, 0, 0, 5, 6, 7]);
+    expect(Array.from(meta.blockTables[1]!.subarray(0, 7))).toEqual([3, 4, 0, 0, 5, 6, 7]);
     expect(meta.rowInfo[4 + 3]).toBe(2); // row 1's offset, the same in both tables
-    expect(new StepMeta(limits()).windowBlockTables).toBeNull();
+    expect(new StepMeta(limits()).blockTables).toHaveLength(1);
   });
 
-  it('refuses a row without a window table, or with one that is short or holds a block outside the window pool where it is read', () => {
-    const meta = new StepMeta({ ...limits(), windowGroup });
+  it('refuses a row without a sliding-group table, or with one that is short or holds a block outside its pool where it is read', () => {
+    const meta = new StepMeta({ ...limits(), kvGroups });
     const withWindow = (table?: number[]) => {
       const p = plan([[70, 1]]);
-      if (table) p.rows[0] = { ...p.rows[0]!, windowBlockTable: Int32Array.from(table) };
+      if (table) p.rows[0] = { ...p.rows[0]!, blockTables: [p.rows[0]!.blockTables[0]!, Int32Array.from(table)] };
       return p;
     };
-    expect(() => meta.pack(withWindow())).toThrow(/no windowBlockTable/);
-    expect(() => meta.pack(withWindow([0, 0, 5, 6]))).toThrow(/window table holds 4 blocks/);
-    expect(() => meta.pack(withWindow([0, 0, 0, 6, 7]))).toThrow(/window KV block 0/);
-    expect(() => meta.pack(withWindow([0, 0, 5, 6, 20]))).toThrow(/window KV block 20/);
+    expect(() => meta.pack(withWindow())).toThrow(/1 block tables, but the runner keeps 2 KV cache groups/);
+    expect(() => meta.pack(withWindow([0, 0, 5, 6]))).toThrow(/block table of KV cache group 1 holds 4 blocks/);
+    expect(() => meta.pack(withWindow([0, 0, 0, 6, 7]))).toThrow(/KV block 0 of KV cache group 1/);
+    expect(() => meta.pack(withWindow([0, 0, 5, 6, 20]))).toThrow(/KV block 20 of KV cache group 1/);
     expect(() => meta.pack(withWindow([0, 0, 5, 6, 7]))).not.toThrow();
   });
 });

@@ -1,6 +1,6 @@
 // Packs a StepPlan into the per-step metadata the kernels read (TokenInfo, RowInfo, attention work
 // items, block tables, SampleInfo, sampled-token indices), in CPU arrays allocated once. Not a GPU upload.
-import type { StepPlan, StepRow } from '../engine/types';
+import { firstReadBlock, type KvCacheGroupSpec, type StepPlan, type StepRow } from '../engine/types';
 import { maskWords } from '../engine/constraints';
 import { hasPenalties, inverseRepetitionPenalty, maxPenaltyEntriesPerRow, penaltyEntries } from '../engine/penalties';
 import { inverseTemperature } from '../engine/sample-numerics';
@@ -34,8 +34,11 @@ export interface StepMetaLimits {
   maxTokens: number;
   maxRows: number;
   blockSize: number;
-  /** Blocks in the KV pool; ids 1..numBlocks-1 are usable (0 is reserved). */
-  numBlocks: number;
+  /**
+   * The runner's KV cache groups (ModelRunner.kvGroups): every row carries a block table per group,
+   * packed into blockTables[group]; in each, ids 1..numBlocks-1 are usable (0 is reserved).
+   */
+  kvGroups: readonly KvCacheGroupSpec[];
   /** Positions a row may reach (exclusive): bounds block tables and the RoPE tables. */
   maxPositions: number;
   vocabSize: number;
@@ -45,11 +48,6 @@ export interface StepMetaLimits {
   attentionQueriesPerItem?: number;
   /** Drafted tokens one row may carry (StepRow.numDraftTokens; default 0: none). */
   maxDraftTokens?: number;
-  /**
-   * The runner's window group (ModelRunner.windowGroup): every row must then carry a
-   * windowBlockTable, packed into windowBlockTables for the sliding-window layers.
-   */
-  windowGroup?: { numBlocks: number; window: number } | null;
 }
 
 /**
@@ -78,15 +76,14 @@ export class StepMeta {
   readonly attentionItems: Uint32Array;
   /** [maxMergeItems, ATTENTION_ITEM_WORDS]: one merge item per token (split 0) */
   readonly mergeItems: Uint32Array;
-  /** [maxRows * blocks per row]: every row's block table up to its last position, concatenated */
-  readonly blockTables: Uint32Array;
   /**
-   * [maxRows * blocks per row], or null without a window group: every row's window table at the
-   * same offset as its block table (the two have the same length), so RowInfo's and TokenInfo's
-   * blockTableOffset serve both and the sliding layers only bind this buffer instead. Blocks
-   * before the row's first token's window are 0: no kernel reads them.
+   * [kvGroups] of [maxRows * blocks per row]: every row's block table of that group up to its last
+   * position, concatenated, each row at the same offset in every group (its tables have the same
+   * length), so RowInfo's and TokenInfo's blockTableOffset serve all and a layer only binds its
+   * group's. Entries before the first block the row's first token reads in a group's kind are 0:
+   * no kernel reads them.
    */
-  readonly windowBlockTables: Uint32Array | null;
+  readonly blockTables: Uint32Array[];
   /**
    * [maxSampled, SAMPLE_INFO_WORDS], viewed as u32 and f32: one entry per sampled position, rows in
    * plan order, a row with k drafts taking k + 1 in a run (after its last known token, then after
@@ -136,8 +133,8 @@ export class StepMeta {
     this.rowInfo = new Uint32Array(limits.maxRows * ROW_INFO_WORDS);
     this.attentionItems = new Uint32Array(StepMeta.maxItems(limits) * ATTENTION_ITEM_WORDS);
     this.mergeItems = new Uint32Array(StepMeta.maxMergeItems(limits) * ATTENTION_ITEM_WORDS);
-    this.blockTables = new Uint32Array(limits.maxRows * maxBlocksPerRow);
-    this.windowBlockTables = limits.windowGroup ? new Uint32Array(limits.maxRows * maxBlocksPerRow) : null;
+    if (limits.kvGroups.length === 0) throw new RangeError('a runner needs at least one KV cache group');
+    this.blockTables = limits.kvGroups.map(() => new Uint32Array(limits.maxRows * maxBlocksPerRow));
     const maxSampled = maxSampledPositions(limits);
     this.sampleInfo = new Uint32Array(maxSampled * SAMPLE_INFO_WORDS);
     this.sampleInfoF32 = new Float32Array(this.sampleInfo.buffer);
@@ -172,7 +169,7 @@ export class StepMeta {
 
   /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
   pack(plan: StepPlan): void {
-    const { maxTokens, maxRows, blockSize, numBlocks, maxPositions, vocabSize, attentionSplits } = this.limits;
+    const { maxTokens, maxRows, blockSize, maxPositions, vocabSize, attentionSplits } = this.limits;
     const queriesPerItem = this.limits.attentionQueriesPerItem ?? 1;
     const maxDraftTokens = this.limits.maxDraftTokens ?? 0;
     if (plan.rows.length > maxRows) throw new RangeError(`${plan.rows.length} rows exceed maxRows ${maxRows}`);
@@ -201,15 +198,10 @@ export class StepMeta {
         throw new RangeError(`row ${row.sessionId}: positions ${row.startPos}..${lastPos} outside 0..${maxPositions - 1}`);
       }
       const numRowBlocks = Math.floor(lastPos / blockSize) + 1;
-      if (row.blockTable.length < numRowBlocks) {
-        throw new RangeError(`row ${row.sessionId}: block table holds ${row.blockTable.length} blocks, position ${lastPos} needs ${numRowBlocks}`);
+      if (row.blockTables.length !== this.blockTables.length) {
+        throw new RangeError(`row ${row.sessionId}: ${row.blockTables.length} block tables, but the runner keeps ${this.blockTables.length} KV cache groups`);
       }
-      for (let b = 0; b < numRowBlocks; b++) {
-        const id = row.blockTable[b];
-        if (!(id >= 1 && id < numBlocks)) throw new RangeError(`row ${row.sessionId}: KV block ${id} outside 1..${numBlocks - 1}`);
-        this.blockTables[entries + b] = id;
-      }
-      if (this.windowBlockTables) this.packWindowTable(row, entries, numRowBlocks);
+      for (let g = 0; g < this.blockTables.length; g++) this.packTable(row, g, entries, numRowBlocks);
       const ri = r * ROW_INFO_WORDS;
       this.rowInfo[ri] = t;
       this.rowInfo[ri + 1] = n;
@@ -316,22 +308,20 @@ export class StepMeta {
   }
 
   /**
-   * Row's window table into windowBlockTables at `entries`: from the block its first token's
-   * window starts in (the engine's firstWindowBlock; a layer's own window is never wider) to its
-   * last position, ids of the window pool; earlier entries the engine may have given back, so 0.
+   * Row's table of group g into blockTables[g] at `entries`: from the first block its first token
+   * reads in the group's kind (firstReadBlock; a layer's own window is never wider than its
+   * group's) to its last position; earlier entries the engine may have given back, so 0.
    */
-  private packWindowTable(row: StepRow, entries: number, numRowBlocks: number): void {
-    const { blockSize, windowGroup } = this.limits;
-    const table = row.windowBlockTable;
-    if (!table) throw new RangeError(`row ${row.sessionId}: no windowBlockTable, but the runner keeps its sliding-window layers in a window pool (windowGroup)`);
-    if (table.length < numRowBlocks) throw new RangeError(`row ${row.sessionId}: window table holds ${table.length} blocks, ${numRowBlocks} needed`);
-    const firstSeen = Math.floor(Math.max(0, row.startPos - windowGroup!.window + 1) / blockSize);
+  private packTable(row: StepRow, g: number, entries: number, numRowBlocks: number): void {
+    const { numBlocks, window } = this.limits.kvGroups[g]!;
+    const table = row.blockTables[g]!;
+    const group = g === 0 ? '' : ` of KV cache group ${g}`;
+    if (table.length < numRowBlocks) throw new RangeError(`row ${row.sessionId}: block table${group} holds ${table.length} blocks, position ${row.startPos + row.tokenIds.length - 1} needs ${numRowBlocks}`);
+    const firstRead = firstReadBlock(window, this.limits.blockSize, row.startPos);
     for (let b = 0; b < numRowBlocks; b++) {
-      const id = b < firstSeen ? 0 : table[b];
-      if (b >= firstSeen && !(id >= 1 && id < windowGroup!.numBlocks)) {
-        throw new RangeError(`row ${row.sessionId}: window KV block ${id} (table entry ${b}) outside 1..${windowGroup!.numBlocks - 1}`);
-      }
-      this.windowBlockTables![entries + b] = id;
+      const id = b < firstRead ? 0 : table[b]!;
+      if (b >= firstRead && !(id >= 1 && id < numBlocks)) throw new RangeError(`row ${row.sessionId}: KV block ${id}${group} (table entry ${b}) outside 1..${numBlocks - 1}`);
+      this.blockTables[g]![entries + b] = id;
     }
   }
 }

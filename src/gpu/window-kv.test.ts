@@ -1,7 +1,7 @@
-// GpuRunner's window pool: gemma's sliding layers in an arena of their own, read and written only
-// through each row's window table, whose out-of-window blocks the engine gives back. Held, through
-// EngineCore, to the same runner keeping every position (logits bitwise equal at every position,
-// every free window block poisoned with NaN before each step) and to CpuRunner's window pool, and
+// GpuRunner's sliding-window KV cache group: gemma's sliding layers in an arena of their own, read
+// and written only through each row's table of that group, whose out-of-window blocks the engine gives
+// back. Held, through EngineCore, to the same runner keeping every position in one group (logits bitwise
+// equal at every position, every free sliding-group block poisoned with NaN before each step) and to CpuRunner's, and
 // verify rows over it to plain decode.
 // Not the kernels' parity (their own tests) nor the engine's block accounting (src/engine).
 import { describe, expect, it } from 'vitest';
@@ -11,18 +11,18 @@ import type { StepEvent } from '../engine/events';
 import type { Speculation } from '../engine/speculation';
 import { promptTokens } from '../engine/testing/test-engine';
 import { logitsDifference, recomputesAndHits, servePrompts, type TimedPrompt } from '../engine/testing/serve-prompts';
-import { windowGroupBlocks, type ChatMessage, type ChatTemplate, type Tokenizer } from '../engine/types';
+import { slidingGroupBlocks, type ChatMessage, type ChatTemplate, type Tokenizer } from '../engine/types';
 import type { Arch, ModelDesc } from '../model/desc';
 import type { KvCacheType } from '../engine/kv-types';
 import { CpuRunner } from '../reference/cpu-runner';
 import { GpuRunner, type GpuRunnerOptions } from './gpu-runner';
-import { kvLayerLayout, KV_VALUES_PER_WORD } from './kv-arena';
+import { kvLayerLayout, KV_VALUES_PER_WORD, type KvArena } from './kv-arena';
 import { testPipelineCache } from './testing/kernel-harness';
 import { loadShader, kernelSettingFromEnv } from './testing/node-gpu';
 import { RecordingRunner } from './testing/recording-runner';
 
 const VOCAB = 61;
-/** Three layers: sliding, global, sliding (two layers in the window arena, one in the main one); kvDim 32 (q8_0 blocks). */
+/** Three layers: sliding, global, sliding (two layers in the sliding group's arena, one in the first group's); kvDim 32 (q8_0 blocks). */
 const DIMS: Partial<SynthDims> = { hidden: 32, intermediate: 48, layers: 3, heads: 4, kvHeads: 2, headDim: 16, vocab: VOCAB };
 const BLOCK_SIZE = 4;
 const MAX_ROWS = 4;
@@ -82,10 +82,15 @@ class PoisoningRunner extends RecordingRunner {
     return this.runner as GpuRunner;
   }
 
+  /** The sliding-window group's arena: the GPU's second. */
+  private get arena(): KvArena {
+    return this.gpu.kv.arenas[1]!;
+  }
+
   /** [word offset, words] in a window layer's binding of block id's K, V (and q8_0 scale) words. */
   private regions(id: number): Array<[number, number]> {
-    const { blockSize, kvDim, kvCacheType: type } = this.gpu.kv.window!.shape;
-    const layout = kvLayerLayout(type, this.gpu.kv.window!.numBlocks * blockSize, kvDim);
+    const { blockSize, kvDim, kvCacheType: type } = this.arena.shape;
+    const layout = kvLayerLayout(type, this.arena.numBlocks * blockSize, kvDim);
     const valueWords = (blockSize * kvDim) / KV_VALUES_PER_WORD[type]; // one block's K (or V) words
     const regions: Array<[number, number]> = [
       [id * valueWords, valueWords],
@@ -101,8 +106,8 @@ class PoisoningRunner extends RecordingRunner {
    */
   private poisonFreeWindowBlocks(): number[] {
     const { device } = this.gpu;
-    const arena = this.gpu.kv.window!;
-    const pool = this.engine!.kv.windowGroup!.pool;
+    const arena = this.arena;
+    const pool = this.engine!.kv.groups[1]!.pool;
     if (this.shadows.length === 0) this.shadows = arena.buffers.map((b) => device.createBuffer({ label: `${b.label}-shadow`, size: b.size, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST }));
     const encoder = device.createCommandEncoder();
     arena.buffers.forEach((b, i) => encoder.copyBufferToBuffer(b, 0, this.shadows[i]!, 0, b.size));
@@ -123,7 +128,7 @@ class PoisoningRunner extends RecordingRunner {
 
   /** The cached blocks' words back from the copy taken before the step (no step writes a free block). */
   private restore(ids: number[]): void {
-    const arena = this.gpu.kv.window!;
+    const arena = this.arena;
     const encoder = this.gpu.device.createCommandEncoder();
     for (const id of ids) {
       for (let l = 0; l < arena.shape.numLayers; l++) {
@@ -153,7 +158,7 @@ async function serve(runner: GpuRunner | CpuRunner, prompts: TimedPrompt[], pois
 
 async function serveGpu(arch: Arch, prompts: TimedPrompt[], o: RunnerOptions): Promise<Run> {
   const gpu = await gpuRunner(gemma(arch), o);
-  expect(gpu.windowGroup !== undefined).toBe(o.windowKv);
+  expect(gpu.kvGroups.length).toBe(o.windowKv ? 2 : 1);
   return serve(gpu, prompts, o.windowKv);
 }
 
@@ -172,33 +177,37 @@ const cohort = [
   { tokens: prompt(20, 6), arriveAt: 3 },
 ];
 
-describe('GpuRunner window pool', () => {
-  it('sizes the window arena as the engine relies on and the main pool from the rest; refuses rows without a window table', async () => {
+describe('GpuRunner sliding-window group', () => {
+  it("sizes the sliding group's arena as the engine relies on and the first group's from the rest; refuses rows without its table", async () => {
     const gpu = await gpuRunner(gemma('gemma2'), { windowKv: true, numBlocks: 41, kvCacheType: 'f16' });
     const kept = await gpuRunner(gemma('gemma2'), { windowKv: false, numBlocks: 41, kvCacheType: 'f16' });
     try {
-      expect(gpu.windowGroup).toEqual({ numBlocks: windowGroupBlocks(SYNTH_SLIDING_WINDOW, BLOCK_SIZE, MAX_ROWS, MAX_TOKENS), window: SYNTH_SLIDING_WINDOW });
-      expect([gpu.numBlocks, gpu.kv.window!.numBlocks, gpu.kv.window!.shape.numLayers, gpu.kv.full.shape.numLayers]).toEqual([41, gpu.windowGroup!.numBlocks, 2, 1]);
-      expect([kept.windowGroup, kept.kv.window, kept.kv.full.shape.numLayers]).toEqual([undefined, null, 3]);
+      expect(gpu.kvGroups).toEqual([
+        { numBlocks: 41, window: null },
+        { numBlocks: slidingGroupBlocks(SYNTH_SLIDING_WINDOW, BLOCK_SIZE, MAX_ROWS, MAX_TOKENS), window: SYNTH_SLIDING_WINDOW },
+      ]);
+      expect([gpu.numBlocks, gpu.kv.arenas[1]!.numBlocks, gpu.kv.arenas[1]!.shape.numLayers, gpu.kv.arenas[0]!.shape.numLayers]).toEqual([41, gpu.kvGroups[1]!.numBlocks, 2, 1]);
+      expect(gpu.kv.layerGroup).toEqual([1, 0, 1]);
+      expect([kept.kvGroups, kept.kv.arenas.length, kept.kv.arenas[0]!.shape.numLayers]).toEqual([[{ numBlocks: 41, window: null }], 1, 3]);
       expect(gpu.dispatchLabels).toEqual(kept.dispatchLabels);
-      const row = { sessionId: 'a', tokenIds: Int32Array.of(1, 2), startPos: 0, blockTable: Int32Array.of(1), sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, sample: true };
-      await expect(gpu.execute({ stepIndex: 0, rows: [row] })).rejects.toThrow(/row a: no windowBlockTable/);
-      await expect(gpu.execute({ stepIndex: 0, rows: [{ ...row, windowBlockTable: Int32Array.of(gpu.windowGroup!.numBlocks) }] })).rejects.toThrow(/window KV block/);
-      expect((await gpu.execute({ stepIndex: 0, rows: [{ ...row, windowBlockTable: Int32Array.of(1) }] })).sampledIds).toHaveLength(1);
+      const row = { sessionId: 'a', tokenIds: Int32Array.of(1, 2), startPos: 0, blockTables: [Int32Array.of(1)], sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, sample: true };
+      await expect(gpu.execute({ stepIndex: 0, rows: [row] })).rejects.toThrow(/row a: 1 block tables, but the runner keeps 2 KV cache groups/);
+      await expect(gpu.execute({ stepIndex: 0, rows: [{ ...row, blockTables: [Int32Array.of(1), Int32Array.of(gpu.kvGroups[1]!.numBlocks)] }] })).rejects.toThrow(/KV block \d+ of KV cache group 1/);
+      expect((await gpu.execute({ stepIndex: 0, rows: [{ ...row, blockTables: [Int32Array.of(1), Int32Array.of(1)] }] })).sampledIds).toHaveLength(1);
     } finally {
       gpu.dispose();
       kept.dispose();
     }
   });
 
-  it('keeps one pool for a model with no sliding layer, and when the KV budget cannot pay for the window pool', async () => {
+  it('keeps one group for a model with no sliding layer, and when the KV budget cannot pay for the sliding group', async () => {
     const llama = await gpuRunner(syntheticModelDesc({ arch: 'llama', seed: 9, dims: DIMS }), { numBlocks: 41 });
-    expect([llama.windowGroup, llama.kv.window, llama.kvNote]).toEqual([undefined, null, undefined]);
+    expect([llama.kvGroups, llama.kv.arenas.length, llama.kvNote]).toEqual([[{ numBlocks: 41, window: null }], 1, undefined]);
     llama.dispose();
-    // f16, kvDim 32, blocks of 4: 512 bytes a block and layer; the window pool alone needs 35 blocks of 2 layers
+    // f16, kvDim 32, blocks of 4: 512 bytes a block and layer; the sliding group alone needs 35 blocks of 2 layers
     const poor = await gpuRunner(gemma('gemma2'), { kvCacheType: 'f16', kvBudgetBytes: 30_000 });
-    expect([poor.windowGroup, poor.kv.window, poor.numBlocks]).toEqual([undefined, null, Math.floor(30_000 / (3 * 512))]);
-    expect(poor.kvNote).toMatch(/cannot hold the window pool/);
+    expect([poor.kvGroups.length, poor.kv.arenas.length, poor.numBlocks]).toEqual([1, 1, Math.floor(30_000 / (3 * 512))]);
+    expect(poor.kvNote).toMatch(/cannot hold the sliding-window group/);
     poor.dispose();
   });
 });
@@ -218,10 +227,10 @@ describe.each([
     const { recomputes, hits } = recomputesAndHits(freed.events);
     expect(recomputes).toBeGreaterThan(0);
     expect(hits).toBeGreaterThan(0);
-    // the window pool held only windows: at most ceil(15 / 4) + 2 blocks a row between steps
+    // the sliding group held only windows: at most ceil(15 / 4) + 2 blocks a row between steps
     const decodes = freed.events.filter((e) => e.rows.every((r) => r.kind === 'decode'));
-    expect(Math.max(...decodes.map((e) => e.kvWindowBlocks!.used / e.rows.length))).toBeLessThanOrEqual(Math.ceil((SYNTH_SLIDING_WINDOW - 1) / BLOCK_SIZE) + 2);
-    expect(kept.events[0]!.kvWindowBlocks).toBeUndefined();
+    expect(Math.max(...decodes.map((e) => e.kvGroups[1]!.used / e.rows.length))).toBeLessThanOrEqual(Math.ceil((SYNTH_SLIDING_WINDOW - 1) / BLOCK_SIZE) + 2);
+    expect(kept.events[0]!.kvGroups.map((group) => group.window)).toEqual([null]); // one group: no sliding pool
   }, 600_000);
 });
 
@@ -235,7 +244,7 @@ describe.each(['gemma2', 'gemma3'] as const)('%s: GpuRunner window pool vs CpuRu
     const kvCacheType = 'f16';
     const gpu = await serveGpu(arch, prompts, { windowKv: true, numBlocks: 64, kvCacheType });
     const cpuRunner = new CpuRunner(gemma(arch), { blockSize: BLOCK_SIZE, numBlocks: 64, maxTokensPerStep: MAX_TOKENS, maxRows: MAX_ROWS, maxDraftTokens: 0, kvCacheType, windowKv: true });
-    expect(cpuRunner.windowGroup).toBeDefined();
+    expect(cpuRunner.kvGroups.map((group) => group.window)).toEqual([null, SYNTH_SLIDING_WINDOW]);
     const cpu = await serve(cpuRunner, prompts, false);
     expect(gpu.outputs).toEqual(cpu.outputs);
     expect(gpu.outputs.every((o) => o.length === 30)).toBe(true);

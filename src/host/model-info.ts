@@ -33,7 +33,7 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheT
     numParams,
     weightBytes: weightBytes(desc),
     blockSize: runner.blockSize,
-    numBlocks: runner.numBlocks,
+    numBlocks: runner.kvGroups[0]!.numBlocks,
     kvCacheType,
     kvBytesPerToken: kvBytesPerToken(c, kvCacheType),
     ...(opened.templateNote ? { templateNote: opened.templateNote } : {}),
@@ -42,8 +42,11 @@ export function describeModel(opened: OpenedModel, runner: ModelRunner, kvCacheT
     endTokens: opened.endTokens,
     ...(opened.setAsideTokens.length > 0 ? { setAsideTokens: opened.setAsideTokens } : {}),
     ...(c.layerWindows.some((w) => w > 0) ? { layerWindows: [...c.layerWindows] } : {}),
-    ...(runner.windowGroup
-      ? { kvWindowPool: { ...runner.windowGroup, bytesPerToken: kvBytesPerToken({ ...c, numLayers: c.layerWindows.filter((w) => w > 0).length }, kvCacheType) } }
-      : {}),
+    kvGroups: runner.kvGroups.map((group, g) => {
+      // a group past the first holds the sliding layers (a runner keeps them apart), the first the rest
+      const numSliding = runner.kvGroups.length > 1 ? c.layerWindows.filter((w) => w > 0).length : 0;
+      const numLayers = g === 0 ? c.numLayers - numSliding : numSliding;
+      return { numBlocks: group.numBlocks, window: group.window, bytesPerToken: kvBytesPerToken({ ...c, numLayers }, kvCacheType) };
+    }),
   };
 }

@@ -79,13 +79,21 @@ export interface ModelInfo {
   /** [numLayers] each layer's attention window (0: every position), set only when some layer slides (gemma). */
   layerWindows?: number[];
   /**
-   * The sliding-window layers' own pool, when the runner keeps them apart: its blocks (block 0
-   * included), the window, and those layers' K + V bytes per token (the main pool then holds the
-   * other layers': kvBytesPerToken less this).
+   * The runner's KV cache groups, each a pool of its own: its blocks (block 0 included), its kind
+   * (window null: full attention; a number: a sliding window whose blocks go back once out of it)
+   * and its layers' K + V bytes per token (together kvBytesPerToken). The first is the pool
+   * numBlocks counts. Absent when a server serves the model.
    */
-  kvWindowPool?: { numBlocks: number; window: number; bytesPerToken: number };
+  kvGroups?: KvGroupInfo[];
   /** Set when a server serves the model: then the fields above it cannot know are 0 or empty. */
   server?: ServerInfo;
+}
+
+/** One KV cache group's pool on the model card (ModelInfo.kvGroups). */
+export interface KvGroupInfo {
+  numBlocks: number;
+  window: number | null;
+  bytesPerToken: number;
 }
 
 /**

@@ -123,7 +123,7 @@ describe('fillRowBitmask', () => {
     // known tokens up to 5, then drafts: 4 right, one the grammar forbids (EOS inside the object), 2 more
     for (let k = 0; k < 5; k++) expect(matcher.acceptToken(ids[k]!)).toBe(true);
     const drafts = [...ids.slice(5, 9), 258, 97, 34];
-    const row: StepRow = { sessionId: 's', tokenIds: Int32Array.from([ids[4]!, ...drafts]), startPos: 0, blockTable: new Int32Array(0), sampling: { temperature: 1, topK: 0, topP: 1, seed: 1 }, sample: true, numDraftTokens: drafts.length };
+    const row: StepRow = { sessionId: 's', tokenIds: Int32Array.from([ids[4]!, ...drafts]), startPos: 0, blockTables: [new Int32Array(0)], sampling: { temperature: 1, topK: 0, topP: 1, seed: 1 }, sample: true, numDraftTokens: drafts.length };
     await fillRowBitmask(row, matcher, words);
     const rowMask = (j: number) => Array.from(row.tokenBitmask!.subarray(j * words, (j + 1) * words));
     for (let j = 0; j <= 4; j++) expect(rowMask(j), `position ${j}`).toEqual(Array.from(plain[5 + j]!));

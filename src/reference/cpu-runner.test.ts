@@ -5,7 +5,7 @@ import { CpuRunner } from './cpu-runner';
 import { naiveForward } from './testing/naive-forward';
 import { syntheticModelDesc, TINY_SYNTH_DIMS } from '../model/testing/synthetic-model-fixtures';
 import { sampleToken } from './sample';
-import type { SamplingParams, StepRow } from '../engine/types';
+import type { SamplingParams, StepPlan, StepRow } from '../engine/types';
 import type { Arch } from '../model/desc';
 import { KV_CACHE_TYPES } from '../engine/kv-types';
 
@@ -13,9 +13,14 @@ const greedy: SamplingParams = { temperature: 0, topK: 0, topP: 1, seed: 0 };
 const prompt = (n: number, seed: number, vocab = 61): Int32Array =>
   Int32Array.from({ length: n }, (_, i) => (i * 17 + seed * 31 + ((i * i) % 7)) % vocab);
 
-/** A row; its window table (read only by runners with a window pool: gemma's here) holds the same ids. */
+/** `plan` with as many tables per row as `runner` keeps KV cache groups. */
+function forRunner(runner: CpuRunner, plan: StepPlan): StepPlan {
+  return { ...plan, rows: plan.rows.map((r) => ({ ...r, blockTables: r.blockTables.slice(0, runner.kvGroups.length) })) };
+}
+
+/** A row; its second table (a sliding-window group's, read only by runners keeping one: gemma's here; see forRunner) holds the same ids. */
 function row(sessionId: string, tokenIds: Int32Array, startPos: number, blocks: number[], sample = true, sampling = greedy): StepRow {
-  return { sessionId, tokenIds, startPos, blockTable: Int32Array.from(blocks), windowBlockTable: Int32Array.from(blocks), sampling, sample };
+  return { sessionId, tokenIds, startPos, blockTables: [Int32Array.from(blocks), Int32Array.from(blocks)], sampling, sample };
 }
 
 /** Feed `tokens` in chunks of the given sizes as separate steps; return the last step's logits. */
@@ -24,7 +29,7 @@ function feedInChunks(runner: CpuRunner, tokens: Int32Array, chunkSizes: number[
   let logits: Float32Array = new Float32Array(0);
   for (const size of chunkSizes) {
     const isLast = pos + size === tokens.length;
-    const detail = runner.executeDetailed({ stepIndex: 0, rows: [row('a', tokens.subarray(pos, pos + size), pos, blocks, isLast)] });
+    const detail = runner.executeDetailed(forRunner(runner, { stepIndex: 0, rows: [row('a', tokens.subarray(pos, pos + size), pos, blocks, isLast)] }));
     logits = detail.logits;
     pos += size;
   }
@@ -48,7 +53,7 @@ describe.each(variants)('$arch (tied embeddings: $tied)', ({ arch, tied }) => {
   it('agrees with a naive contiguous transformer (f32 KV: the naive forward keeps K/V in f32)', () => {
     const tokens = prompt(21, 1);
     const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16, kvCacheType: 'f32' });
-    const logits = runner.executeDetailed({ stepIndex: 0, rows: [row('a', tokens, 0, [5, 2, 9, 1, 12, 3])] }).logits;
+    const logits = runner.executeDetailed(forRunner(runner, { stepIndex: 0, rows: [row('a', tokens, 0, [5, 2, 9, 1, 12, 3])] })).logits;
     const want = naiveForward(model, Array.from(tokens));
     want.forEach((w, i) => expect(logits[i]).toBeCloseTo(w, 4));
   });
@@ -82,35 +87,35 @@ describe.each(KV_CACHE_TYPES)('%s KV', (kvCacheType) => {
     const a = prompt(10, 1), b = prompt(23, 2), c = prompt(6, 3);
     // solo: A prefills 10 tokens in blocks [1..3], then decodes 3 tokens
     const solo: Float32Array[] = [];
-    let detail = runner.executeDetailed({ stepIndex: 0, rows: [row('a', a, 0, [1, 2, 3, 4])] });
+    let detail = runner.executeDetailed(forRunner(runner, { stepIndex: 0, rows: [row('a', a, 0, [1, 2, 3, 4])] }));
     solo.push(detail.logits);
     let next = detail.sampledIds[0];
     for (let i = 0; i < 3; i++) {
-      detail = runner.executeDetailed({ stepIndex: 1 + i, rows: [row('a', Int32Array.of(next), 10 + i, [1, 2, 3, 4])] });
+      detail = runner.executeDetailed(forRunner(runner, { stepIndex: 1 + i, rows: [row('a', Int32Array.of(next), 10 + i, [1, 2, 3, 4])] }));
       solo.push(detail.logits);
       next = detail.sampledIds[0];
     }
 
     // batched: C prefills first, A rides with B's prefill chunks and C's decodes, in other blocks
     const aBlocks = [20, 11, 30, 5], bBlocks = [12, 13, 14, 15, 16, 17, 18], cBlocks = [21, 22];
-    runner.executeDetailed({ stepIndex: 10, rows: [row('c', c, 0, cBlocks)] });
+    runner.executeDetailed(forRunner(runner, { stepIndex: 10, rows: [row('c', c, 0, cBlocks)] }));
     const batched: Float32Array[] = [];
-    detail = runner.executeDetailed({
+    detail = runner.executeDetailed(forRunner(runner, {
       stepIndex: 11,
       rows: [row('b', b.subarray(0, 9), 0, bBlocks, false), row('a', a, 0, aBlocks), row('c', Int32Array.of(4), 6, cBlocks)],
-    });
+    }));
     batched.push(detail.logits.subarray(0, model.config.vocabSize));
     next = detail.sampledIds[1];
     for (let i = 0; i < 3; i++) {
       const rows = [row('a', Int32Array.of(next), 10 + i, aBlocks), row('b', b.subarray(9 + 4 * i, 13 + 4 * i), 9 + 4 * i, bBlocks)];
       if (i === 1) rows.reverse();
-      detail = runner.executeDetailed({ stepIndex: 12 + i, rows });
+      detail = runner.executeDetailed(forRunner(runner, { stepIndex: 12 + i, rows }));
       const at = detail.sampleRows.indexOf(rows.findIndex((r) => r.sessionId === 'a'));
       batched.push(detail.logits.subarray(at * model.config.vocabSize, (at + 1) * model.config.vocabSize));
       next = detail.sampledIds[rows.findIndex((r) => r.sessionId === 'a')];
     }
     batched.forEach((logits, i) => expect(logits).toEqual(solo[i]));
-    const result = await runner.execute({ stepIndex: 20, rows: [row('a', Int32Array.of(1), 13, aBlocks, false)] });
+    const result = await runner.execute(forRunner(runner, { stepIndex: 20, rows: [row('a', Int32Array.of(1), 13, aBlocks, false)] }));
     expect(Array.from(result.sampledIds)).toEqual([-1]);
   });
 });
@@ -121,13 +126,13 @@ describe('CpuRunner', () => {
   it('samples at the position of the generated token with the row settings', () => {
     const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 16 });
     const sampling = { temperature: 1.3, topK: 20, topP: 0.9, seed: 77 };
-    const detail = runner.executeDetailed({ stepIndex: 0, rows: [row('a', prompt(7, 6), 0, [1, 2], true, sampling)] });
+    const detail = runner.executeDetailed(forRunner(runner, { stepIndex: 0, rows: [row('a', prompt(7, 6), 0, [1, 2], true, sampling)] }));
     expect(detail.sampledIds[0]).toBe(sampleToken(detail.logits, sampling, 7));
   });
 
   it('rejects plans beyond its limits, block 0 and blocks outside the pool', () => {
     const runner = new CpuRunner(model, { blockSize: 4, numBlocks: 8, maxTokensPerStep: 8, maxRows: 2 });
-    const step = (rows: StepRow[]) => () => runner.executeDetailed({ stepIndex: 0, rows });
+    const step = (rows: StepRow[]) => () => runner.executeDetailed(forRunner(runner, { stepIndex: 0, rows }));
     expect(step([row('a', prompt(9, 1), 0, [1, 2, 3])])).toThrow(/maxTokensPerStep/);
     expect(step([row('a', prompt(1, 1), 0, [1]), row('b', prompt(1, 1), 0, [2]), row('c', prompt(1, 1), 0, [3])])).toThrow(/maxRows/);
     expect(step([row('a', prompt(2, 1), 0, [0])])).toThrow(/block 0/);

@@ -10,7 +10,7 @@ import { applyTokenMask } from './token-mask';
 import { loadCpuWeights, type CpuWeights } from './weights';
 import { hasPenalties, penaltyEntries, type PenaltyEntries } from '../engine/penalties';
 import { sampledPosition, sampledRows, splitSampledIds } from '../engine/sampled-positions';
-import { DEFAULT_MAX_DRAFT_TOKENS, windowGroupBlocks, type ModelRunner, type SampledLogprobs, type StepPlan, type StepResult, type StepRow } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, slidingGroupBlocks, type KvCacheGroupSpec, type ModelRunner, type SampledLogprobs, type StepPlan, type StepResult, type StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../engine/kv-types';
 
@@ -28,9 +28,9 @@ export interface CpuRunnerOptions {
   /** How the KV pool stores K and V (default DEFAULT_KV_CACHE_TYPE, f16), rounded as GpuRunner rounds them. */
   kvCacheType?: KvCacheType;
   /**
-   * Models with sliding-window layers: keep those layers' K/V in a window pool of their own whose
-   * blocks the engine gives back out of the window (default true); false: every position of every
-   * layer in the main pool, the window only masking.
+   * Models with sliding-window layers: keep those layers' K/V in a KV cache group of their own
+   * whose blocks the engine gives back out of the window (default true); false: one group, every
+   * position of every layer kept, the window only masking.
    */
   windowKv?: boolean;
 }
@@ -54,7 +54,7 @@ export class CpuRunner implements ModelRunner {
   /** The model's context (maxPositionEmbeddings): RoPE positions past it were never trained. */
   readonly maxContext: number;
   readonly maxDraftTokens: number;
-  readonly windowGroup?: { numBlocks: number; window: number };
+  readonly kvGroups: readonly KvCacheGroupSpec[];
   /** The KV pool's storage type. */
   readonly kvCacheType: KvCacheType;
   readonly weights: CpuWeights;
@@ -74,18 +74,21 @@ export class CpuRunner implements ModelRunner {
     this.weights = loadCpuWeights(model);
     const c = this.weights.config;
     this.maxContext = c.maxPositionEmbeddings;
+    // the sliding layers in a group of their own, of the largest window, when asked (the default)
     const window = Math.max(0, ...c.layerWindows);
-    if (window > 0 && (options.windowKv ?? true)) {
-      this.windowGroup = { numBlocks: windowGroupBlocks(window, this.blockSize, this.maxRows, this.maxTokensPerStep), window };
-    }
+    const sliding = window > 0 && (options.windowKv ?? true);
+    this.kvGroups = [
+      { numBlocks: this.numBlocks, window: null },
+      ...(sliding ? [{ numBlocks: slidingGroupBlocks(window, this.blockSize, this.maxRows, this.maxTokensPerStep), window }] : []),
+    ];
     this.kv = new KvPool({
       numLayers: c.numLayers,
-      numBlocks: this.numBlocks,
       blockSize: this.blockSize,
       numKvHeads: c.numKvHeads,
       headDim: c.headDim,
       kvCacheType: this.kvCacheType,
-      ...(this.windowGroup ? { windowGroup: { ...this.windowGroup, layers: c.layerWindows.map((w) => w > 0) } } : {}),
+      groups: this.kvGroups,
+      layerGroup: c.layerWindows.map((w) => (sliding && w > 0 ? 1 : 0)),
     });
     this.arena = new ForwardArena(this.weights, this.maxTokensPerStep);
   }

@@ -18,7 +18,7 @@ import {
 } from './ops';
 import type { CpuWeights } from './weights';
 import type { ModelConfig } from '../model/desc';
-import type { StepPlan, StepRow } from '../engine/types';
+import { firstReadBlock, type StepPlan, type StepRow } from '../engine/types';
 
 /** Activation buffers for up to maxTokens tokens, allocated once and reused every step. */
 export class ForwardArena {
@@ -88,18 +88,14 @@ export interface ForwardOutput {
   logits: Float32Array;
 }
 
-/** A row's block table of one KV group: the main one, or the sliding-window layers' own. */
-type TableOf = (row: StepRow) => Int32Array;
-const mainTable: TableOf = (row) => row.blockTable;
-const windowTable: TableOf = (row) => row.windowBlockTable!;
-
-/** Per-token layout of a step: positions, owning rows, padded block tables, KV slots (in the group `table` names). */
-export function stepLayout(plan: StepPlan, blockSize: number, table: TableOf = mainTable): {
+/** Per-token layout of a step: positions, owning rows, padded block tables, KV slots (through each row's blockTables[group]). */
+export function stepLayout(plan: StepPlan, blockSize: number, group = 0): {
   numTokens: number;
   tokenIds: Int32Array;
   layout: Omit<AttentionLayout, 'numHeads' | 'numKvHeads' | 'headDim'>;
   slots: Int32Array;
 } {
+  const table = (row: StepRow): Int32Array => row.blockTables[group]!;
   const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
   const maxBlocksPerRow = Math.max(1, ...plan.rows.map((row) => table(row).length));
   const tokenIds = new Int32Array(numTokens); // [numTokens]
@@ -132,35 +128,41 @@ export function beginStep(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena
   /** [numTokens] */
   tokenIds: Int32Array;
   layout: AttentionLayout;
-  /** [numTokens] KV slot of each token */
+  /** [numTokens] KV slot of each token in group 0 */
   slots: Int32Array;
-  /** The sliding-window layers' layout and slots in the pool's window blocks, when it keeps them apart. */
-  window: { layout: AttentionLayout; slots: Int32Array } | null;
+  /** [kv.groups] each KV cache group's layout and slots (group 0's are `layout` and `slots`). */
+  groups: { layout: AttentionLayout; slots: Int32Array }[];
   buffers: StepBuffers;
 } {
   const c = weights.config;
   const heads = { numHeads: c.numHeads, numKvHeads: c.numKvHeads, headDim: c.headDim };
-  const { numTokens, tokenIds, layout, slots } = stepLayout(plan, kv.blockSize);
-  const windowed = kv.window > 0;
   for (const row of plan.rows) {
     if (row.tokenIds.length === 0) throw new Error(`row ${row.sessionId} feeds no tokens`);
-    if (windowed && !row.windowBlockTable) throw new Error(`row ${row.sessionId} has no window block table`);
+    if (row.blockTables.length !== kv.groups.length) throw new Error(`row ${row.sessionId} has ${row.blockTables.length} block tables for ${kv.groups.length} KV cache groups`);
     const lastBlock = Math.floor((row.startPos + row.tokenIds.length - 1) / kv.blockSize);
-    for (let b = 0; b <= lastBlock; b++) kv.checkBlock(row.blockTable[b]);
-    // the window table holds blocks from the first one the row's first token sees
-    const firstSeen = Math.floor(Math.max(0, row.startPos - kv.window + 1) / kv.blockSize);
-    for (let b = firstSeen; windowed && b <= lastBlock; b++) kv.checkBlock(row.windowBlockTable![b]!, kv.numWindowBlocks);
+    // each table holds blocks from the first one the row's first token reads in that group's kind
+    kv.groups.forEach((group, g) => {
+      for (let b = firstReadBlock(group.window, kv.blockSize, row.startPos); b <= lastBlock; b++) kv.checkBlock(row.blockTables[g]![b]!, g);
+    });
   }
-  const a = arena && arena.maxTokens >= numTokens ? arena : new ForwardArena(weights, numTokens);
-  const window = windowed ? stepLayout(plan, kv.blockSize, windowTable) : null;
+  const a = arena && arena.maxTokens >= numTokensOf(plan) ? arena : new ForwardArena(weights, numTokensOf(plan));
+  const groups = kv.groups.map((_, g) => {
+    const step = stepLayout(plan, kv.blockSize, g);
+    return { numTokens: step.numTokens, tokenIds: step.tokenIds, layout: { ...step.layout, ...heads }, slots: step.slots };
+  });
+  const first = groups[0]!;
   return {
-    numTokens,
-    tokenIds,
-    layout: { ...layout, ...heads },
-    slots,
-    window: window ? { layout: { ...window.layout, ...heads }, slots: window.slots } : null,
-    buffers: a.forTokens(numTokens),
+    numTokens: first.numTokens,
+    tokenIds: first.tokenIds,
+    layout: first.layout,
+    slots: first.slots,
+    groups: groups.map(({ layout, slots }) => ({ layout, slots })),
+    buffers: a.forTokens(first.numTokens),
   };
+}
+
+function numTokensOf(plan: StepPlan): number {
+  return plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
 }
 
 /**
@@ -194,7 +196,7 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
   const hidden = c.hiddenSize;
   const kvDim = c.numKvHeads * c.headDim;
   const eps = c.rmsNormEps;
-  const { numTokens: T, tokenIds, layout, slots, window, buffers } = beginStep(weights, kv, plan, arena);
+  const { numTokens: T, tokenIds, groups, buffers } = beginStep(weights, kv, plan, arena);
   const { x, xNorm, q, k, v, attn, delta, gate, up } = buffers; // [T, ...] each, shapes on ForwardArena
   const activation = c.mlpActivation === 'gelu_tanh' ? geglu : swiglu;
   /** x += out, or x += rmsnorm(out) where the architecture norms each sublayer's output (gemma). */
@@ -219,10 +221,10 @@ export function forward(weights: CpuWeights, kv: KvPool, plan: StepPlan, arena?:
       rmsNorm(q, w.qNorm, T * c.numHeads, c.headDim, eps, q);
       rmsNorm(k, w.kNorm, T * c.numKvHeads, c.headDim, eps, k);
     }
-    rope(q, T, c.numHeads, c.headDim, layout.positions, w.ropeInvFreq);
-    rope(k, T, c.numKvHeads, c.headDim, layout.positions, w.ropeInvFreq);
-    // sliding-window layers live in the pool's window blocks where it keeps them apart
-    const group = window && c.layerWindows[l]! > 0 ? window : { layout, slots };
+    // each layer reads and writes its own KV cache group's blocks (gemma's sliding layers may have their own)
+    const group = groups[kv.layerGroup[l]!]!;
+    rope(q, T, c.numHeads, c.headDim, group.layout.positions, w.ropeInvFreq);
+    rope(k, T, c.numKvHeads, c.headDim, group.layout.positions, w.ropeInvFreq);
     kvWrite(k, v, group.slots, kvDim, kv.k[l], kv.v[l], kv.kvCacheType);
     pagedAttention(q, T, kv.k[l], kv.v[l], group.layout, attn, layerScoring(c, l));
     matmul(attn, T, w.o, null, delta);

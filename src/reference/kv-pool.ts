@@ -2,25 +2,22 @@
 // the values its KvCacheType stores (rounded at the write, kvWrite; kept decoded in f32, which is
 // exact). Not the allocator: which block belongs to whom is the engine's block pool's business.
 import type { KvCacheType } from '../engine/kv-types';
+import type { KvCacheGroupSpec } from '../engine/types';
 
 export interface KvPoolShape {
   numLayers: number;
-  numBlocks: number;
   blockSize: number;
   numKvHeads: number;
   headDim: number;
   kvCacheType: KvCacheType;
-  /**
-   * The sliding-window layers' own blocks (the runner's windowGroup): those layers' K/V arrays
-   * hold numWindowBlocks blocks, read and written through rows' windowBlockTable. Absent: every
-   * layer holds numBlocks.
-   */
-  windowGroup?: { numBlocks: number; window: number; layers: readonly boolean[] };
+  /** The runner's KV cache groups (ModelRunner.kvGroups): a layer's K/V hold its group's numBlocks blocks. */
+  groups: readonly KvCacheGroupSpec[];
+  /** [numLayers] the group each layer lives in, read and written through rows' blockTables[group]; absent: every layer in group 0. */
+  layerGroup?: readonly number[];
 }
 
 export class KvPool {
   readonly numLayers: number;
-  readonly numBlocks: number;
   readonly blockSize: number;
   readonly numKvHeads: number;
   readonly headDim: number;
@@ -28,32 +25,27 @@ export class KvPool {
   readonly kvCacheType: KvCacheType;
   /** numKvHeads * headDim: floats per token slot. */
   readonly kvDim: number;
-  /** Positions a window-group layer keeps (0: no window group). */
-  readonly window: number;
-  /** Blocks of each window-group layer, block 0 included (0: no window group). */
-  readonly numWindowBlocks: number;
-  /** [numLayers] whether a layer lives in the window group's blocks. */
-  readonly layerWindowed: readonly boolean[];
-  /** [numLayers] of [numBlocks (numWindowBlocks in the window group), blockSize, numKvHeads, headDim]; block 0 is reserved. */
+  readonly groups: readonly KvCacheGroupSpec[];
+  /** [numLayers] the KV cache group layer l lives in. */
+  readonly layerGroup: readonly number[];
+  /** [numLayers] of [its group's numBlocks, blockSize, numKvHeads, headDim]; block 0 is reserved. */
   readonly k: Float32Array[];
-  /** [numLayers] of [numBlocks (numWindowBlocks in the window group), blockSize, numKvHeads, headDim]; block 0 is reserved. */
+  /** [numLayers] of [its group's numBlocks, blockSize, numKvHeads, headDim]; block 0 is reserved. */
   readonly v: Float32Array[];
 
   constructor(shape: KvPoolShape) {
-    if (shape.numBlocks < 2) throw new RangeError('a KV pool needs block 0 (reserved) plus at least one block');
+    if (shape.groups.length === 0 || shape.groups.some((g) => g.numBlocks < 2)) throw new RangeError('every KV cache group needs block 0 (reserved) plus at least one block');
+    const layerGroup = shape.layerGroup ?? new Array<number>(shape.numLayers).fill(0);
+    if (layerGroup.length !== shape.numLayers || layerGroup.some((g) => !(g >= 0 && g < shape.groups.length))) throw new RangeError('a KV cache group per layer, among the groups');
     this.numLayers = shape.numLayers;
-    this.numBlocks = shape.numBlocks;
     this.blockSize = shape.blockSize;
     this.numKvHeads = shape.numKvHeads;
     this.headDim = shape.headDim;
     this.kvCacheType = shape.kvCacheType;
     this.kvDim = shape.numKvHeads * shape.headDim;
-    const group = shape.windowGroup;
-    if (group && (group.numBlocks < 2 || group.layers.length !== shape.numLayers)) throw new RangeError('a window group needs block 0 plus a block, and a flag per layer');
-    this.window = group?.window ?? 0;
-    this.numWindowBlocks = group?.numBlocks ?? 0;
-    this.layerWindowed = group ? [...group.layers] : new Array<boolean>(shape.numLayers).fill(false);
-    const floatsPerLayer = (l: number): number => (this.layerWindowed[l] ? this.numWindowBlocks : shape.numBlocks) * shape.blockSize * this.kvDim;
+    this.groups = shape.groups;
+    this.layerGroup = [...layerGroup];
+    const floatsPerLayer = (l: number): number => shape.groups[layerGroup[l]!]!.numBlocks * shape.blockSize * this.kvDim;
     this.k = Array.from({ length: shape.numLayers }, (_, l) => new Float32Array(floatsPerLayer(l)));
     this.v = Array.from({ length: shape.numLayers }, (_, l) => new Float32Array(floatsPerLayer(l)));
   }
@@ -63,8 +55,9 @@ export class KvPool {
     return this.blockSize * this.kvDim;
   }
 
-  /** Throws unless id names a usable block of a pool of `numBlocks` (block 0 is reserved and never read or written). */
-  checkBlock(id: number, numBlocks = this.numBlocks): void {
+  /** Throws unless id names a usable block of group g's pool (block 0 is reserved and never read or written). */
+  checkBlock(id: number, g = 0): void {
+    const numBlocks = this.groups[g]!.numBlocks;
     if (!Number.isInteger(id) || id < 1 || id >= numBlocks) {
       throw new RangeError(`KV block ${id} is outside 1..${numBlocks - 1}`);
     }

@@ -23,7 +23,7 @@ interface Verdict {
 /** Samples from LOGITS at each position (sampleToken, keyed by position); records every draft's verdict. */
 class TableRunner implements ModelRunner {
   readonly blockSize = 4;
-  readonly numBlocks = 64;
+  readonly kvGroups = [{ numBlocks: 64, window: null }];
   readonly maxTokensPerStep = 256;
   readonly maxRows = 8;
   readonly maxDraftTokens = 4;

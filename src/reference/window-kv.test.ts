@@ -1,4 +1,4 @@
-// Sliding-window layers in a window pool whose out-of-window blocks the engine gives back, against
+// Sliding-window layers in a KV cache group of their own whose out-of-window blocks the engine gives back, against
 // every position kept and masked: bitwise the same logits at every position, alone, in cohorts,
 // across preemption and prefix hits, with every freed block poisoned while a step runs. CPU reference, gemma models.
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ const template: ChatTemplate = { render: (messages: ChatMessage[]) => messages.m
 const prompt = (length: number, salt: number): number[] => promptTokens(length, salt, VOCAB, 0);
 
 /**
- * Records each sampled position's logits. With `poison`, every window block nobody references is
+ * Records each sampled position's logits. With `poison`, every sliding-group block nobody references is
  * NaN while a step runs: a block read after the engine gave it back turns logits NaN. Blocks the
  * prefix cache still holds get their K/V back after the step (a later hit may take them again).
  */
@@ -41,16 +41,17 @@ class RecordingRunner extends RunnerWrapper {
     return Promise.resolve({ sampledIds: detail.sampledIds });
   }
 
-  /** NaN in every unreferenced window block of every windowed layer; returns what puts the cached ones back. */
+  /** NaN in every unreferenced block of the sliding-window group's every layer; returns what puts the cached ones back. */
   private poisonFreeWindowBlocks(): () => void {
-    const pool = this.engine!.kv.windowGroup!.pool;
+    const g = this.engine!.kv.groups.findIndex((group) => group.window !== null);
+    const pool = this.engine!.kv.groups[g]!.pool;
     const kv = this.cpu.kv;
     const floats = kv.floatsPerBlock;
     const saved: Array<{ array: Float32Array; at: number; values: Float32Array }> = [];
-    for (let id = 1; id < kv.numWindowBlocks; id++) {
+    for (let id = 1; id < kv.groups[g]!.numBlocks; id++) {
       if (pool.refCount(id) > 0) continue;
-      kv.layerWindowed.forEach((windowed, l) => {
-        if (!windowed) return;
+      kv.layerGroup.forEach((group, l) => {
+        if (group !== g) return;
         for (const array of [kv.k[l]!, kv.v[l]!]) {
           if (pool.isCached(id)) saved.push({ array, at: id * floats, values: array.slice(id * floats, (id + 1) * floats) });
           array.fill(NaN, id * floats, (id + 1) * floats);
@@ -89,9 +90,9 @@ describe.each(['gemma2', 'gemma3'] as const)('%s: out-of-window blocks freed vs 
     expectSameLogits(freed, kept);
     // 75 positions in blocks of 4, a window of 16: at most 5 window blocks held past the prompt
     const decodes = freed.events.filter((e) => e.rows.some((r) => r.kind === 'decode'));
-    expect(Math.max(...decodes.map((e) => e.kvWindowBlocks!.used))).toBeLessThanOrEqual(Math.ceil((SYNTH_SLIDING_WINDOW - 1) / 4) + 2);
+    expect(Math.max(...decodes.map((e) => e.kvGroups[1]!.used))).toBeLessThanOrEqual(Math.ceil((SYNTH_SLIDING_WINDOW - 1) / 4) + 2);
     expect(Math.max(...freed.events.map((e) => e.kvBlocksUsed))).toBe(Math.ceil(75 / 4));
-    expect(kept.events[0]!.kvWindowBlocks).toBeUndefined();
+    expect(kept.events[0]!.kvGroups.map((group) => group.window)).toEqual([null]); // one group: no sliding pool
   }, 120_000);
 
   it('in cohorts with shared prefixes, and across preemption: every logit bit equal', async () => {

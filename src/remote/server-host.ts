@@ -291,6 +291,7 @@ export class ServerHost extends Subscriptions<StepEvent, EngineNotice> implement
       kvBlocksShared: 0,
       kvBlocksCached: 0,
       kvBlocksTotal: 0,
+      kvGroups: [], // the server's KV pools are its own
       queueDepth: waiting.length,
       waiting,
       numRunning: this.turns.filter((s) => s.active!.shown && !s.active!.end).length,

@@ -74,7 +74,7 @@ function teacherForced(opened: OpenedModel, prompt: number[], steps: Array<{ tok
   let equal = 0;
   let maxGap = 0;
   steps.forEach((step, i) => {
-    const { logits } = runner.executeDetailed({ stepIndex: i, rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTable, sampling: greedy, sample: true }] });
+    const { logits } = runner.executeDetailed({ stepIndex: i, rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTables: [blockTable], sampling: greedy, sample: true }] });
     pos += fed.length;
     const ours = argmax(logits);
     if (ours === step.token) equal++;
@@ -95,7 +95,7 @@ async function greedyEqual(runner: ModelRunner, prompt: number[], tokens: number
   let pos = 0;
   let equal = 0;
   for (const [i, token] of tokens.entries()) {
-    const { sampledIds } = await runner.execute({ stepIndex: i, rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTable, sampling: greedy, sample: true }] });
+    const { sampledIds } = await runner.execute({ stepIndex: i, rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTables: [blockTable], sampling: greedy, sample: true }] });
     pos += fed.length;
     if (sampledIds[0] === token) equal++;
     fed = Int32Array.of(token);

@@ -95,7 +95,7 @@ describe('embedded default model', () => {
       let tokens = Int32Array.from(ref.prompt_ids);
       let pos = 0;
       while (out.length < MAX_NEW && out.at(-1) !== IM_END) {
-        const { sampledIds } = await runner.execute({ stepIndex: out.length, rows: [{ sessionId: 's', tokenIds: tokens, startPos: pos, blockTable: blocks, sampling, sample: true }] });
+        const { sampledIds } = await runner.execute({ stepIndex: out.length, rows: [{ sessionId: 's', tokenIds: tokens, startPos: pos, blockTables: [blocks], sampling, sample: true }] });
         pos += tokens.length;
         out.push(sampledIds[0]);
         tokens = Int32Array.of(sampledIds[0]);

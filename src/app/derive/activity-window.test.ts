@@ -48,7 +48,7 @@ describe('idle gaps and the KV series', () => {
 
 describe('kvSeries on a server backend', () => {
   it('shows busy and idle slots and the deferred requests instead of KV blocks', () => {
-    const base = { stepIndex: 0, startedAtMs: 0, elapsedMs: 250, rows: [], numTokens: 0, finished: [], kvBlocksUsed: 0, kvBlocksFree: 0, kvBlocksShared: 0, kvBlocksCached: 0, kvBlocksTotal: 0, queueDepth: 1, waiting: [], numRunning: 0, mode: 'batched' as const };
+    const base = { stepIndex: 0, startedAtMs: 0, elapsedMs: 250, rows: [], numTokens: 0, finished: [], kvBlocksUsed: 0, kvBlocksFree: 0, kvBlocksShared: 0, kvBlocksCached: 0, kvBlocksTotal: 0, kvGroups: [], queueDepth: 1, waiting: [], numRunning: 0, mode: 'batched' as const };
     const events = [
       { ...base, server: { kind: 'llama.cpp' as const, sampled: true as const, numBusy: 3, numSlots: 8, numDeferred: 0 } },
       { ...base, stepIndex: 1, startedAtMs: 250, server: { kind: 'openai' as const, sampled: true as const } },

@@ -12,7 +12,7 @@ describe('kvCardFigures', () => {
 
   it("counts a window pool's bytes apart: the main pool then holds only the global layers", () => {
     // 26 layers of 1,024 bytes a token, 22 of them local in a pool of 100 blocks
-    const figures = kvCardFigures({ kvCacheType: 'f16', kvBytesPerToken: 26 * 1024, numBlocks: 1 + 128 * 8, blockSize: 16, kvWindowPool: { numBlocks: 100, window: 512, bytesPerToken: 22 * 1024 } });
+    const figures = kvCardFigures({ kvCacheType: 'f16', kvBytesPerToken: 26 * 1024, numBlocks: 1 + 128 * 8, blockSize: 16, kvGroups: [{ numBlocks: 1 + 128 * 8, window: null, bytesPerToken: 4 * 1024 }, { numBlocks: 100, window: 512, bytesPerToken: 22 * 1024 }] });
     expect(figures.poolBytes).toBe(16 * ((1 + 128 * 8) * 4 * 1024 + 100 * 22 * 1024));
     expect(figures.sessions).toEqual([{ tokens: 2048, count: 8 }, { tokens: 4096, count: 4 }]);
   });

@@ -15,14 +15,13 @@ export interface KvCardFigures {
   sessions: { tokens: number; count: number }[];
 }
 
-export function kvCardFigures(model: Pick<ModelInfo, 'kvCacheType' | 'kvBytesPerToken' | 'numBlocks' | 'blockSize' | 'kvWindowPool'>): KvCardFigures {
-  // with a window pool the main pool's blocks hold only the global layers
-  const window = model.kvWindowPool;
-  const mainBytesPerToken = model.kvBytesPerToken - (window?.bytesPerToken ?? 0);
+export function kvCardFigures(model: Pick<ModelInfo, 'kvCacheType' | 'kvBytesPerToken' | 'numBlocks' | 'blockSize' | 'kvGroups'>): KvCardFigures {
+  // each KV cache group's pool holds its own layers (with a sliding-window group, the first holds only the global layers)
+  const groups = model.kvGroups ?? [{ numBlocks: model.numBlocks, window: null, bytesPerToken: model.kvBytesPerToken }];
   return {
     kvCacheType: model.kvCacheType ?? null,
     bytesPerToken: model.kvBytesPerToken,
-    poolBytes: model.blockSize * (model.numBlocks * mainBytesPerToken + (window ? window.numBlocks * window.bytesPerToken : 0)),
+    poolBytes: model.blockSize * groups.reduce((n, g) => n + g.numBlocks * g.bytesPerToken, 0),
     sessions: CARD_SESSION_TOKENS.map((tokens) => ({ tokens, count: sessionsThatFit(model.numBlocks, model.blockSize, tokens) })),
   };
 }

@@ -108,7 +108,7 @@ function TokenFacts({ model }: { model: ModelInfo }) {
 function AttentionFacts({ model }: { model: ModelInfo }) {
   const text = attentionLayersText(model.layerWindows);
   if (!text) return null;
-  const pool = model.kvWindowPool;
+  const pool = model.kvGroups?.find((group) => group.window !== null);
   return (
     <>
       <dt>Attention</dt>

@@ -2,7 +2,7 @@
 // each row's block table to pick the next token. Not a model: it exists to make KV bugs change tokens.
 import { fmix32, sampleUniform } from '../rng';
 import { numSampledPositions, sampledPosition, splitSampledIds } from '../sampled-positions';
-import { windowGroupBlocks, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../types';
+import { slidingGroupBlocks, type KvCacheGroupSpec, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../types';
 
 export interface FakeRunnerOptions {
   blockSize?: number;
@@ -26,12 +26,12 @@ export interface FakeRunnerOptions {
   copyRate?: number;
   /**
    * A sliding window (0 = none): each sample also hashes the last `window` positions, as a model
-   * with local layers reads them. With windowGroup (default true) those come from a window pool of
-   * the runner's own through each row's windowBlockTable, sized by windowGroupBlocks; without,
-   * from the main pool (every position kept): both must sample the same.
+   * with local layers reads them. With slidingGroup (default true) those come from a second KV
+   * cache group of that window (sized by slidingGroupBlocks) through each row's second block table;
+   * without, from the first group (every position kept): both must sample the same.
    */
   window?: number;
-  windowGroup?: boolean;
+  slidingGroup?: boolean;
 }
 
 const UNWRITTEN = -1;
@@ -51,9 +51,9 @@ export class FakeRunner implements ModelRunner {
   /** [numBlocks * blockSize] token id stored at each KV slot. */
   readonly slots: Int32Array;
   readonly window: number;
-  readonly windowGroup?: { numBlocks: number; window: number };
-  /** [windowGroup.numBlocks * blockSize] token id stored at each window-pool slot. */
-  readonly windowSlots: Int32Array;
+  readonly kvGroups: readonly KvCacheGroupSpec[];
+  /** [kvGroups[1].numBlocks * blockSize] token id stored at each slot of the sliding group (empty with one group). */
+  readonly slidingSlots: Int32Array;
   numExecuted = 0;
 
   constructor(options: FakeRunnerOptions = {}) {
@@ -70,10 +70,9 @@ export class FakeRunner implements ModelRunner {
     this.copyRate = options.copyRate ?? 0;
     this.slots = new Int32Array(this.numBlocks * this.blockSize).fill(UNWRITTEN);
     this.window = options.window ?? 0;
-    if (this.window > 0 && (options.windowGroup ?? true)) {
-      this.windowGroup = { numBlocks: windowGroupBlocks(this.window, this.blockSize, this.maxRows, this.maxTokensPerStep), window: this.window };
-    }
-    this.windowSlots = new Int32Array((this.windowGroup?.numBlocks ?? 0) * this.blockSize).fill(UNWRITTEN);
+    const sliding = this.window > 0 && (options.slidingGroup ?? true) ? [{ numBlocks: slidingGroupBlocks(this.window, this.blockSize, this.maxRows, this.maxTokensPerStep), window: this.window }] : [];
+    this.kvGroups = [{ numBlocks: this.numBlocks, window: null }, ...sliding];
+    this.slidingSlots = new Int32Array((sliding[0]?.numBlocks ?? 0) * this.blockSize).fill(UNWRITTEN);
   }
 
   execute(plan: StepPlan): Promise<StepResult> {
@@ -91,19 +90,20 @@ export class FakeRunner implements ModelRunner {
     if (numTokens > this.maxTokensPerStep) throw new RangeError(`${numTokens} tokens > ${this.maxTokensPerStep}`);
     // writes first, as a forward pass stores every row's K/V before attention reads them
     const writtenThisStep = new Set<number>();
-    const windowWritten = new Set<number>();
+    const slidingWritten = new Set<number>();
+    const sliding = this.kvGroups[1];
     for (const row of plan.rows) {
-      if (this.windowGroup && !row.windowBlockTable) throw new Error(`row ${row.sessionId} has no window block table`);
+      if (row.blockTables.length !== this.kvGroups.length) throw new Error(`row ${row.sessionId} has ${row.blockTables.length} block tables for ${this.kvGroups.length} KV cache groups`);
       row.tokenIds.forEach((tokenId, i) => {
-        const slot = this.slotOf(row.blockTable, row.startPos + i);
+        const slot = this.slotOf(row.blockTables[0]!, row.startPos + i);
         if (writtenThisStep.has(slot)) throw new Error(`two rows write KV slot ${slot} in step ${plan.stepIndex}`);
         writtenThisStep.add(slot);
         this.slots[slot] = tokenId;
-        if (!this.windowGroup) return;
-        const windowSlot = this.slotOf(row.windowBlockTable!, row.startPos + i, this.windowGroup.numBlocks);
-        if (windowWritten.has(windowSlot)) throw new Error(`two rows write window slot ${windowSlot} in step ${plan.stepIndex}`);
-        windowWritten.add(windowSlot);
-        this.windowSlots[windowSlot] = tokenId;
+        if (!sliding) return;
+        const slidingSlot = this.slotOf(row.blockTables[1]!, row.startPos + i, sliding.numBlocks);
+        if (slidingWritten.has(slidingSlot)) throw new Error(`two rows write sliding-group slot ${slidingSlot} in step ${plan.stepIndex}`);
+        slidingWritten.add(slidingSlot);
+        this.slidingSlots[slidingSlot] = tokenId;
       });
     }
     const ids: number[] = []; // [sampled positions], in the plan's order (sampled-positions.ts)
@@ -123,14 +123,15 @@ export class FakeRunner implements ModelRunner {
     let h = 0x2545f491;
     const seen: number[] = [];
     for (let pos = 0; pos <= lastPos; pos++) {
-      const tokenId = this.slots[this.slotOf(row.blockTable, pos)];
+      const tokenId = this.slots[this.slotOf(row.blockTables[0]!, pos)];
       if (tokenId === UNWRITTEN) throw new Error(`row ${row.sessionId} reads unwritten KV at position ${pos}`);
       h = fmix32((h ^ tokenId) + Math.imul(pos + 1, 0x9e3779b9));
       seen.push(tokenId);
     }
-    // the local layers' view: the last `window` positions, from the window pool where there is one
+    // the local layers' view: the last `window` positions, from the sliding group where there is one
+    const sliding = this.kvGroups[1];
     for (let pos = Math.max(0, lastPos - this.window + 1); this.window > 0 && pos <= lastPos; pos++) {
-      const tokenId = this.windowGroup ? this.windowSlots[this.slotOf(row.windowBlockTable!, pos, this.windowGroup.numBlocks)] : this.slots[this.slotOf(row.blockTable, pos)];
+      const tokenId = sliding ? this.slidingSlots[this.slotOf(row.blockTables[1]!, pos, sliding.numBlocks)] : this.slots[this.slotOf(row.blockTables[0]!, pos)];
       if (tokenId === UNWRITTEN) throw new Error(`row ${row.sessionId} reads unwritten window KV at position ${pos}`);
       h = fmix32((h ^ tokenId) + Math.imul(lastPos - pos + 1, 0x85ebca6b));
     }

@@ -4,21 +4,19 @@ import type { ModelRunner, StepPlan, StepResult } from '../types';
 
 export class RunnerWrapper implements ModelRunner {
   readonly blockSize: number;
-  readonly numBlocks: number;
   readonly maxTokensPerStep: number;
   readonly maxRows: number;
   readonly maxContext?: number;
   readonly maxDraftTokens?: number;
-  readonly windowGroup?: ModelRunner['windowGroup'];
+  readonly kvGroups: ModelRunner['kvGroups'];
 
   constructor(protected readonly inner: ModelRunner) {
     this.blockSize = inner.blockSize;
-    this.numBlocks = inner.numBlocks;
     this.maxTokensPerStep = inner.maxTokensPerStep;
     this.maxRows = inner.maxRows;
     this.maxContext = inner.maxContext;
     this.maxDraftTokens = inner.maxDraftTokens;
-    this.windowGroup = inner.windowGroup;
+    this.kvGroups = inner.kvGroups;
   }
 
   execute(plan: StepPlan): Promise<StepResult> {

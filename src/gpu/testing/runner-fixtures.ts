@@ -7,7 +7,7 @@ import { GpuRunner, type GpuRunnerOptions } from '../gpu-runner';
 import { testPipelineCache } from './kernel-harness';
 import { loadShader, kernelSettingFromEnv } from './node-gpu';
 import { executeDetailed, profileStep } from './step-probe';
-import { StepDriver, type DrivenSession } from './step-driver';
+import { planForGroups, StepDriver, type DrivenSession } from './step-driver';
 
 /** GPU f32 sums vs the CPU oracle's f64 sums, through the whole model. */
 export const LOGITS_MAX_ABS_DIFF = 1e-3;
@@ -31,16 +31,16 @@ export function maxAbsDiff(a: Float32Array, b: Float32Array): number {
 }
 
 /**
- * Runs both runners on the same plans (driven by the CPU's tokens; window tables where the GPU
- * keeps a window pool): sampled ids equal at every step. Disposes `gpu`; returns the worst logits gap.
+ * Runs both runners on the same plans (driven by the CPU's tokens; a table per GPU KV cache group,
+ * the CPU reading as many as it keeps): sampled ids equal at every step. Disposes `gpu`; returns the worst logits gap.
  */
 export async function compareRunners(cpu: CpuRunner, gpu: GpuRunner, sessions: DrivenSession[], numSteps: number, chunkSize: number): Promise<number> {
-  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
+  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.kvGroups);
   let worst = 0;
   try {
     for (let step = 0; step < numSteps; step++) {
       const plan = driver.nextPlan();
-      const expected = cpu.executeDetailed(plan);
+      const expected = cpu.executeDetailed(planForGroups(plan, cpu.kvGroups.length));
       const actual = await executeDetailed(gpu, plan);
       expect(actual.sampleRows).toEqual(expected.sampleRows);
       expect(Array.from(actual.sampledIds), `step ${step}`).toEqual(Array.from(expected.sampledIds));
@@ -56,7 +56,7 @@ export async function compareRunners(cpu: CpuRunner, gpu: GpuRunner, sessions: D
 
 /** Every step's logits on `gpu` over driven `sessions`, and the labels of the dispatches one more step runs. Disposes `gpu`. */
 export async function stepLogitsAndLabels(gpu: GpuRunner, sessions: DrivenSession[], numSteps: number, chunkSize: number): Promise<{ logits: Float32Array[]; labels: string[] }> {
-  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.windowGroup);
+  const driver = new StepDriver(sessions, BLOCK_SIZE, chunkSize, gpu.kvGroups);
   const logits: Float32Array[] = [];
   try {
     for (let step = 0; step < numSteps; step++) {

@@ -1,9 +1,9 @@
 // Test-only: drives a ModelRunner the way the engine would (sessions joining at different steps,
 // prompts fed in chunks, decode rows one token each, or with drafts to verify) so two runners can
-// be compared step by step; for a runner with a window group, window tables whose out-of-window
-// blocks go back to a LIFO free list at once (so other sessions overwrite them).
-// Not the engine's scheduler: no token budget, no preemption, no prefix sharing.
-import type { SamplingParams, StepPlan, StepResult, StepRow } from '../../engine/types';
+// be compared step by step; a block table per KV cache group of the runner, a sliding-window
+// group's blocks out of the window going back to a LIFO free list at once (so other sessions
+// overwrite them). Not the engine's scheduler: no token budget, no preemption, no prefix sharing.
+import { firstReadBlock, type KvCacheGroupSpec, type SamplingParams, type StepPlan, type StepResult, type StepRow } from '../../engine/types';
 
 export interface DrivenSession {
   id: string;
@@ -17,9 +17,8 @@ export interface DrivenSession {
   output: number[];
   /** Tokens already in the KV cache. */
   fed: number;
-  blockTable: number[];
-  /** Window-pool ids at blockTable's indices (0: given back), with a window group. */
-  windowTable: number[];
+  /** [runner's kvGroups] block ids per group (0: given back), all as long as the first. */
+  blockTables: number[][];
   /**
    * Tokens a decode row carries after its newest one to verify (none: plain decode), given the
    * session and the step; an accepted draft stays fed, the first sample past them is the output's.
@@ -31,7 +30,7 @@ export interface DrivenSession {
 }
 
 export function drivenSession(id: string, prompt: number[], sampling: SamplingParams, joinStep = 0, leaveStep = Infinity, drafts?: DrivenSession['drafts']): DrivenSession {
-  return { id, prompt, joinStep, leaveStep, sampling, output: [], fed: 0, blockTable: [], windowTable: [], numDrafted: 0, numAccepted: 0, ...(drafts ? { drafts } : {}) };
+  return { id, prompt, joinStep, leaveStep, sampling, output: [], fed: 0, blockTables: [], numDrafted: 0, numAccepted: 0, ...(drafts ? { drafts } : {}) };
 }
 
 export function greedy(seed = 0): SamplingParams {
@@ -41,53 +40,59 @@ export function greedy(seed = 0): SamplingParams {
 export class StepDriver {
   private nextBlock = 1;
   private stepIndex = 0;
-  /** Free window-pool ids, the last freed on top. */
-  private readonly freeWindowBlocks: number[];
+  /** [kvGroups] free ids of each group past the first, the last freed on top (the first's come from nextBlock). */
+  private readonly freeBlocks: number[][];
 
   constructor(
     readonly sessions: DrivenSession[],
     private readonly blockSize: number,
     private readonly chunkSize: number,
-    /** The runner's window group (ModelRunner.windowGroup): rows then carry window tables. */
-    private readonly windowGroup?: { readonly numBlocks: number; readonly window: number },
+    /** The runner's KV cache groups (ModelRunner.kvGroups): rows carry a table for each. */
+    private readonly kvGroups: readonly KvCacheGroupSpec[] = [{ numBlocks: Infinity, window: null }],
   ) {
-    this.freeWindowBlocks = windowGroup ? Array.from({ length: windowGroup.numBlocks - 1 }, (_, i) => windowGroup.numBlocks - 1 - i) : [];
+    this.freeBlocks = kvGroups.map((group, g) => (g === 0 ? [] : Array.from({ length: group.numBlocks - 1 }, (_, i) => group.numBlocks - 1 - i)));
   }
 
-  /** Gives back s's window blocks no query from position `from` on sees (all of them with from = Infinity). */
-  private releaseWindow(s: DrivenSession, from: number): void {
-    if (!this.windowGroup) return;
-    const first = from === Infinity ? s.windowTable.length : Math.floor(Math.max(0, from - this.windowGroup.window + 1) / this.blockSize);
-    for (let b = 0; b < Math.min(first, s.windowTable.length); b++) {
-      if (s.windowTable[b]! > 0) this.freeWindowBlocks.push(s.windowTable[b]!);
-      s.windowTable[b] = 0;
-    }
+  /** Gives back s's blocks of groups past the first that no query from position `from` on reads (all of them with from = Infinity). */
+  private release(s: DrivenSession, from: number): void {
+    this.kvGroups.forEach((group, g) => {
+      const table = s.blockTables[g];
+      if (g === 0 || !table) return;
+      const first = from === Infinity ? table.length : firstReadBlock(group.window, this.blockSize, from);
+      for (let b = 0; b < Math.min(first, table.length); b++) {
+        if (table[b]! > 0) this.freeBlocks[g]!.push(table[b]!);
+        table[b] = 0;
+      }
+    });
   }
 
   /** The next step: every riding session feeds its next prompt chunk or its newest token. */
   nextPlan(): StepPlan {
     const rows: StepRow[] = [];
     for (const s of this.sessions) {
-      if (this.stepIndex > s.leaveStep) this.releaseWindow(s, Infinity);
+      if (this.stepIndex > s.leaveStep) this.release(s, Infinity);
       if (this.stepIndex < s.joinStep || this.stepIndex > s.leaveStep) continue;
       const all = [...s.prompt, ...s.output];
       const decoding = s.fed >= s.prompt.length;
       const drafts = decoding && s.drafts ? s.drafts(s, this.stepIndex) : [];
       const n = decoding ? 1 : Math.min(this.chunkSize, s.prompt.length - s.fed);
       const tokenIds = [...all.slice(s.fed, s.fed + n), ...drafts];
-      while (s.blockTable.length * this.blockSize < s.fed + tokenIds.length) s.blockTable.push(this.nextBlock++);
-      this.releaseWindow(s, s.fed);
-      while (this.windowGroup && s.windowTable.length < s.blockTable.length) {
-        const id = this.freeWindowBlocks.pop();
-        if (id === undefined) throw new Error('StepDriver: window pool exhausted');
-        s.windowTable.push(id);
+      while (s.blockTables.length < this.kvGroups.length) s.blockTables.push([]);
+      const first = s.blockTables[0]!;
+      while (first.length * this.blockSize < s.fed + tokenIds.length) first.push(this.nextBlock++);
+      this.release(s, s.fed);
+      for (let g = 1; g < this.kvGroups.length; g++) {
+        while (s.blockTables[g]!.length < first.length) {
+          const id = this.freeBlocks[g]!.pop();
+          if (id === undefined) throw new Error(`StepDriver: KV cache group ${g}'s pool exhausted`);
+          s.blockTables[g]!.push(id);
+        }
       }
       rows.push({
         sessionId: s.id,
         tokenIds: Int32Array.from(tokenIds),
         startPos: s.fed,
-        blockTable: Int32Array.from(s.blockTable),
-        ...(this.windowGroup ? { windowBlockTable: Int32Array.from(s.windowTable) } : {}),
+        blockTables: s.blockTables.map((table) => Int32Array.from(table)),
         sampling: s.sampling,
         sample: s.fed + n >= s.prompt.length,
         ...(drafts.length > 0 ? { numDraftTokens: drafts.length } : {}),
@@ -122,4 +127,12 @@ export class StepDriver {
   get blocksUsed(): number {
     return this.nextBlock;
   }
+}
+
+/**
+ * `plan` for a runner keeping only the first `numGroups` of the driver's KV cache groups: a runner
+ * with one group (every position kept, the window only masking) reads the first tables alone.
+ */
+export function planForGroups(plan: StepPlan, numGroups: number): StepPlan {
+  return { ...plan, rows: plan.rows.map((row) => ({ ...row, blockTables: row.blockTables.slice(0, numGroups) })) };
 }

@@ -172,7 +172,7 @@ describe.each(cases)('the emulation vs llama.cpp: $arch $dtype (tied: $tied, emb
     for (let i = 0; i < NUM_GENERATED; i++) {
       const step = runner.executeDetailed({
         stepIndex: i,
-        rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTable, sampling: greedy, sample: true }],
+        rows: [{ sessionId: 'a', tokenIds: fed, startPos: pos, blockTables: [blockTable], sampling: greedy, sample: true }],
       });
       pos += fed.length;
       const logits = step.logits; // [vocab]

@@ -17,7 +17,7 @@ export class LlamaCppRunner {
   constructor(model: ModelDesc, emulation: LlamaCppEmulation, pool: { blockSize: number; numBlocks: number; kvCacheType: KvCacheType }) {
     this.weights = loadLlamaCppWeights(model, emulation, pool.kvCacheType);
     const c = this.weights.config;
-    this.kv = new KvPool({ ...pool, numLayers: c.numLayers, numKvHeads: c.numKvHeads, headDim: c.headDim });
+    this.kv = new KvPool({ blockSize: pool.blockSize, kvCacheType: pool.kvCacheType, groups: [{ numBlocks: pool.numBlocks, window: null }], numLayers: c.numLayers, numKvHeads: c.numKvHeads, headDim: c.headDim });
   }
 
   /** One step: the logits after each sampling row's last token, and the token drawn from them. */
