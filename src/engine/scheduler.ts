@@ -2,7 +2,7 @@
 // budget (step-budget.ts sizes the chunks), preempts when the KV pool says no, gives decode rows the
 // drafts speculation.ts picks, and applies the runner's samples (verify.ts checks drafts). The one
 // writer of a request's computed tokens. It never sees buffers or sessions' text.
-import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } from './constraints';
+import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache, type ConstraintMatcher } from './constraints';
 import type { EngineMode, FinishReason, FinishedEvent, StepBudgetEvent, StepRowEvent, WaitingEvent } from './events';
 import type { KVCacheManager } from './kv-manager';
 import { Request, type RequestParams } from './request';
@@ -11,7 +11,7 @@ import { NO_DRAFTS, planRow, shapeOf, type ScheduledEntry } from './plan-rows';
 import { appendSamples, fillSampledRow, type SampledRun } from './row-samples';
 import { sizeStep, type StepBudget, type StepSizer } from './step-budget';
 import { StepCostModel, attendedPositions, type StepShape } from './step-cost';
-import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
+import { type SampledLogprobs, type StepPlan, type StepMaskFill, type StepResult, type StepRow, type Tokenizer } from './types';
 
 /** What the engine sets on its scheduler (configure()); read back through `settings`. */
 export interface SchedulerSettings {
@@ -279,15 +279,28 @@ export class Scheduler {
   }
 
   /**
-   * Fills the plan's constrained sampling rows' bitmasks (constraints.ts fillRowBitmask) from their
-   * matchers: between schedule() and the runner, off the scheduler's synchronous part.
+   * The plan's constrained sampling rows and the fill of their bitmasks (constraints.ts
+   * fillRowBitmask) from their matchers, for the runner to call while its forward runs
+   * (StepMaskFill); undefined when no row is constrained.
    */
-  async fillConstraintMasks(plan: StepPlan): Promise<void> {
+  constraintMasks(plan: StepPlan): StepMaskFill | undefined {
     const entries = this.inFlight?.stepIndex === plan.stepIndex ? this.inFlight.entries : [];
+    const rows: number[] = [];
+    const matchers: ConstraintMatcher[] = [];
     for (let i = 0; i < plan.rows.length; i++) {
       const matcher = entries[i]?.request.constraint?.matcher;
-      if (matcher && plan.rows[i]!.sample) await fillRowBitmask(plan.rows[i]!, matcher, maskWords(this.constraints!.compiler.vocabSize));
+      if (!matcher || !plan.rows[i]!.sample) continue;
+      rows.push(i);
+      matchers.push(matcher);
     }
+    if (rows.length === 0) return undefined;
+    const words = maskWords(this.constraints!.compiler.vocabSize);
+    return {
+      rows,
+      fill: async () => {
+        for (let j = 0; j < rows.length; j++) await fillRowBitmask(plan.rows[rows[j]!]!, matchers[j]!, words);
+      },
+    };
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */
