@@ -49,14 +49,14 @@ function sideRun(c: FeatureCase, side: 'a' | 'b', newTokens: number): SideRun {
   return { mode: label === 'serialized' ? 'serialized' : 'batched', turns };
 }
 
-/** Replies that stopped (not cut by maxNewTokens) and of those the ones that parse and validate against their schema. */
+/** Replies that stopped (EOS or a stop token, not cut by maxNewTokens) and of those the ones that parse and validate against their schema. */
 function validity(c: FeatureCase, side: 'a' | 'b', record: RunRecord): { stopped: number; valid: number } | null {
   const label = side === 'a' ? c.a : c.b;
   if (c.name.startsWith('sampling') || label === 'unconstrained') return null;
   let stopped = 0;
   let valid = 0;
   record.turns.forEach((t, i) => {
-    if (t.result.finishReason !== 'stop') return;
+    if (t.result.finishReason !== 'eos' && t.result.finishReason !== 'stop') return; // ended where its grammar may end
     stopped++;
     try {
       const schema = JSON_SCHEMAS[SCHEMA_NAMES[i % SCHEMA_NAMES.length]!] as Schema;
@@ -72,6 +72,7 @@ async function measureCase(run: RunWorkload, settings: BenchSettings, c: Feature
   const runs: Record<'a' | 'b', RunSummary[]> = { a: [], b: [] };
   const ratios: number[] = [];
   const checks: Record<'a' | 'b', { stopped: number; valid: number; replies: number }> = { a: { stopped: 0, valid: 0, replies: 0 }, b: { stopped: 0, valid: 0, replies: 0 } };
+  const finishReasons: Record<'a' | 'b', Record<string, number>> = { a: {}, b: {} };
   let outputsMatch = true;
   // warm-up on both sides: pipelines, grammars compiled (the engine's cache), the prefix cache
   for (const side of ['a', 'b'] as const) {
@@ -88,6 +89,9 @@ async function measureCase(run: RunWorkload, settings: BenchSettings, c: Feature
       runs[side].push(summary);
       tokensPerSec[side] = summary.tokensPerSec;
       outputs[side] = JSON.stringify(record.turns.map((t) => t.result.outputTokenIds));
+      for (const t of record.turns) finishReasons[side][t.result.finishReason] = (finishReasons[side][t.result.finishReason] ?? 0) + 1;
+      const errors = record.turns.flatMap((t) => (t.result.error ? [t.result.error] : []));
+      if (errors.length > 0) console.log(`${c.name} ${side === 'a' ? c.a : c.b}: ${errors.length} turns ended with an error, e.g. ${errors[0]}`);
       const v = validity(c, side, record);
       if (v) {
         checks[side].stopped += v.stopped;
@@ -99,7 +103,7 @@ async function measureCase(run: RunWorkload, settings: BenchSettings, c: Feature
     ratios.push(tokensPerSec.b! / tokensPerSec.a!);
     outputsMatch &&= outputs.a === outputs.b;
   }
-  const side = (s: 'a' | 'b'): FeatureSide => ({ medianTokensPerSec: median(runs[s].map((r) => r.tokensPerSec)), runs: runs[s], ...(checks[s].replies > 0 ? { replies: checks[s] } : {}) });
+  const side = (s: 'a' | 'b'): FeatureSide => ({ medianTokensPerSec: median(runs[s].map((r) => r.tokensPerSec)), runs: runs[s], finishReasons: finishReasons[s], ...(checks[s].replies > 0 ? { replies: checks[s] } : {}) });
   // only the serialized-vs-batched case must give the same tokens; the others change what is sampled
   return { ...c, newTokens: settings.featureTokens, sideA: side('a'), sideB: side('b'), ratio: median(ratios), ratios, ...(c.a === 'serialized' ? { outputsMatch } : {}) };
 }

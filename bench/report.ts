@@ -75,6 +75,8 @@ export interface FeatureSide {
   runs: RunSummary[];
   /** Constrained sides: replies over all repeats, those that stopped (not cut by the token cap), and of those the ones that parse and validate. */
   replies?: { replies: number; stopped: number; valid: number };
+  /** How its turns ended over all repeats, e.g. { length: 20, stop: 4 }. */
+  finishReasons: Record<string, number>;
 }
 
 export interface FeaturePoint extends FeatureCase {
@@ -160,7 +162,7 @@ function settingsLine(report: BenchReport): string {
   );
   return (
     `${report.model.name} (${report.model.numParams.toLocaleString('en-US')} params) on ${report.gpu.adapter} (${report.gpu.backend}), ${report.runtime}. ` +
-    `${parts.join('; ')}. Greedy decoding; median of ${report.settings.repeats} repeats after a warm-up. ${report.settings.timing}`
+    `${parts.length > 0 ? `${parts.join('; ')}. ` : ''}Greedy decoding; median of ${report.settings.repeats} repeats after a warm-up. ${report.settings.timing}`
   );
 }
 
@@ -178,11 +180,11 @@ export function featuresMarkdown(points: readonly FeaturePoint[]): string[] {
     '',
     `Decode tok/s over decode-only steps, medians of the repeats; B / A is the median of per-repeat ratios (sides alternating first). Constrained sessions each have one of 8 test JSON schemas, greedy, up to ${points[0]!.newTokens} new tokens (a reply ends where its grammar can); sampling: temperature 0.8, top-k 40, top-p 0.95 against the same with frequency 0.5, presence 0.3 and repetition 1.1 penalties, a logit bias and top-5 logprobs, full length. "valid": replies that parse and validate / replies that stopped, of all replies.`,
     '',
-    '| case | A | A tok/s | B | B tok/s | B / A | valid (B) | same output |',
-    '| --- | --- | ---: | --- | ---: | ---: | --- | --- |',
+    '| case | A | A tok/s | B | B tok/s | B / A | valid (B) | B ended | same output |',
+    '| --- | --- | ---: | --- | ---: | ---: | --- | --- | --- |',
     ...points.map(
       (p) =>
-        `| ${p.name} | ${p.a} | ${p.sideA.medianTokensPerSec.toFixed(1)} | ${p.b} | ${p.sideB.medianTokensPerSec.toFixed(1)} | ${p.ratio.toFixed(2)}x | ${replies(p.sideB)} | ${p.outputsMatch === undefined ? '-' : p.outputsMatch ? 'yes' : 'NO'} |`,
+        `| ${p.name} | ${p.a} | ${p.sideA.medianTokensPerSec.toFixed(1)} | ${p.b} | ${p.sideB.medianTokensPerSec.toFixed(1)} | ${p.ratio.toFixed(2)}x | ${replies(p.sideB)} | ${Object.entries(p.sideB.finishReasons ?? {}).map(([k, n]) => `${k} ${n}`).join(', ')} | ${p.outputsMatch === undefined ? '-' : p.outputsMatch ? 'yes' : 'NO'} |`,
     ),
     '',
   ];
