@@ -42,7 +42,8 @@ function sideRun(c: FeatureCase, side: 'a' | 'b', newTokens: number): SideRun {
   const turns = prompts.map((prompt, i) => {
     const name = SCHEMA_NAMES[i % SCHEMA_NAMES.length]!;
     // a constrained reply ends where its grammar does, so EOS counts; greedy, so both modes must agree
-    const options: SessionOptions = { sampling: { temperature: 0 }, maxNewTokens: newTokens, speculation: 'off' };
+    // unconstrained: full length (EOS ignored), so its steps keep every row, as a constrained side's do until a reply ends
+    const options: SessionOptions = { sampling: { temperature: 0 }, maxNewTokens: newTokens, speculation: 'off', ...(constrained ? {} : { ignoreEos: true }) };
     if (constrained) options.sampling = { temperature: 0, constraint: { kind: 'json_schema', schema: JSON.stringify(JSON_SCHEMAS[name]) } };
     return { prompt: `${prompt} Reply with ${name} as JSON.`, options };
   });
@@ -68,9 +69,16 @@ function validity(c: FeatureCase, side: 'a' | 'b', record: RunRecord): { stopped
   return { stopped, valid };
 }
 
+/** Median wall ms of a run's decode-only steps that carry all `rows` rows (null: none did). */
+function fullStepMs(record: RunRecord, rows: number): number | null {
+  const ms = record.steps.filter((s) => s.rows.length === rows && s.rows.every((r) => r.kind === 'decode')).map((s) => s.elapsedMs);
+  return ms.length > 0 ? median(ms) : null;
+}
+
 async function measureCase(run: RunWorkload, settings: BenchSettings, c: FeatureCase): Promise<FeaturePoint> {
   const runs: Record<'a' | 'b', RunSummary[]> = { a: [], b: [] };
   const ratios: number[] = [];
+  const stepRatios: number[] = [];
   const checks: Record<'a' | 'b', { stopped: number; valid: number; replies: number }> = { a: { stopped: 0, valid: 0, replies: 0 }, b: { stopped: 0, valid: 0, replies: 0 } };
   const finishReasons: Record<'a' | 'b', Record<string, number>> = { a: {}, b: {} };
   let outputsMatch = true;
@@ -83,11 +91,13 @@ async function measureCase(run: RunWorkload, settings: BenchSettings, c: Feature
     const sides: ('a' | 'b')[] = repeat % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
     const outputs: Partial<Record<'a' | 'b', string>> = {};
     const tokensPerSec: Partial<Record<'a' | 'b', number>> = {};
+    const stepMs: Partial<Record<'a' | 'b', number | null>> = {};
     for (const side of sides) {
       const record = await run(sideRun(c, side, settings.featureTokens));
       const summary = summarize(record, repeat);
       runs[side].push(summary);
       tokensPerSec[side] = summary.tokensPerSec;
+      stepMs[side] = fullStepMs(record, c.sessions);
       outputs[side] = JSON.stringify(record.turns.map((t) => t.result.outputTokenIds));
       for (const t of record.turns) finishReasons[side][t.result.finishReason] = (finishReasons[side][t.result.finishReason] ?? 0) + 1;
       const errors = record.turns.flatMap((t) => (t.result.error ? [t.result.error] : []));
@@ -101,11 +111,12 @@ async function measureCase(run: RunWorkload, settings: BenchSettings, c: Feature
       console.log(`${c.name} ${side === 'a' ? c.a : c.b} #${repeat + 1}: ${summary.tokensPerSec.toFixed(1)} tok/s (${summary.decodeTokens} tokens in ${summary.forwardPasses} passes)`);
     }
     ratios.push(tokensPerSec.b! / tokensPerSec.a!);
+    if (stepMs.a && stepMs.b) stepRatios.push(stepMs.b / stepMs.a);
     outputsMatch &&= outputs.a === outputs.b;
   }
   const side = (s: 'a' | 'b'): FeatureSide => ({ medianTokensPerSec: median(runs[s].map((r) => r.tokensPerSec)), runs: runs[s], finishReasons: finishReasons[s], ...(checks[s].replies > 0 ? { replies: checks[s] } : {}) });
   // only the serialized-vs-batched case must give the same tokens; the others change what is sampled
-  return { ...c, newTokens: settings.featureTokens, sideA: side('a'), sideB: side('b'), ratio: median(ratios), ratios, ...(c.a === 'serialized' ? { outputsMatch } : {}) };
+  return { ...c, newTokens: settings.featureTokens, sideA: side('a'), sideB: side('b'), ratio: median(ratios), ratios, ...(stepRatios.length > 0 ? { stepRatio: median(stepRatios) } : {}), ...(c.a === 'serialized' ? { outputsMatch } : {}) };
 }
 
 export async function runFeaturesGrid(run: RunWorkload, settings: BenchSettings, cases = FEATURE_CASES): Promise<FeaturePoint[]> {

@@ -87,6 +87,11 @@ export interface FeaturePoint extends FeatureCase {
   /** Median over repeats of b's tok/s / a's tok/s (the sides ran back to back, alternating first). */
   ratio: number;
   ratios: number[];
+  /**
+   * Median over repeats of B's / A's median wall ms of a decode-only step carrying every session's
+   * row (a side whose replies end early is compared while all its rows run); absent where a side has none (serialized).
+   */
+  stepRatio?: number;
   /** Serialized vs batched only: greedy output identical on both sides in every repeat. */
   outputsMatch?: boolean;
 }
@@ -178,13 +183,13 @@ export function featuresMarkdown(points: readonly FeaturePoint[]): string[] {
   return [
     '## Structured output and sampling features, side by side',
     '',
-    `Decode tok/s over decode-only steps, medians of the repeats; B / A is the median of per-repeat ratios (sides alternating first). Constrained sessions each have one of 8 test JSON schemas, greedy, up to ${points[0]!.newTokens} new tokens (a reply ends where its grammar can); sampling: temperature 0.8, top-k 40, top-p 0.95 against the same with frequency 0.5, presence 0.3 and repetition 1.1 penalties, a logit bias and top-5 logprobs, full length. "valid": replies that parse and validate / replies that stopped, of all replies.`,
+    `Decode tok/s over decode-only steps, medians of the repeats; B / A is the median of per-repeat ratios (sides alternating first). Constrained sessions each have one of 8 test JSON schemas, greedy, up to ${points[0]!.newTokens} new tokens (a reply ends where its grammar can); sampling: temperature 0.8, top-k 40, top-p 0.95 against the same with frequency 0.5, presence 0.3 and repetition 1.1 penalties, a logit bias and top-5 logprobs, full length. "step, all rows": the median decode step carrying all 8 rows (B / A > 1: B's step is slower). "valid": replies that parse and validate / replies that stopped, of all replies.`,
     '',
-    '| case | A | A tok/s | B | B tok/s | B / A | valid (B) | B ended | same output |',
-    '| --- | --- | ---: | --- | ---: | ---: | --- | --- | --- |',
+    '| case | A | A tok/s | B | B tok/s | B / A | B / A step, all rows | valid (B) | B ended | same output |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- |',
     ...points.map(
       (p) =>
-        `| ${p.name} | ${p.a} | ${p.sideA.medianTokensPerSec.toFixed(1)} | ${p.b} | ${p.sideB.medianTokensPerSec.toFixed(1)} | ${p.ratio.toFixed(2)}x | ${replies(p.sideB)} | ${Object.entries(p.sideB.finishReasons ?? {}).map(([k, n]) => `${k} ${n}`).join(', ')} | ${p.outputsMatch === undefined ? '-' : p.outputsMatch ? 'yes' : 'NO'} |`,
+        `| ${p.name} | ${p.a} | ${p.sideA.medianTokensPerSec.toFixed(1)} | ${p.b} | ${p.sideB.medianTokensPerSec.toFixed(1)} | ${p.ratio.toFixed(2)}x | ${p.stepRatio === undefined ? '-' : `${p.stepRatio.toFixed(2)}x`} | ${replies(p.sideB)} | ${Object.entries(p.sideB.finishReasons ?? {}).map(([k, n]) => `${k} ${n}`).join(', ')} | ${p.outputsMatch === undefined ? '-' : p.outputsMatch ? 'yes' : 'NO'} |`,
     ),
     '',
   ];
