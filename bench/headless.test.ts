@@ -14,7 +14,7 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe('npm run bench:headless', () => {
   it('runs the grid batched and serialized and writes the report', () => {
-    const args = ['--sessions=1,3', '--repeats=1', '--workloads=chat', '--chat-tokens=5', '--join-decoders=2', '--join-tokens=200', '--speculation=off', '--machine=ci', `--out=${outDir}`];
+    const args = ['--sessions=1,3', '--repeats=1', '--workloads=chat', '--chat-tokens=5', '--join-decoders=2', '--join-tokens=200', '--speculation=off', '--features=off', '--machine=ci', `--out=${outDir}`];
     const run = spawnSync(join(root, 'node_modules/.bin/tsx'), ['bench/headless.node.ts', ...args], { cwd: root, encoding: 'utf8', timeout: 300_000 });
     expect(run.stderr + run.stdout).toMatch(/wrote .*-ci-node\.\{json,md\}/);
     expect(run.status).toBe(0);
@@ -38,4 +38,32 @@ describe('npm run bench:headless', () => {
     expect(report.join?.median.joinSteps).toBeGreaterThanOrEqual(1);
     expect(readFileSync(join(outDir, files[1]!), 'utf8')).toContain('| chat | 3 |');
   });
+
+  it('runs the structured output and sampling features side by side and reports them', () => {
+    const dir = join(outDir, 'features');
+    const args = ['--features=only', '--speculation=off', '--repeats=1', '--feature-tokens=6', '--machine=ci', `--out=${dir}`];
+    const run = spawnSync(join(root, 'node_modules/.bin/tsx'), ['bench/headless.node.ts', ...args], { cwd: root, encoding: 'utf8', timeout: 300_000 });
+    expect(run.stderr + run.stdout).toMatch(/wrote .*-ci-node-features\.\{json,md\}/);
+    expect(run.status).toBe(0);
+    const files = readdirSync(dir).sort();
+    const report = JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as BenchReport;
+    expect(report.throughput).toEqual([]);
+    expect(report.features!.map((p) => [p.a, p.b])).toEqual([
+      ['serialized', 'batched'],
+      ['unconstrained', 'constrained'],
+      ['plain', 'penalties + bias + logprobs (top 5)'],
+    ]);
+    const [modes, constrained, sampling] = report.features!;
+    expect(modes!.outputsMatch).toBe(true); // greedy and constrained: the same tokens serialized and batched
+    // the serialized side feeds one row a step, the batched side all 8
+    expect(modes!.sideA.runs[0]!.forwardPasses).toBe(modes!.sideA.runs[0]!.decodeTokens);
+    expect(modes!.sideB.runs[0]!.forwardPasses).toBeLessThan(modes!.sideB.runs[0]!.decodeTokens);
+    for (const side of [modes!.sideA, modes!.sideB, constrained!.sideB]) {
+      expect(side.replies!.replies).toBe(8);
+      expect(side.replies!.valid).toBe(side.replies!.stopped); // every reply that stopped parses and validates
+    }
+    expect(constrained!.sideA.replies).toBeUndefined();
+    for (const side of [sampling!.sideA, sampling!.sideB]) expect(side.runs[0]!.meanNewTokens).toBe(6); // full length
+    expect(readFileSync(join(dir, files[1]!), 'utf8')).toContain('| JSON schema x8 | serialized |');
+  }, 300_000);
 });

@@ -5,6 +5,8 @@ export const GRID_USAGE = `  --quick              1, 2 and 4 sessions and 32 new
   --sessions=1,2,4,8,16  --repeats=3  --workloads=chat,niah  --chat-tokens=64
   --join-decoders=4  --join-tokens=1900   decoding sessions a long prompt joins, and its length (0 decoders: no join)
  --speculation=on    speculation off vs on after the grid (on), instead of it (only), or not (off)
+  --features=on        structured output and sampling features side by side after the grid (on), instead of it (only), or not (off)
+  --features-full      their full rounds: 128 new tokens a turn (default 48; --feature-tokens=N sets it)
   --machine=NAME       used in bench/results/<date>-<machine>.* (default: the GPU adapter's vendor and architecture)`;
 
 const OPTION_ENV: Record<string, string> = {
@@ -16,6 +18,8 @@ const OPTION_ENV: Record<string, string> = {
   'join-tokens': 'COHORT_BENCH_JOIN_TOKENS',
   machine: 'COHORT_BENCH_MACHINE',
   speculation: 'COHORT_BENCH_SPECULATION',
+  features: 'COHORT_BENCH_FEATURES',
+  'feature-tokens': 'COHORT_BENCH_FEATURE_TOKENS',
 };
 
 export interface ParsedOptions {
@@ -35,6 +39,7 @@ export function parseOptions(args: string[]): ParsedOptions {
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const value = eq < 0 ? '' : arg.slice(eq + 1);
     if (name === 'quick' && value === '') env.COHORT_BENCH_QUICK = '1';
+    else if (name === 'features-full' && value === '') env.COHORT_BENCH_FEATURES_FULL = '1';
     else if (OPTION_ENV[name] !== undefined) {
       if (value === '') throw new Error(`--${name} needs a value (--${name}=...)`);
       env[OPTION_ENV[name]] = value;

@@ -61,6 +61,41 @@ export interface SpeculationPoint extends SpeculationCase {
   outputsMatch: boolean;
 }
 
+/** A features case: two sides of the same sessions, side b measured against side a. */
+export interface FeatureCase {
+  name: string;
+  sessions: number;
+  /** The sides' labels, e.g. 'serialized' and 'batched', 'unconstrained' and 'constrained', 'plain' and the sampling features. */
+  a: string;
+  b: string;
+}
+
+export interface FeatureSide {
+  medianTokensPerSec: number;
+  runs: RunSummary[];
+  /** Constrained sides: replies over all repeats, those that stopped (not cut by the token cap), and of those the ones that parse and validate. */
+  replies?: { replies: number; stopped: number; valid: number };
+  /** How its turns ended over all repeats, e.g. { length: 20, stop: 4 }. */
+  finishReasons: Record<string, number>;
+}
+
+export interface FeaturePoint extends FeatureCase {
+  /** Most new tokens per turn. */
+  newTokens: number;
+  sideA: FeatureSide;
+  sideB: FeatureSide;
+  /** Median over repeats of b's tok/s / a's tok/s (the sides ran back to back, alternating first). */
+  ratio: number;
+  ratios: number[];
+  /**
+   * Median over repeats of B's / A's median wall ms of a decode-only step carrying every session's
+   * row (a side whose replies end early is compared while all its rows run); absent where a side has none (serialized).
+   */
+  stepRatio?: number;
+  /** Serialized vs batched only: greedy output identical on both sides in every repeat. */
+  outputsMatch?: boolean;
+}
+
 export interface BenchReport {
   schema: 1;
   date: string;
@@ -80,6 +115,8 @@ export interface BenchReport {
   join: { decoders: number; runs: JoinLatency[]; median: JoinLatency } | null;
   /** Speculation off vs on (absent: not run). */
   speculation?: SpeculationPoint[];
+  /** Structured output and sampling features, side by side (absent: not run). */
+  features?: FeaturePoint[];
   runtimeSeconds: number;
   /** Conditions worth knowing when reading the numbers (COHORT_BENCH_NOTE). */
   note?: string;
@@ -130,14 +167,32 @@ function settingsLine(report: BenchReport): string {
   );
   return (
     `${report.model.name} (${report.model.numParams.toLocaleString('en-US')} params) on ${report.gpu.adapter} (${report.gpu.backend}), ${report.runtime}. ` +
-    `${parts.join('; ')}. Greedy decoding; median of ${report.settings.repeats} repeats after a warm-up. ${report.settings.timing}`
+    `${parts.length > 0 ? `${parts.join('; ')}. ` : ''}Greedy decoding; median of ${report.settings.repeats} repeats after a warm-up. ${report.settings.timing}`
   );
 }
 
 /** Settings, both tables and the chart: what the report file and the README section share. */
 function reportBody(report: BenchReport, chartPath: string): string[] {
   const grid = report.throughput.length > 0 ? [throughputTable(report), '', joinTable(report), '', `![decode tokens/sec vs sessions](${chartPath})`] : [];
-  return [settingsLine(report), '', ...grid, '', ...speculationMarkdown(report.speculation ?? [])];
+  return [settingsLine(report), '', ...grid, '', ...speculationMarkdown(report.speculation ?? []), ...featuresMarkdown(report.features ?? [])];
+}
+
+export function featuresMarkdown(points: readonly FeaturePoint[]): string[] {
+  if (points.length === 0) return [];
+  const replies = (s: FeatureSide) => (s.replies ? `${s.replies.valid}/${s.replies.stopped} of ${s.replies.replies}` : '-');
+  return [
+    '## Structured output and sampling features, side by side',
+    '',
+    `Decode tok/s over decode-only steps, medians of the repeats; B / A is the median of per-repeat ratios (sides alternating first). Constrained sessions each have one of 8 test JSON schemas, greedy, up to ${points[0]!.newTokens} new tokens (a reply ends where its grammar can); sampling: temperature 0.8, top-k 40, top-p 0.95 against the same with frequency 0.5, presence 0.3 and repetition 1.1 penalties, a logit bias and top-5 logprobs, full length. "step, all rows": the median decode step carrying all 8 rows (B / A > 1: B's step is slower). "valid": replies that parse and validate / replies that stopped, of all replies.`,
+    '',
+    '| case | A | A tok/s | B | B tok/s | B / A | B / A step, all rows | valid (B) | B ended | same output |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- |',
+    ...points.map(
+      (p) =>
+        `| ${p.name} | ${p.a} | ${p.sideA.medianTokensPerSec.toFixed(1)} | ${p.b} | ${p.sideB.medianTokensPerSec.toFixed(1)} | ${p.ratio.toFixed(2)}x | ${p.stepRatio === undefined ? '-' : `${p.stepRatio.toFixed(2)}x`} | ${replies(p.sideB)} | ${Object.entries(p.sideB.finishReasons ?? {}).map(([k, n]) => `${k} ${n}`).join(', ')} | ${p.outputsMatch === undefined ? '-' : p.outputsMatch ? 'yes' : 'NO'} |`,
+    ),
+    '',
+  ];
 }
 
 export function speculationMarkdown(points: readonly SpeculationPoint[]): string[] {

@@ -15,6 +15,10 @@ export interface BenchSettings {
   joinPromptTokens: number;
   /** Speculation off vs on after the grid ('on'), instead of it ('only'), or not at all ('off'). */
   speculation: 'on' | 'off' | 'only';
+  /** Structured output and sampling features side by side after the grid ('on'), instead of it ('only'), or not ('off'): features-grid.ts. */
+  features: 'on' | 'off' | 'only';
+  /** Most new tokens per features turn: 48 in small rounds, 128 with COHORT_BENCH_FEATURES_FULL=1. */
+  featureTokens: number;
 }
 
 function numberList(value: string | undefined): number[] | undefined {
@@ -24,8 +28,8 @@ function numberList(value: string | undefined): number[] | undefined {
   return list;
 }
 
-function speculationSetting(value = 'on'): BenchSettings['speculation'] {
-  if (value !== 'on' && value !== 'off' && value !== 'only') throw new Error(`COHORT_BENCH_SPECULATION=${value}: on, off or only`);
+function onOffOnly(name: string, value = 'on'): 'on' | 'off' | 'only' {
+  if (value !== 'on' && value !== 'off' && value !== 'only') throw new Error(`${name}=${value}: on, off or only`);
   return value;
 }
 
@@ -47,7 +51,9 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     niahNewTokens: NIAH_MAX_NEW_TOKENS,
     joinDecoders: Number(env.COHORT_BENCH_JOIN_DECODERS ?? 4),
     joinPromptTokens: numberList(env.COHORT_BENCH_JOIN_TOKENS)?.[0] ?? 1900,
-    speculation: speculationSetting(env.COHORT_BENCH_SPECULATION),
+    speculation: onOffOnly('COHORT_BENCH_SPECULATION', env.COHORT_BENCH_SPECULATION),
+    features: onOffOnly('COHORT_BENCH_FEATURES', env.COHORT_BENCH_FEATURES),
+    featureTokens: numberList(env.COHORT_BENCH_FEATURE_TOKENS)?.[0] ?? (env.COHORT_BENCH_FEATURES_FULL === '1' ? 128 : 48),
   };
 }
 

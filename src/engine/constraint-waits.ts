@@ -1,10 +1,10 @@
 // The scheduler's waits on output constraints: a request's grammar compiled off the step loop, when
-// one settles, and a plan's constrained rows' bitmasks filled before the runner. Not the constraint
+// one settles, and the fill of a plan's constrained rows' bitmasks the runner calls. Not the constraint
 // itself (constraints.ts) nor which requests ride (scheduler.ts).
-import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache } from './constraints';
+import { RequestConstraint, fillRowBitmask, maskWords, type ConstraintCache, type ConstraintMatcher } from './constraints';
 import type { ScheduledEntry } from './plan-rows';
 import type { Request } from './request';
-import type { StepPlan } from './types';
+import type { StepMaskFill, StepPlan } from './types';
 
 export class ConstraintWaits {
   /** Compiles in progress: a request waits for its constraint outside the step loop. */
@@ -34,13 +34,26 @@ export class ConstraintWaits {
   }
 
   /**
-   * Fills the plan's constrained sampling rows' bitmasks (constraints.ts fillRowBitmask) from their
-   * matchers: between schedule() and the runner, off the scheduler's synchronous part.
+   * The plan's constrained sampling rows and the fill of their bitmasks (constraints.ts
+   * fillRowBitmask) from their matchers, for the runner to call while its forward runs
+   * (StepMaskFill); undefined when no row is constrained.
    */
-  async fillMasks(plan: StepPlan, entries: readonly ScheduledEntry[]): Promise<void> {
+  masks(plan: StepPlan, entries: readonly ScheduledEntry[]): StepMaskFill | undefined {
+    const rows: number[] = [];
+    const matchers: ConstraintMatcher[] = [];
     for (let i = 0; i < plan.rows.length; i++) {
       const matcher = entries[i]?.request.constraint?.matcher;
-      if (matcher && plan.rows[i]!.sample) await fillRowBitmask(plan.rows[i]!, matcher, maskWords(this.cache!.compiler.vocabSize));
+      if (!matcher || !plan.rows[i]!.sample) continue;
+      rows.push(i);
+      matchers.push(matcher);
     }
+    if (rows.length === 0) return undefined;
+    const words = maskWords(this.cache!.compiler.vocabSize);
+    return {
+      rows,
+      fill: async () => {
+        for (let j = 0; j < rows.length; j++) await fillRowBitmask(plan.rows[rows[j]!]!, matchers[j]!, words);
+      },
+    };
   }
 }

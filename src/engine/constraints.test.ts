@@ -7,8 +7,9 @@ import { EngineCore } from './engine-core';
 import { InvalidOptionError } from './errors';
 import type { StepEvent } from './events';
 import { FakeRunner } from './testing/fake-runner';
+import { RunnerWrapper } from './testing/runner-wrapper';
 import { ByteTokenizer, PlainChatTemplate } from './testing/test-support';
-import type { OutputConstraint } from './types';
+import type { ModelRunner, OutputConstraint, StepMaskFill, StepPlan, StepResult } from './types';
 
 /** A matcher that allows every token and counts what it was given. */
 function openMatcher(words: number, accepted: number[]): ConstraintMatcher {
@@ -38,8 +39,8 @@ class ScriptedCompiler implements ConstraintCompiler {
   }
 }
 
-function makeEngine(compiler: ScriptedCompiler): EngineCore {
-  return new EngineCore({ runner: new FakeRunner({ numBlocks: 100, blockSize: 4, vocabSize: 200, eosEvery: 0 }), tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true, constraints: compiler });
+function makeEngine(compiler: ScriptedCompiler, runner: ModelRunner = new FakeRunner({ numBlocks: 100, blockSize: 4, vocabSize: 200, eosEvery: 0 })): EngineCore {
+  return new EngineCore({ runner, tokenizer: new ByteTokenizer(), chatTemplate: new PlainChatTemplate(), manualSteps: true, constraints: compiler });
 }
 
 const schema: OutputConstraint = { kind: 'json_schema', schema: '{"type":"object"}' };
@@ -98,6 +99,54 @@ describe('constrained requests in the engine', () => {
     engine.send(a, 'x');
     while (await engine.step());
     expect(await engine.waitForTurn(a)).toMatchObject({ finishReason: 'error', error: expect.stringMatching(/^response_format: .*no constraint compiler/) });
+  });
+});
+
+/** Records, at each execute(), the masks it was handed and whether their rows were filled yet. */
+class MaskRecordingRunner extends RunnerWrapper {
+  readonly seen: { rows: number[]; filledBefore: boolean; filledAfter: boolean; sampling: boolean[] }[] = [];
+  constructor(private readonly callFill: boolean) {
+    super(new FakeRunner({ numBlocks: 100, blockSize: 4, vocabSize: 200, eosEvery: 0 }));
+  }
+  override async execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult> {
+    if (!masks) return this.inner.execute(plan);
+    const filled = () => masks.rows.every((r) => plan.rows[r]!.tokenBitmask !== undefined);
+    const filledBefore = masks.rows.some((r) => plan.rows[r]!.tokenBitmask !== undefined);
+    if (this.callFill) await masks.fill();
+    this.seen.push({ rows: [...masks.rows], filledBefore, filledAfter: filled(), sampling: plan.rows.map((row) => row.sample) });
+    return this.inner.execute(plan); // the masks are already in (or never will be)
+  }
+}
+
+describe('constraint masks during the step', () => {
+  it('reach the runner unfilled, for the constrained sampling rows only, and are filled by its call', async () => {
+    const compiler = new ScriptedCompiler();
+    const runner = new MaskRecordingRunner(true);
+    const engine = makeEngine(compiler, runner);
+    const plain = engine.createSession({ maxNewTokens: 3 });
+    const constrained = engine.createSession({ maxNewTokens: 3, sampling: { constraint: schema } });
+    engine.send(plain, 'first');
+    engine.send(constrained, 'second');
+    compiler.gates.get(constraintKey(schema))!.resolve();
+    while (await engine.step());
+    expect((await engine.waitForTurn(constrained)).finishReason).toBe('length');
+    expect(runner.seen.length).toBeGreaterThan(0);
+    for (const step of runner.seen) {
+      expect(step.filledBefore).toBe(false);
+      expect(step.filledAfter).toBe(true);
+      expect(step.rows).toHaveLength(1);
+      expect(step.sampling[step.rows[0]!]).toBe(true);
+    }
+  });
+
+  it("a runner that samples without filling them fails the step's rows, saying so", async () => {
+    const compiler = new ScriptedCompiler();
+    const engine = makeEngine(compiler, new MaskRecordingRunner(false));
+    const constrained = engine.createSession({ maxNewTokens: 3, sampling: { constraint: schema } });
+    engine.send(constrained, 'x');
+    compiler.gates.get(constraintKey(schema))!.resolve();
+    while (await engine.step());
+    expect(await engine.waitForTurn(constrained)).toMatchObject({ finishReason: 'error', error: expect.stringContaining('without filling its constraint masks') });
   });
 });
 

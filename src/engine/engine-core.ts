@@ -241,8 +241,11 @@ export class EngineCore {
       let result: StepResult | undefined;
       let failure: unknown;
       try {
-        await this.scheduler.fillConstraintMasks(plan);
-        result = await this.runner.execute(plan);
+        // the masks are filled while the runner's forward runs; it samples only once they are in
+        const masks = this.scheduler.constraintMasks(plan);
+        const executed = await this.runner.execute(plan, masks);
+        if (masks?.rows.some((r) => !plan.rows[r]!.tokenBitmask)) throw new Error(`the runner sampled step ${plan.stepIndex} without filling its constraint masks`);
+        result = executed;
       } catch (err) {
         failure = err;
       }

@@ -14,7 +14,7 @@ import { appendSamples, fillSampledRow, rowEvent, type SampledRun } from './row-
 import { changedSettings, initialSettings, type SchedulerConfig, type SchedulerSettings } from './scheduler-settings';
 import { sizeStep, type StepSizer } from './step-budget';
 import { StepCostModel, type StepShape } from './step-cost';
-import { type SampledLogprobs, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
+import { type SampledLogprobs, type StepMaskFill, type StepPlan, type StepResult, type StepRow, type Tokenizer } from './types';
 
 /** The step being scheduled: its entries and what is left of its budgets. */
 interface StepInProgress {
@@ -231,11 +231,12 @@ export class Scheduler {
   }
 
   /**
-   * Fills the plan's constrained sampling rows' bitmasks (constraints.ts fillRowBitmask) from their
-   * matchers: between schedule() and the runner, off the scheduler's synchronous part.
+   * The plan's constrained sampling rows and the fill of their bitmasks (constraints.ts
+   * fillRowBitmask) from their matchers, for the runner to call while its forward runs
+   * (StepMaskFill); undefined when no row is constrained.
    */
-  fillConstraintMasks(plan: StepPlan): Promise<void> {
-    return this.constraints.fillMasks(plan, this.inFlight?.stepIndex === plan.stepIndex ? this.inFlight.entries : []);
+  constraintMasks(plan: StepPlan): StepMaskFill | undefined {
+    return this.constraints.masks(plan, this.inFlight?.stepIndex === plan.stepIndex ? this.inFlight.entries : []);
   }
 
   /** Applies a step's result: advances computed tokens, appends samples, ends finished requests. */

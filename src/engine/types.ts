@@ -170,6 +170,17 @@ export function slidingGroupBlocks(window: number, blockSize: number, maxRows: n
   return 1 + maxRows * (Math.ceil((window - 1) / blockSize) + 2) + Math.ceil(maxTokensPerStep / blockSize);
 }
 
+/**
+ * A step's constraint masks, filled while the runner's forward pass runs (vLLM's order: the grammar
+ * bitmask is needed only at sampling). `rows`: the plan rows (indices) that carry a tokenBitmask
+ * once `fill()` resolves. A runner given one calls fill() exactly once, after it has started the
+ * step's forward and before it samples; a fill that rejects fails the step as a runner error does.
+ */
+export interface StepMaskFill {
+  readonly rows: readonly number[];
+  fill(): Promise<void>;
+}
+
 export interface ModelRunner {
   /** Token positions per KV block. */
   readonly blockSize: number;
@@ -192,7 +203,8 @@ export interface ModelRunner {
    * the runner does not verify drafts, and the engine never sends it any.
    */
   readonly maxDraftTokens?: number;
-  execute(plan: StepPlan): Promise<StepResult>;
+  /** Runs a step; `masks`: rows whose tokenBitmask is filled during it (StepMaskFill), absent when none is. */
+  execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult>;
   dispose(): void;
 }
 

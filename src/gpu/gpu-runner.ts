@@ -1,8 +1,9 @@
 // GpuRunner: the WebGPU ModelRunner. Everything is sized and compiled at load; a step is one
-// encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps).
+// encoder, one compute pass, one submit and one small readback (sampled ids + pass timestamps);
+// a step with constraint masks to fill submits the forward first and the sampling after the fill.
 // Not a scheduler (rows come from the plan) and not a loader (it takes a ModelDesc).
 import { DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_ROWS, slidingGroupBlocks, type KvCacheGroupSpec } from '../engine/types';
-import type { ModelRunner, SampledLogprobs, StepPlan, StepResult } from '../engine/types';
+import type { ModelRunner, SampledLogprobs, StepMaskFill, StepPlan, StepResult } from '../engine/types';
 import { splitSampledIds } from '../engine/sampled-positions';
 import type { ModelDesc } from '../model/desc';
 import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../engine/kv-types';
@@ -68,6 +69,11 @@ export interface GpuRunnerOptions {
 /** A step's encoder as executeWith() hands it over, between the uploads and the sampled-id copy. */
 export interface StepEncoding {
   readonly encoder: GPUCommandEncoder;
+  /**
+   * 'whole': the step in one submission; 'forward' then 'sampling': a step whose masks are filled
+   * between the two submissions (StepMaskFill), the forward's dispatches, then the tail's.
+   */
+  readonly part: 'whole' | 'forward' | 'sampling';
   /** The step's dispatches in order: the body, then the tail when a position samples (encode() skips those `runs` says have no workgroups). */
   readonly dispatches: readonly Dispatch[];
   readonly counts: Counts;
@@ -232,21 +238,30 @@ export class GpuRunner implements ModelRunner {
     return new GpuRunner(device, c.vocabSize, weights, kv, act, ropeTableBuffers, program, meta, kvPlan.note, setting);
   }
 
-  async execute(plan: StepPlan): Promise<StepResult> {
-    return this.executeWith(plan, this.servingPass);
+  /**
+   * With `masks`, vLLM's order: the forward is submitted, the masks filled on the CPU while it runs,
+   * then written (queue order puts the write after the forward, before the sampling) and the
+   * sampling submitted. Without, one submission.
+   */
+  async execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult> {
+    return this.executeWith(plan, this.servingPass, masks);
   }
 
   /**
-   * The serving pass: every dispatch of the step in one compute pass, timed by the pass's two
-   * timestamps where the device has them. execute() records this; testing/step-probe.ts copies the logits out after it.
+   * The serving pass: every dispatch of the step (or of its part) in one compute pass, timed by the
+   * pass's two timestamps where the device has them; a split step's span runs from the forward's
+   * start to the sampling's end, so it holds any wait for the fill.
+   * execute() records this; testing/step-probe.ts copies the logits out after it.
    */
   readonly servingPass: StepPasses = (step) => {
+    const begin = step.part !== 'sampling';
+    const end = step.part !== 'forward';
     const pass = step.encoder.beginComputePass(
-      this.querySet ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {},
+      this.querySet ? { timestampWrites: { querySet: this.querySet, ...(begin ? { beginningOfPassWriteIndex: 0 } : {}), ...(end ? { endOfPassWriteIndex: 1 } : {}) } } : {},
     );
     step.encode(pass, step.dispatches);
     pass.end();
-    if (!this.querySet || !this.act.timestamps) return false;
+    if (!this.querySet || !this.act.timestamps || !end) return false;
     step.encoder.resolveQuerySet(this.querySet, 0, 2, this.act.timestamps, 0);
     step.encoder.copyBufferToBuffer(this.act.timestamps, 0, this.act.readback, 0, READBACK_TIMESTAMP_BYTES);
     return true;
@@ -258,25 +273,25 @@ export class GpuRunner implements ModelRunner {
    * uploads, submit and sampled-id readback are execute()'s own. gpuTimeMs only where `passes`
    * resolved the pass timestamps.
    */
-  async executeWith(plan: StepPlan, passes: StepPasses): Promise<StepResult> {
+  async executeWith(plan: StepPlan, passes: StepPasses, masks?: StepMaskFill): Promise<StepResult> {
     if (this.disposed) throw new Error('GpuRunner used after dispose()');
     if (this.inFlight) throw new Error('GpuRunner.execute called while a step is running');
     this.inFlight = true;
     try {
-      return await this.run(plan, passes);
+      return await this.run(plan, passes, masks);
     } finally {
       this.inFlight = false;
     }
   }
 
-  private async run(plan: StepPlan, passes: StepPasses): Promise<StepResult> {
+  private async run(plan: StepPlan, passes: StepPasses, masks?: StepMaskFill): Promise<StepResult> {
     const { device, act, meta } = this;
     const queue = device.queue;
-    meta.pack(plan); // validates the plan before any GPU work
+    meta.pack(plan, masks?.rows); // validates the plan before any GPU work
     const counts = this.counts();
 
     device.pushErrorScope('validation');
-    const encoder = device.createCommandEncoder({ label: `step ${plan.stepIndex}` });
+    let encoder = device.createCommandEncoder({ label: `step ${plan.stepIndex}` });
     let timed = false;
     if (counts.numTokens > 0) {
       queue.writeBuffer(act.tokens, 0, meta.tokens.buffer, 0, counts.numTokens * TOKEN_INFO_WORDS * 4);
@@ -291,7 +306,7 @@ export class GpuRunner implements ModelRunner {
       if (counts.numMasked > 0) {
         // the constrained positions' masks: one upload for the step, only in steps that have one
         queue.writeBuffer(act.maskPositions, 0, meta.maskPositions.buffer, 0, counts.numMasked * 4);
-        queue.writeBuffer(act.masks, 0, meta.masks);
+        if (!masks) queue.writeBuffer(act.masks, 0, meta.masks);
       }
       if (counts.numPenalized > 0) {
         queue.writeBuffer(act.penaltyInfo, 0, meta.penaltyInfo.buffer, 0, counts.numPenalized * PENALTY_INFO_WORDS * 4);
@@ -299,8 +314,19 @@ export class GpuRunner implements ModelRunner {
       }
       this.program.writeParams(queue, counts);
       const dispatches = counts.numSampled > 0 ? this.sampledStep : this.program.body;
+      const step = (part: StepEncoding['part'], list: readonly Dispatch[]): StepEncoding => ({ encoder, part, dispatches: list, counts, logits: act.logits, runs: (d) => this.fillGrid(d, counts), encode: (pass, l) => this.encode(pass, l, counts) });
       try {
-        timed = passes({ encoder, dispatches, counts, logits: act.logits, runs: (d) => this.fillGrid(d, counts), encode: (pass, list) => this.encode(pass, list, counts) });
+        if (!masks) timed = passes(step('whole', dispatches));
+        else {
+          // the forward runs while the CPU fills the masks; the write lands between the two submissions
+          passes(step('forward', this.program.body));
+          queue.submit([encoder.finish()]);
+          await masks.fill();
+          meta.packMasks(plan);
+          queue.writeBuffer(act.masks, 0, meta.masks);
+          encoder = device.createCommandEncoder({ label: `step ${plan.stepIndex} sampling` });
+          timed = passes(step('sampling', this.program.tail));
+        }
       } catch (err) {
         await device.popErrorScope(); // the next step's scope must not sit on this one
         throw err;

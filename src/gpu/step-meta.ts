@@ -113,6 +113,8 @@ export class StepMeta {
   private maskRows: Uint32Array<ArrayBuffer> | null = null;
   /** Sampled positions of constrained rows (token_mask.wgsl's grid y). */
   numMasked = 0;
+  /** Rows whose masks the last pack() left to packMasks() (filled while the forward runs): plan row and first mask slot. */
+  private laterMasks: { row: number; slot: number }[] = [];
   /** Sampled positions whose rows ask for logprobs: the slots read back. */
   numLogprobSlots = 0;
   numTokens = 0;
@@ -167,8 +169,12 @@ export class StepMeta {
     return limits.maxTokens;
   }
 
-  /** Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit. */
-  pack(plan: StepPlan): void {
+  /**
+   * Fills the arrays from plan; throws RangeError (before any GPU work) on a plan that does not fit.
+   * `laterMaskRows`: sampling rows whose tokenBitmask comes after the forward (StepMaskFill): their
+   * mask slots are counted and placed now, their bits copied by packMasks().
+   */
+  pack(plan: StepPlan, laterMaskRows: readonly number[] = []): void {
     const { maxTokens, maxRows, blockSize, maxPositions, vocabSize, attentionSplits } = this.limits;
     const queriesPerItem = this.limits.attentionQueriesPerItem ?? 1;
     const maxDraftTokens = this.limits.maxDraftTokens ?? 0;
@@ -185,6 +191,7 @@ export class StepMeta {
     let logprobSlots = 0;
     let masked = 0;
     const words = maskWords(vocabSize);
+    this.laterMasks = [];
     plan.rows.forEach((row, r) => {
       const n = row.tokenIds.length;
       if (n === 0) throw new RangeError(`row ${row.sessionId} feeds no tokens`);
@@ -253,14 +260,16 @@ export class StepMeta {
         rowEntries = e.ids.length;
         numEntries += rowEntries;
       }
-      const mask = row.sample ? row.tokenBitmask : undefined;
+      const later = row.sample && laterMaskRows.includes(r);
+      if (later) this.laterMasks.push({ row: r, slot: masked });
+      const mask = row.sample && !later ? row.tokenBitmask : undefined;
       if (mask && mask.length !== (k + 1) * words) throw new RangeError(`row ${row.sessionId}: tokenBitmask of ${mask.length} words, ${k + 1} positions of ${words} expected`);
       const topLogprobs = row.sampling.logprobs;
       for (let i = 0; i < numSampledPositions(row); i++, sampled++) {
-        if (mask) {
+        if (mask || later) {
           // the constraint's mask of this position (after i drafts), applied before penalties
           this.maskRows ??= new Uint32Array(maxSampledPositions(this.limits) * words);
-          this.maskRows.set(new Uint32Array(mask.buffer, mask.byteOffset + i * words * 4, words), masked * words);
+          if (mask) this.maskRows.set(new Uint32Array(mask.buffer, mask.byteOffset + i * words * 4, words), masked * words);
           this.maskPositions[masked++] = sampled;
         }
         if (penalties) {
@@ -305,6 +314,18 @@ export class StepMeta {
     this.numPenaltyEntries = numEntries;
     this.numLogprobSlots = logprobSlots;
     this.numMasked = masked;
+  }
+
+  /** Copies the masks pack() left to later (its laterMaskRows) from their rows' tokenBitmask, now filled. */
+  packMasks(plan: StepPlan): void {
+    const words = maskWords(this.limits.vocabSize);
+    for (const { row: r, slot } of this.laterMasks) {
+      const row = plan.rows[r]!;
+      const mask = row.tokenBitmask;
+      const expected = numSampledPositions(row) * words;
+      if (!mask || mask.length !== expected) throw new RangeError(`row ${row.sessionId}: tokenBitmask of ${mask?.length ?? 0} words after the fill, ${expected} expected`);
+      this.maskRows!.set(new Uint32Array(mask.buffer, mask.byteOffset, expected), slot * words);
+    }
   }
 
   /**

@@ -15,6 +15,7 @@ const SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
 const IM_END = 258;
 
 type Plan = Parameters<CpuRunner['execute']>[0];
+type Masks = Parameters<CpuRunner['execute']>[1];
 
 /**
  * CpuRunner whose sampled tokens are replaced by a script: each new session's first sampled token
@@ -26,8 +27,8 @@ class ScriptedRunner extends CpuRunner {
   /** Per session: the position of its first fed token and the ids fed before its first sample. */
   readonly fed = new Map<string, { startPos: number; ids: number[]; sampled: number; script: number[] | null }>();
 
-  override async execute(plan: Plan) {
-    const result = await super.execute(plan);
+  override async execute(plan: Plan, masks?: Masks) {
+    const result = await super.execute(plan, masks);
     plan.rows.forEach((row, i) => {
       let seen = this.fed.get(row.sessionId);
       if (!seen) this.fed.set(row.sessionId, (seen = { startPos: row.startPos, ids: [], sampled: -1, script: null }));

@@ -10,7 +10,7 @@ import { applyTokenMask } from './token-mask';
 import { loadCpuWeights, type CpuWeights } from './weights';
 import { hasPenalties, penaltyEntries, type PenaltyEntries } from '../engine/penalties';
 import { sampledPosition, sampledRows, splitSampledIds } from '../engine/sampled-positions';
-import { DEFAULT_MAX_DRAFT_TOKENS, slidingGroupBlocks, type KvCacheGroupSpec, type ModelRunner, type SampledLogprobs, type StepPlan, type StepResult, type StepRow } from '../engine/types';
+import { DEFAULT_MAX_DRAFT_TOKENS, slidingGroupBlocks, type KvCacheGroupSpec, type ModelRunner, type SampledLogprobs, type StepMaskFill, type StepPlan, type StepResult, type StepRow } from '../engine/types';
 import type { ModelDesc } from '../model/desc';
 import { DEFAULT_KV_CACHE_TYPE, kvCacheTypeProblem, type KvCacheType } from '../engine/kv-types';
 
@@ -93,24 +93,28 @@ export class CpuRunner implements ModelRunner {
     this.arena = new ForwardArena(this.weights, this.maxTokensPerStep);
   }
 
-  execute(plan: StepPlan): Promise<StepResult> {
-    try {
-      const { sampledIds, draftSampledIds, logprobs } = this.executeDetailed(plan);
-      return Promise.resolve({ sampledIds, ...(draftSampledIds ? { draftSampledIds } : {}), ...(logprobs ? { logprobs } : {}) });
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
+  /** The forward, then the masks' fill (StepMaskFill) at the point GpuRunner calls it, then the sampling. */
+  async execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult> {
+    const forwarded = this.forwardStep(plan);
+    if (masks) await masks.fill();
+    const { sampledIds, draftSampledIds, logprobs } = this.sampleStep(plan, forwarded);
+    return { sampledIds, ...(draftSampledIds ? { draftSampledIds } : {}), ...(logprobs ? { logprobs } : {}) };
   }
 
   /** execute(), synchronously, also returning the logits it sampled from (after penalties and bias). */
   executeDetailed(plan: StepPlan): CpuStepDetail {
+    return this.sampleStep(plan, this.forwardStep(plan));
+  }
+
+  /** The plan's checks and its forward: the logits at each sampled position (null for an empty plan). */
+  private forwardStep(plan: StepPlan): { sampleRows: number[]; logits: Float32Array } | null {
     if (this.disposed) throw new Error('CpuRunner used after dispose()');
     const numTokens = plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
     if (plan.rows.length > this.maxRows) throw new RangeError(`${plan.rows.length} rows exceed maxRows ${this.maxRows}`);
     if (numTokens > this.maxTokensPerStep) {
       throw new RangeError(`${numTokens} tokens exceed maxTokensPerStep ${this.maxTokensPerStep}`);
     }
-    if (plan.rows.length === 0) return { sampledIds: new Int32Array(0), sampleRows: [], logits: new Float32Array(0) };
+    if (plan.rows.length === 0) return null;
     const hasDrafts = plan.rows.some((row) => (row.numDraftTokens ?? 0) > 0);
     // Verify rows: the forward runs every token on its own (attention through its row's block
     // table, every K/V written before any is read), so a row cut into its known tokens and one
@@ -120,6 +124,13 @@ export class CpuRunner implements ModelRunner {
     // the forward's sampling rows, in order, are the plan's sampled positions (sampled-positions.ts)
     const sampleRows = sampledRows(plan.rows);
     if (forwardRows.length !== sampleRows.length) throw new Error(`forward sampled ${forwardRows.length} positions, the plan ${sampleRows.length}`);
+    return { sampleRows, logits };
+  }
+
+  /** Samples every sampled position of the plan from the forward's logits (in place: mask, penalties). */
+  private sampleStep(plan: StepPlan, forwarded: { sampleRows: number[]; logits: Float32Array } | null): CpuStepDetail {
+    if (!forwarded) return { sampledIds: new Int32Array(0), sampleRows: [], logits: new Float32Array(0) };
+    const { sampleRows, logits } = forwarded;
     const vocab = this.weights.config.vocabSize;
     const sampler = new PositionSampler(plan.rows, vocab);
     const ids = new Int32Array(sampleRows.length); // [sampled positions]

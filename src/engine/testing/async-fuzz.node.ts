@@ -7,7 +7,7 @@ import type { EngineMode, StepEvent } from '../events';
 import type { TurnResult } from '../sessions';
 import type { Speculation } from '../speculation';
 import type { StepBudget } from '../step-budget';
-import type { ChatTemplate, ModelRunner, StepPlan, StepResult, Tokenizer } from '../types';
+import type { ChatTemplate, ModelRunner, StepMaskFill, StepPlan, StepResult, Tokenizer } from '../types';
 import { RunnerWrapper } from './runner-wrapper';
 import { makeRandom } from './test-support';
 
@@ -90,14 +90,14 @@ class AsyncRunner extends RunnerWrapper {
     super(inner);
   }
 
-  override async execute(plan: StepPlan): Promise<StepResult> {
+  override async execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult> {
     maxOverlap = Math.max(maxOverlap, ++executing);
     try {
       this.clock.ms += 1 + this.rnd.next() * 4 + 0.01 * plan.rows.reduce((n, row) => n + row.tokenIds.length, 0);
       this.inject();
       await randomDelay(this.rnd);
       this.inject();
-      const result = await this.inner.execute(plan);
+      const result = await this.inner.execute(plan, masks);
       await randomDelay(this.rnd);
       this.inject();
       return result;

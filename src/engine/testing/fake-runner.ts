@@ -2,7 +2,7 @@
 // each row's block table to pick the next token. Not a model: it exists to make KV bugs change tokens.
 import { fmix32, sampleUniform } from '../rng';
 import { numSampledPositions, sampledPosition, splitSampledIds } from '../sampled-positions';
-import { slidingGroupBlocks, type KvCacheGroupSpec, type ModelRunner, type StepPlan, type StepResult, type StepRow } from '../types';
+import { slidingGroupBlocks, type KvCacheGroupSpec, type ModelRunner, type StepMaskFill, type StepPlan, type StepResult, type StepRow } from '../types';
 
 export interface FakeRunnerOptions {
   blockSize?: number;
@@ -75,7 +75,9 @@ export class FakeRunner implements ModelRunner {
     this.slidingSlots = new Int32Array((sliding[0]?.numBlocks ?? 0) * this.blockSize).fill(UNWRITTEN);
   }
 
-  execute(plan: StepPlan): Promise<StepResult> {
+  /** Ignores the masks' contents (its tokens come from the KV), but fills them first as a runner must. */
+  execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult> {
+    if (masks) return masks.fill().then(() => this.executeSync(plan));
     try {
       return Promise.resolve(this.executeSync(plan));
     } catch (err) {

@@ -1,6 +1,6 @@
 // RunnerWrapper: a ModelRunner that forwards to another, for tests that delay, count or check
 // execute() around a real or fake runner. Test-only; not a runner of its own.
-import type { ModelRunner, StepPlan, StepResult } from '../types';
+import type { ModelRunner, StepMaskFill, StepPlan, StepResult } from '../types';
 
 export class RunnerWrapper implements ModelRunner {
   readonly blockSize: number;
@@ -19,8 +19,8 @@ export class RunnerWrapper implements ModelRunner {
     this.kvGroups = inner.kvGroups;
   }
 
-  execute(plan: StepPlan): Promise<StepResult> {
-    return this.inner.execute(plan);
+  execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult> {
+    return this.inner.execute(plan, masks);
   }
 
   dispose(): void {

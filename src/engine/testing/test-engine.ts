@@ -3,7 +3,7 @@
 import { EngineCore, type EngineCoreOptions } from '../engine-core';
 import { numSampledPositions } from '../sampled-positions';
 import { attendedPositions } from '../step-cost';
-import type { ModelRunner, StepPlan, StepResult } from '../types';
+import type { ModelRunner, StepMaskFill, StepPlan, StepResult } from '../types';
 import { FakeRunner, type FakeRunnerOptions } from './fake-runner';
 import { RunnerWrapper } from './runner-wrapper';
 import { ByteTokenizer, PlainChatTemplate } from './test-support';
@@ -66,8 +66,8 @@ export class ClockedRunner extends RunnerWrapper {
     return ms;
   }
 
-  override execute(plan: StepPlan): Promise<StepResult> {
+  override execute(plan: StepPlan, masks?: StepMaskFill): Promise<StepResult> {
     this.nowMs += this.costOf(plan);
-    return this.inner.execute(plan);
+    return this.inner.execute(plan, masks);
   }
 }
