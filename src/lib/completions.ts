@@ -98,7 +98,7 @@ class RequestRun {
     } catch (err) {
       let typed = fromEngineError(err);
       // a tool's call schema travels as the request's constraint: a refusal of it is about tools
-      if (typed instanceof InvalidRequestError && typed.param === 'response_format' && this.plan.constraintParam === 'tools') typed = new InvalidRequestError(typed.message, 'tools');
+      if (typed instanceof InvalidRequestError && typed.param === 'response_format' && this.plan.constraintParam === 'tools') typed = new InvalidRequestError(typed.message.replace(/^response_format\b/, 'tools'), 'tools');
       this.abort(typed);
       throw typed;
     }
