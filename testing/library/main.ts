@@ -57,6 +57,8 @@ export interface LibraryPage {
   setStepBudget(budget: StepBudget | null): Promise<void>;
   /** Runs the requests at once; resolves when every one has ended (finished, aborted or failed). */
   run(specs: RequestSpec[]): Promise<RunOutcome>;
+  /** Aborts every streamed run() request still in flight: a spec, not a request's length, says when it ends. */
+  stopRuns(): void;
   /** Every step since start(). */
   steps: PlainStep[];
   terminate(): void;
@@ -90,6 +92,8 @@ let testTab: Comlink.Remote<TabApi> | null = null;
 /** A new port to the library's shared worker (the same URL and name, so the same worker). */
 const sharedWorkerPort = (): MessagePort => new SharedWorker(new URL('../../workers/engine.shared-worker.ts', import.meta.url), { type: 'module', name: 'cohort-engine' }).port;
 const steps: PlainStep[] = [];
+/** Streamed run() requests in flight (stopRuns aborts them). */
+const inFlight = new Set<AbortController>();
 
 function plain(event: StepEvent): PlainStep {
   return {
@@ -107,6 +111,7 @@ function plain(event: StepEvent): PlainStep {
 async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutcome> {
   const outcome: RequestOutcome = { texts: [], finishReasons: [], usage: null, numChunks: 0, error: null, logprobs: [], toolCalls: [] };
   const live = engine!;
+  let controller: AbortController | null = null;
   try {
     if (spec.stream === false) {
       const completion = await live.chat.completions.create({ ...spec.params, stream: false });
@@ -117,7 +122,8 @@ async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutco
       outcome.usage = completion.usage;
       return outcome;
     }
-    const controller = new AbortController();
+    controller = new AbortController();
+    inFlight.add(controller);
     const stream = await live.chat.completions.create({ ...spec.params, stream: true, stream_options: { include_usage: true } }, { signal: controller.signal });
     for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
       outcome.numChunks++;
@@ -138,6 +144,8 @@ async function runOne(spec: RequestSpec, fromStep: number): Promise<RequestOutco
     }
   } catch (err) {
     outcome.error = { name: (err as Error).name, message: (err as Error).message };
+  } finally {
+    if (controller) inFlight.delete(controller);
   }
   return outcome;
 }
@@ -168,6 +176,10 @@ window.cohortLib = {
       (snapshot) => snapshot.state,
       (err: unknown) => `gone: ${(err as Error).message}`,
     );
+  },
+  stopRuns() {
+    for (const controller of inFlight) controller.abort();
+    inFlight.clear();
   },
   terminate() {
     engine?.terminate();
