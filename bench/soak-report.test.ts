@@ -100,7 +100,7 @@ describe('growth and checks', () => {
       [{ role: 'user' as const, text: '[soak 1.0] again' }, { role: 'assistant' as const, text: '' }],
     ];
     const count = countPresent(sent, panes, 5000, 1);
-    expect(count).toEqual({ atMs: 5000, tab: 1, sent: 3, present: 3, answered: 2, answeredPresent: 1 });
+    expect(count).toEqual({ atMs: 5000, tab: 1, sent: 3, present: 3, answered: 2, answeredPresent: 1, missing: ['[soak 1.0]'] });
     expect(lostMessages([count])).toBe(1);
     const whole = countPresent(sent.slice(0, 1), panes, 0, 0);
     const base = { date: '2026-01-01', commit: 'abc', seed: 1, durationMs: 60_000, heartbeat: { intervalMs: 250, timeoutMs: 3000 }, requestDeadlineMs: 1000, events: [],

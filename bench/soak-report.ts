@@ -73,6 +73,8 @@ export interface ReloadCount {
   /** Of the messages answered before the reload, how many still have their answer after it. */
   answered: number;
   answeredPresent: number;
+  /** The markers of the messages (or answers) this reload did not bring back, so a loss can be traced to its turn. */
+  missing: string[];
 }
 
 /** A message the soak sent in the playground: its marker, and whether its answer was on screen. */
@@ -102,6 +104,7 @@ export function countPresent(sent: readonly SentMessage[], panes: ShownPanes, at
     present: sent.filter((m) => shown.has(m.marker)).length,
     answered: answered.length,
     answeredPresent: answered.filter((m) => shown.get(m.marker) === true).length,
+    missing: sent.filter((m) => !shown.has(m.marker) || (m.answered && shown.get(m.marker) !== true)).map((m) => m.marker),
   };
 }
 

@@ -277,7 +277,7 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
         await page.locator('html[data-panes-pending]').waitFor({ timeout: 30_000 });
         const count = countPresent(sentMessages, await shownPanes(page), now(), tab);
         playgroundTurns.reloads.push(count);
-        event('playground reloaded', `tab ${tab}: ${count.present} of ${count.sent} messages, ${count.answeredPresent} of ${count.answered} answers`);
+        event('playground reloaded', `tab ${tab}: ${count.present} of ${count.sent} messages, ${count.answeredPresent} of ${count.answered} answers${count.missing.length > 0 ? `; missing ${count.missing.join(' ')}` : ''}`);
       }
     } finally {
       playgroundPaused = false;

@@ -31,5 +31,5 @@ test('a minute of random clients on the shared engine leaves nothing behind', as
   // both playground tabs reloaded; every message sent in either tab, and every answer, still there
   expect(report.playground!.reloads.map((r) => r.tab)).toEqual([0, 1]);
   expect(report.playground!.reloads[0]!.sent).toBeGreaterThan(0);
-  expect(lostMessages(report.playground!.reloads)).toBe(0);
+  expect(lostMessages(report.playground!.reloads), report.playground!.reloads.map((r) => `tab ${r.tab} missing: ${r.missing.join(' ')}`).join('\n')).toBe(0);
 });

@@ -42,15 +42,20 @@ describe('pane records', () => {
     expect(decideWrite(undefined, 100, record('p1', 99, [user('late')]))).toEqual({ kind: 'closed' });
   });
 
-  it('another tab\'s record is shown unless this tab\'s copy is as new, or a turn of its own runs in the pane', () => {
+  it('another tab\'s record is shown unless this tab\'s copy is as new, a turn of its own runs in the pane, or it holds a change not saved yet', () => {
     const incoming = record('p1', 4, [user('a'), bot('b')]);
+    const saved = record('p1', 3, [user('a')]);
     expect(remoteDecision(undefined, undefined, incoming)).toBe('adopt');
-    expect(remoteDecision(view('p1', [user('a')]), 3, incoming)).toBe('adopt');
-    expect(remoteDecision(view('p1', [user('a')]), 4, incoming)).toBe('keep');
+    expect(remoteDecision(view('p1', [user('a')]), saved, incoming)).toBe('adopt');
+    expect(remoteDecision(view('p1', [user('a')]), { ...saved, rev: 4 }, incoming)).toBe('keep');
     const streaming = { ...beginTurn(view('p1', [user('a')]), 'mine', 0), state: 'decode' as const };
-    expect(remoteDecision(streaming, 1, incoming)).toBe('keep');
+    expect(remoteDecision(streaming, record('p1', 1, [user('a')]), incoming)).toBe('keep');
+    // a turn that ended here after the last save: taking the other copy would drop it unsaved
+    expect(remoteDecision(view('p1', [user('a'), user('mine'), bot('ok')]), saved, incoming)).toBe('keep');
+    expect(remoteDecision(view('p1', [user('a')]), undefined, incoming)).toBe('keep');
+    expect(remoteDecision(view('p1', []), undefined, incoming)).toBe('adopt');
     // a pane another tab streams into takes that tab's newer saves
-    expect(remoteDecision({ ...view('p1', [user('a')]), busyElsewhere: true }, 3, incoming)).toBe('adopt');
+    expect(remoteDecision({ ...view('p1', [user('a')]), busyElsewhere: true }, saved, incoming)).toBe('adopt');
   });
 
   it('the index keeps panes it has not seen, appends new ones, and a tombstone beats a stale tab\'s list', () => {

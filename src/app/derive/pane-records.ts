@@ -159,14 +159,18 @@ export function decideWrite(stored: PaneRecord | undefined, closedAtMs: number |
 }
 
 /**
- * A record another tab sent, against this tab's pane and the rev it last saved or took.
- * 'keep': this tab's copy stays (it is newer, or a turn or held message of its own runs in it);
+ * A record another tab sent, against this tab's pane and the record it last saved or took.
+ * 'keep': this tab's copy stays: it is as new, a turn or held message of its own runs in it, or it
+ * holds a change not saved yet (a turn that just ended, a rewind): that save puts it on top of the
+ * stored copy or beside it (decideWrite), so it is never dropped by taking the other tab's copy.
  * 'adopt': the pane shows the record.
  */
-export function remoteDecision(local: SessionView | undefined, localRev: number | undefined, record: PaneRecord): 'keep' | 'adopt' {
+export function remoteDecision(local: SessionView | undefined, known: PaneRecord | undefined, record: PaneRecord): 'keep' | 'adopt' {
   if (!local) return 'adopt';
   if (isBusy({ ...local, busyElsewhere: false })) return 'keep';
-  return localRev !== undefined && localRev >= record.rev ? 'keep' : 'adopt';
+  if (known !== undefined && known.rev >= record.rev) return 'keep';
+  const unsaved = known === undefined ? contentOf(local).lines.length > 0 : !sameContent(contentOf(local), known);
+  return unsaved ? 'keep' : 'adopt';
 }
 
 /**

@@ -199,6 +199,25 @@ describe('pane sync across tabs', () => {
     expect(a.store.getState().order[0]).toBe(p);
   });
 
+  it('a change not saved yet is not dropped when another tab\'s newer copy of the pane arrives first: both are kept', async () => {
+    const a = await openTab('a');
+    const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+    answer(a, p, 'first', 'ok first');
+    await pass(SAVE_EVERY_MS, a);
+    const b = await openTab('b');
+    answer(b, p, 'from b', 'ok b');
+    await vi.advanceTimersByTimeAsync(SAVE_EVERY_MS - 100);
+    // a's turn ends inside b's save interval: b's copy (rev 2, without it) reaches a before a saves
+    answer(a, p, 'from a', 'ok a');
+    await pass(100, b);
+    await pass(SAVE_EVERY_MS, a, b);
+    await pass(SAVE_EVERY_MS, a, b);
+    for (const tab of [a, b, await openTab('c')]) {
+      expect(allText(tab)).toEqual(expect.arrayContaining(['from a', 'ok a', 'from b', 'ok b']));
+      expect(allText(tab).sort()).toEqual(allText(a).sort());
+    }
+  });
+
   it('a pane closed in one tab while the other streams into another: the close holds, the stream is kept whole', async () => {
     const a = await openTab('a');
     const [keep, close] = a.store.getState().addPanes([DEFAULT_SETTINGS, DEFAULT_SETTINGS]);

@@ -145,7 +145,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
       // closed here, the close not saved yet: the other tab's copy must not bring it back
       if (closedHere.has(record.paneId) || (known.has(record.paneId) && !store.getState().views.has(record.paneId))) continue;
       const local = store.getState().views.get(record.paneId);
-      if (remoteDecision(local, known.get(record.paneId)?.rev, record) === 'keep') continue;
+      if (remoteDecision(local, known.get(record.paneId), record) === 'keep') continue;
       if (local) adopt(local, record);
       else {
         known.set(record.paneId, record);
