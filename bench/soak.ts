@@ -224,8 +224,12 @@ export async function runSoak(browser: Browser, options: SoakOptions): Promise<S
         if (paneId === null || (await page.locator(`[data-session-id="${paneId}"]`).count()) === 0) {
           const before = await page.getByTestId('session-pane').evaluateAll((panes) => panes.map((p) => p.getAttribute('data-session-id')));
           await page.getByTestId('add-session').click();
-          const after = await page.getByTestId('session-pane').evaluateAll((panes) => panes.map((p) => p.getAttribute('data-session-id')));
-          paneId = after.find((id) => !before.includes(id)) ?? null;
+          // the pane this click opened takes the focus: a pane the other tab opened at the same moment arrives too, and is not this client's
+          const opened = await page.waitForFunction((known) => {
+            const id = document.activeElement?.closest('[data-testid="session-pane"]')?.getAttribute('data-session-id') ?? null;
+            return id !== null && !known.includes(id) ? id : null;
+          }, before, { timeout: 10_000, polling: 100 }).catch(() => null);
+          paneId = opened ? ((await opened.jsonValue()) as string) : null;
           if (paneId === null) throw new Error('no new pane');
         }
         const pane = page.locator(`[data-session-id="${paneId}"]`);
