@@ -218,6 +218,27 @@ describe('pane sync across tabs', () => {
     }
   });
 
+  it('two tabs stream a turn each into the same pane at once: after both end, every line of both is kept, live and after a reload', async () => {
+    const a = await openTab('a');
+    const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+    answer(a, p, 'first', 'ok first');
+    await pass(SAVE_EVERY_MS, a);
+    const b = await openTab('b');
+    const base = [{ role: 'user' as const, text: 'first' }, { role: 'assistant' as const, text: 'ok first' }];
+    const stream = (tab: Tab, who: string, reply: string, state: 'decode' | 'done') =>
+      tab.store.getState().updateView(p, (v) => ({ ...v, state, lines: [...base, { role: 'user', text: `from ${who}` }, { role: 'assistant', text: reply }] }));
+    for (let i = 1; i <= 4; i++) {
+      stream(a, 'a', `a${'.'.repeat(i)}`, 'decode');
+      stream(b, 'b', `b${'.'.repeat(i)}`, 'decode');
+      await pass(SAVE_EVERY_MS / 2, a, b);
+    }
+    stream(a, 'a', 'a done', 'done');
+    await pass(SAVE_EVERY_MS / 4, a, b);
+    stream(b, 'b', 'b done', 'done');
+    for (let i = 0; i < 4; i++) await pass(SAVE_EVERY_MS, a, b);
+    for (const tab of [a, b, await openTab('c')]) expect(allText(tab)).toEqual(expect.arrayContaining(['from a', 'a done', 'from b', 'b done']));
+  });
+
   it('a pane closed in one tab while the other streams into another: the close holds, the stream is kept whole', async () => {
     const a = await openTab('a');
     const [keep, close] = a.store.getState().addPanes([DEFAULT_SETTINGS, DEFAULT_SETTINGS]);
