@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { INDEX_KEY, LEGACY_KEY, paneKey, RECORD_VERSION } from '../derive/pane-records';
 import { toPersisted } from '../derive/persisted-sessions';
+import { holdForModel } from '../derive/held-message';
 import { beginTurn, newSessionView, type SessionView } from '../derive/session-view';
 import { DEFAULT_SETTINGS } from '../derive/session-settings';
 import { loadPanes, writePanes } from './pane-storage';
@@ -237,6 +238,21 @@ describe('pane sync across tabs', () => {
     stream(b, 'b', 'b done', 'done');
     for (let i = 0; i < 4; i++) await pass(SAVE_EVERY_MS, a, b);
     for (const tab of [a, b, await openTab('c')]) expect(allText(tab)).toEqual(expect.arrayContaining(['from a', 'a done', 'from b', 'b done']));
+  });
+
+  it('a message held for the model in one tab stays saved while another tab shows the pane: the holding tab\'s reload brings it back', async () => {
+    const a = await openTab('a');
+    const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+    answer(a, p, 'first', 'ok first');
+    await pass(SAVE_EVERY_MS, a);
+    const b = await openTab('b');
+    a.store.getState().updateView(p, (v) => holdForModel(v, 'held until the model loads', 0));
+    for (let i = 0; i < 4; i++) await pass(SAVE_EVERY_MS, a, b);
+    // the other tab shows the pane held, without the message, and writes nothing over it
+    expect(b.store.getState().views.get(p)).toMatchObject({ busyElsewhere: true, lines: [{ text: 'first' }, { text: 'ok first' }] });
+    expect(b.store.getState().views.get(p)!.waitingForModel).toBeUndefined();
+    a.kill();
+    expect((await openTab('a-reloaded')).store.getState().views.get(p)!.returnedDraft).toBe('held until the model loads');
   });
 
   it('a pane closed in one tab while the other streams into another: the close holds, the stream is kept whole', async () => {

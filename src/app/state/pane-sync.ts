@@ -68,6 +68,11 @@ export interface PaneSync {
   settled(): Promise<void>;
 }
 
+/**
+ * Another tab's record as this tab shows it: a held message stays in the composer of the tab that
+ * holds it, so its absence here is no change of this tab's to save over it.
+ */
+const asShown = (record: PaneRecord): PaneRecord => (record.draft === undefined ? record : { ...record, draft: undefined });
 const errorText = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 /** The pane runs a turn or holds a message of this tab's own. */
 const busyHere = (view: SessionView): boolean => isBusy({ ...view, busyElsewhere: false });
@@ -115,7 +120,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
 
   /** Shows another tab's record in a pane this tab has (the draft of a held message stays in that tab). */
   function adopt(local: SessionView, record: PaneRecord): void {
-    known.set(record.paneId, record);
+    known.set(record.paneId, asShown(record));
     if (sameContent(contentOf(local), record)) return;
     const view: SessionView = { ...viewFromRecord({ ...record, draft: undefined }), ...(local.busyElsewhere ? { busyElsewhere: true } : {}) };
     if (local.engineId) {
@@ -148,7 +153,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
       if (remoteDecision(local, known.get(record.paneId), record) === 'keep') continue;
       if (local) adopt(local, record);
       else {
-        known.set(record.paneId, record);
+        known.set(record.paneId, asShown(record));
         added.push(record);
       }
     }
@@ -193,7 +198,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
         state.insertPaneAfter(mine.paneId, { ...copy, paneId: newId, label: label(stored.label) });
       }
     } else {
-      known.set(stored.paneId, stored);
+      known.set(stored.paneId, asShown(stored));
       state.forkPane(mine.paneId, `p${state.nextNumber}${state.paneIdSuffix}`, label(mine.label), viewFromRecord({ ...stored, draft: undefined }));
     }
     store.getState().raiseNextNumber(state.nextNumber + 1);
