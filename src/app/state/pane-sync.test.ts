@@ -77,6 +77,15 @@ async function pass(ms: number, ...tabs: Tab[]): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Tab a opens a pane and answers in it once ('first', 'ok first'), saved; then tab b opens and shows it. */
+async function twoTabsOnePane(): Promise<{ a: Tab; b: Tab; p: string }> {
+  const a = await openTab('a');
+  const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
+  answer(a, p!, 'first', 'ok first');
+  await pass(SAVE_EVERY_MS, a);
+  return { a, b: await openTab('b'), p: p! };
+}
+
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   db = createIdbStore(`panes-test-${++dbNumber}`, 'keyval');
@@ -201,11 +210,7 @@ describe('pane sync across tabs', () => {
   });
 
   it('a change not saved yet is not dropped when another tab\'s newer copy of the pane arrives first: both are kept', async () => {
-    const a = await openTab('a');
-    const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
-    answer(a, p, 'first', 'ok first');
-    await pass(SAVE_EVERY_MS, a);
-    const b = await openTab('b');
+    const { a, b, p } = await twoTabsOnePane();
     answer(b, p, 'from b', 'ok b');
     await vi.advanceTimersByTimeAsync(SAVE_EVERY_MS - 100);
     // a's turn ends inside b's save interval: b's copy (rev 2, without it) reaches a before a saves
@@ -220,11 +225,7 @@ describe('pane sync across tabs', () => {
   });
 
   it('two tabs stream a turn each into the same pane at once: after both end, every line of both is kept, live and after a reload', async () => {
-    const a = await openTab('a');
-    const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
-    answer(a, p, 'first', 'ok first');
-    await pass(SAVE_EVERY_MS, a);
-    const b = await openTab('b');
+    const { a, b, p } = await twoTabsOnePane();
     const base = [{ role: 'user' as const, text: 'first' }, { role: 'assistant' as const, text: 'ok first' }];
     const stream = (tab: Tab, who: string, reply: string, state: 'decode' | 'done') =>
       tab.store.getState().updateView(p, (v) => ({ ...v, state, lines: [...base, { role: 'user', text: `from ${who}` }, { role: 'assistant', text: reply }] }));
@@ -241,11 +242,7 @@ describe('pane sync across tabs', () => {
   });
 
   it('a message held for the model in one tab stays saved while another tab shows the pane: the holding tab\'s reload brings it back', async () => {
-    const a = await openTab('a');
-    const [p] = a.store.getState().addPanes([DEFAULT_SETTINGS]);
-    answer(a, p, 'first', 'ok first');
-    await pass(SAVE_EVERY_MS, a);
-    const b = await openTab('b');
+    const { a, b, p } = await twoTabsOnePane();
     a.store.getState().updateView(p, (v) => holdForModel(v, 'held until the model loads', 0));
     for (let i = 0; i < 4; i++) await pass(SAVE_EVERY_MS, a, b);
     // the other tab shows the pane held, without the message, and writes nothing over it

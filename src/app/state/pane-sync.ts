@@ -120,9 +120,10 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
 
   /** Shows another tab's record in a pane this tab has (the draft of a held message stays in that tab). */
   function adopt(local: SessionView, record: PaneRecord): void {
-    known.set(record.paneId, asShown(record));
-    if (sameContent(contentOf(local), record)) return;
-    const view: SessionView = { ...viewFromRecord({ ...record, draft: undefined }), ...(local.busyElsewhere ? { busyElsewhere: true } : {}) };
+    const shown = asShown(record);
+    known.set(record.paneId, shown);
+    if (sameContent(contentOf(local), shown)) return;
+    const view: SessionView = { ...viewFromRecord(shown), ...(local.busyElsewhere ? { busyElsewhere: true } : {}) };
     if (local.engineId) {
       store.getState().unbindEngine(record.paneId);
       deps.dropEngineSession(local.engineId);
@@ -158,7 +159,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
       }
     }
     if (added.length > 0) {
-      const views = new Map(added.map((r) => [r.paneId, viewFromRecord({ ...r, draft: undefined })]));
+      const views = new Map(added.map((r) => [r.paneId, viewFromRecord(asShown(r))]));
       store.getState().restore(added.map((r) => r.paneId), views, message.nextNumber, readSettings(message.newSettings));
     }
     store.getState().raiseNextNumber(message.nextNumber);
@@ -190,7 +191,7 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
       // the stored rev becomes this tab's base: the next save puts the stream on top of it
       known.set(mine.paneId, stored);
       const earlier = forkOf.get(mine.paneId);
-      const copy = viewFromRecord({ ...stored, draft: undefined });
+      const copy = viewFromRecord(asShown(stored));
       if (earlier && state.views.has(earlier)) state.updateView(earlier, (v) => ({ ...copy, paneId: earlier, label: v.label }));
       else {
         const newId = `p${state.nextNumber}${state.paneIdSuffix}`;
@@ -198,8 +199,9 @@ export function createPaneSync(deps: PaneSyncDeps): PaneSync {
         state.insertPaneAfter(mine.paneId, { ...copy, paneId: newId, label: label(stored.label) });
       }
     } else {
-      known.set(stored.paneId, asShown(stored));
-      state.forkPane(mine.paneId, `p${state.nextNumber}${state.paneIdSuffix}`, label(mine.label), viewFromRecord({ ...stored, draft: undefined }));
+      const shown = asShown(stored);
+      known.set(stored.paneId, shown);
+      state.forkPane(mine.paneId, `p${state.nextNumber}${state.paneIdSuffix}`, label(mine.label), viewFromRecord(shown));
     }
     store.getState().raiseNextNumber(state.nextNumber + 1);
   }
