@@ -160,7 +160,7 @@ test('desktop: examples, scrolling transcripts, chat basics, a refused message, 
   });
 });
 
-test('a message sent while the model loads waits in its pane, goes out when the load ends, and comes back with the reason when a load fails', async ({ page }) => {
+test('a message sent while the model loads waits in its pane, goes out when the load ends, comes back with the reason when a load fails, and outlives reloads until sent', async ({ page }) => {
   test.setTimeout(600_000);
   // The embedded model's files wait for the test to let them through, so there is time to type;
   // once `failing` is set they answer 404, as a broken download would.
@@ -209,6 +209,33 @@ test('a message sent while the model loads waits in its pane, goes out when the 
     await expect(pane.getByTestId('session-error')).toContainText('Could not load');
     await expect(pane.getByTestId('session-error')).toContainText('still serving');
     expect(await pane.locator('.msg.user .msg-text').allTextContents()).toEqual(['Hello while loading']);
+  });
+
+  await test.step('a message held for the model is back in the composer after a reload, still there after a second, and gone once sent', async () => {
+    gate = new Promise<void>((resolve) => (release = resolve));
+    failing = false;
+    await page.getByTestId('load-embedded').click();
+    await expect(page.getByTestId('model-info')).toHaveAttribute('data-loading', 'true');
+    await pane.getByTestId('session-input').press('Enter');
+    await expect(held).toContainText('Sent during the swap');
+    // a save begun after the message was held has it (one may have been under way already)
+    const saves = () => page.evaluate(() => Number(document.documentElement.dataset.panesSaves));
+    const heldAt = await saves();
+    await expect.poll(saves).toBeGreaterThan(heldAt + 1);
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+    release();
+    for (let reload = 1; reload <= 2; reload++) {
+      await page.reload();
+      await expect(page.getByTestId('model-info')).toHaveAttribute('data-state', 'ready');
+      await expect(pane.getByTestId('session-input')).toHaveValue('Sent during the swap');
+    }
+    await pane.getByTestId('session-input').press('Enter');
+    await expectDone(pane);
+    await expect(pane.getByTestId('session-input')).toHaveValue('');
+    await expect(page.locator('html')).toHaveAttribute('data-panes-pending', 'false');
+    await page.reload();
+    await expect(pane.locator('.msg.user .msg-text')).toHaveText(['Hello while loading', 'Sent during the swap']);
+    await expect(pane.getByTestId('session-input')).toHaveValue('');
   });
 });
 

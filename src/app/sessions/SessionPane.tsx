@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'react';
 import { isActive, isBusy, WAIT_REASON_TEXT, type SessionView } from '../derive/session-view';
 import { cancelTurn, closeSession, editMessage, regenerate, resetSession, sendMessage, takeReturnedDraft, updateSettings } from '../state/session-actions';
 import { useSessionsStore } from '../state/sessions-store';
+import { composerDrafts } from '../state/composer-drafts';
 import { speculationSummary } from '../derive/speculation-view';
 import { formatSummary } from '../derive/session-settings';
 import { EmptyPaneHint } from './EmptyPaneHint';
@@ -105,7 +106,12 @@ function ExtractBadge({ view }: { view: SessionView }) {
 }
 
 function Composer({ view }: { view: SessionView }) {
-  const [text, setText] = useState('');
+  // unsent text outlives a reload: it is read back as the composer mounts
+  const [text, setShownText] = useState(() => composerDrafts.read(view.paneId));
+  const setText = (next: string) => {
+    setShownText(next);
+    composerDrafts.write(view.paneId, next);
+  };
   const input = useRef<HTMLTextAreaElement>(null);
   const busy = isBusy(view);
   const held = view.waitingForModel !== undefined;
@@ -114,7 +120,8 @@ function Composer({ view }: { view: SessionView }) {
   useEffect(() => {
     if (draft === undefined) return;
     // A refused or edited message comes back here rather than being lost.
-    setText(draft);
+    setShownText(draft);
+    composerDrafts.write(view.paneId, draft);
     takeReturnedDraft(view.paneId);
     input.current?.focus();
   }, [draft, view.paneId]);

@@ -1,7 +1,8 @@
 // Tests for messages sent while a model loads, through the real actions and stores over a fake
 // engine client: held and shown, sent oldest first when the load ends, handed back with the
 // load's reason when it fails, dropped by cancel, close and stop all; the same on the first load;
-// a pane's response format, logprobs and penalties in the session it creates, a bad schema refused.
+// a pane's response format, logprobs and penalties in the session it creates, a bad schema refused;
+// a closed pane's composer draft forgotten.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { getEngineClient } from '../engine-client';
 import { modelInfo, type FakeEngineClient } from '../testing/fake-engine-client';
@@ -10,6 +11,7 @@ import { DEFAULT_SETTINGS } from '../derive/session-settings';
 import { loadModel } from './model-actions';
 import { useModelStore } from './model-store';
 import { addSessions, cancelTurn, closeSession, sendMessage, stopAll } from './session-actions';
+import { composerDrafts } from './composer-drafts';
 import { useSessionsStore } from './sessions-store';
 
 vi.mock('../engine-client', async () => {
@@ -155,5 +157,23 @@ describe("a pane's settings reach its engine session", () => {
     expect(view(a)).toMatchObject({ state: 'error', returnedDraft: 'hi', lines: [] });
     expect(view(a).error).toMatch(/^Response format: The JSON schema is not valid JSON/);
     expect(turnCalls()).toEqual([]);
+  });
+});
+
+describe("a pane's composer draft", () => {
+  it('is forgotten when the pane closes, and only that pane\'s', async () => {
+    useSessionsStore.setState(initialSessions, true);
+    const entries = new Map<string, string>();
+    vi.stubGlobal('localStorage', { getItem: (k: string) => entries.get(k) ?? null, setItem: (k: string, v: string) => void entries.set(k, v), removeItem: (k: string) => void entries.delete(k) });
+    try {
+      const [a, b] = addSessions(2);
+      composerDrafts.write(a, 'unsent in a');
+      composerDrafts.write(b, 'unsent in b');
+      await closeSession(a);
+      expect(composerDrafts.read(a)).toBe('');
+      expect(composerDrafts.read(b)).toBe('unsent in b');
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

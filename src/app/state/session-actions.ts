@@ -7,6 +7,7 @@ import { beginTurn, changeSettings, failTurn, historyBeforeTurn, isBusy, lastUse
 import { toSessionOptions, type SessionSettings } from '../derive/session-settings';
 import { errorMessage } from '../derive/error-message';
 import { heldInOrder, holdForModel, releaseHeld, returnHeld } from '../derive/held-message';
+import { composerDrafts } from './composer-drafts';
 import { modelIsComing, useModelStore } from './model-store';
 import { useSessionsStore, type NewPaneOptions } from './sessions-store';
 
@@ -178,6 +179,7 @@ export async function resetSession(paneId: string): Promise<void> {
 export async function closeSession(paneId: string): Promise<void> {
   const view = useSessionsStore.getState().views.get(paneId);
   useSessionsStore.getState().removePane(paneId);
+  composerDrafts.forget(paneId);
   settleHeld(paneId, false);
   if (view?.engineId) await getEngineClient().closeSession(view.engineId).catch(() => undefined);
 }
